@@ -1,0 +1,170 @@
+//! A host's tool setup as one JSON file, for `toolreg plan`: the MCP servers with their last
+//! cached tool lists, the host's own entries, the scope, and the model. It lets a person see
+//! the plan a host would get without writing a host.
+
+use crate::exposition::{self, Plan, PlanInput, Reason};
+use crate::registry::{mcp, Registry, Warning};
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostConfig {
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub context_window: Option<i64>,
+    #[serde(default)]
+    pub scope: Value,
+    #[serde(default)]
+    pub entries: Vec<crate::registry::ToolEntry>,
+    #[serde(default)]
+    pub servers: Vec<ServerSnapshot>,
+}
+
+/// A configured MCP server plus its cached tool list.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerSnapshot {
+    pub id: String,
+    pub name: String,
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    #[serde(default)]
+    pub approval_tools: Vec<String>,
+    #[serde(default)]
+    pub disabled_tools: Vec<String>,
+    #[serde(default)]
+    pub tools: Vec<SnapshotTool>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotTool {
+    pub name: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub input_schema: Value,
+    #[serde(default)]
+    pub output_schema: Option<Value>,
+    #[serde(default)]
+    pub annotations: Option<Value>,
+}
+
+impl HostConfig {
+    pub fn registry(&self) -> Result<Registry, String> {
+        let mut reg = Registry::with_builtins();
+        reg.register(self.entries.clone()).map_err(|e| e.to_string())?;
+        for s in self.servers.iter().filter(|s| s.enabled) {
+            for t in s.tools.iter().filter(|t| !s.disabled_tools.contains(&t.name)) {
+                let wire = reg.mcp_wire_name(&s.id, &s.name, &t.name);
+                reg.insert(mcp::entry(
+                    &mcp::McpTool {
+                        server_id: &s.id,
+                        server_name: &s.name,
+                        tool_name: &t.name,
+                        title: t.title.as_deref(),
+                        description: &t.description,
+                        input_schema: &t.input_schema,
+                        output_schema: t.output_schema.as_ref(),
+                        annotations: t.annotations.as_ref(),
+                        approval: s.approval_tools.contains(&t.name),
+                    },
+                    wire,
+                ));
+            }
+        }
+        Ok(reg)
+    }
+
+    pub fn plan(&self, context_window: Option<i64>, model: Option<&str>) -> Result<(Plan, Vec<Warning>), String> {
+        let reg = self.registry()?;
+        let (active, warnings) = reg.select_active(&self.scope);
+        let plan = exposition::plan(&PlanInput {
+            active: &active,
+            context_window: context_window.or(self.context_window),
+            model: model.or(self.model.as_deref()),
+            client_tools: &[],
+        });
+        Ok((plan, warnings))
+    }
+}
+
+fn reason_text(r: Reason, plan: &Plan) -> String {
+    match r {
+        Reason::Auto => format!("auto: {}", gate_text(plan)),
+        Reason::Client => "client tool".into(),
+        Reason::Never => "defer: never".into(),
+        Reason::Approval => "approval-gated".into(),
+        Reason::Always => "defer: always".into(),
+        Reason::Meta => "meta-tool".into(),
+    }
+}
+
+fn gate_text(plan: &Plan) -> &'static str {
+    use exposition::Gate::*;
+    match plan.decision.gate {
+        EmptyPool => "no auto pool",
+        MinCount => "pool under 5 tools",
+        Threshold => "pool under threshold",
+        MetaOverhead => "pool cheaper than meta-tools",
+        Passed => "all gates passed",
+    }
+}
+
+/// The plan as a table a person can read: one row per namespace.
+pub fn render_table(plan: &Plan, model: Option<&str>) -> String {
+    let mut why: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for p in plan.placements.values() {
+        if let Some(ns) = &p.namespace {
+            why.entry(ns.as_str()).or_default().insert(reason_text(p.reason, plan));
+        }
+    }
+    let t = &plan.tokens;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "model {}  encoding {} ({})  context window {}  threshold {} tokens\n",
+        model.unwrap_or("(none)"),
+        plan.encoding.name.name(),
+        if plan.encoding.exact { "exact" } else { "proxy" },
+        t.context_window,
+        t.threshold
+    );
+    let _ = writeln!(out, "{:<24} {:>6} {:>9}  {:<20} DECIDED BY", "NAMESPACE", "TOOLS", "TOKENS", "PLACEMENT");
+    for (ns, nt) in &t.per_namespace {
+        let placement = match nt.deferred {
+            0 => "inline".to_string(),
+            d if d == nt.tools => "deferred".to_string(),
+            d => format!("{d} of {} deferred", nt.tools),
+        };
+        let reasons: Vec<&str> = why.get(ns.as_str()).into_iter().flatten().map(String::as_str).collect();
+        let _ = writeln!(out, "{:<24} {:>6} {:>9}  {:<20} {}", nt.label, nt.tools, nt.tokens, placement, reasons.join(", "));
+    }
+    let _ = writeln!(
+        out,
+        "\nauto pool {} tokens vs threshold {} and meta-tools + prompt section {}: {}",
+        t.auto_pool,
+        t.threshold,
+        t.meta_overhead,
+        gate_text(plan)
+    );
+    let _ = writeln!(
+        out,
+        "the request carries {} tool definitions ({} tokens); {} tools ({} tokens) wait behind tool_search",
+        plan.tools.len(),
+        t.inline,
+        plan.deferred.len(),
+        t.deferred
+    );
+    out
+}

@@ -1,0 +1,153 @@
+//! The `toolreg` command: `serve` (the sidecar), `plan` (a host config's plan as a table),
+//! `schema` (write or check `protocol/*.schema.json`).
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use toolreg::logging::LogControl;
+
+#[derive(Parser)]
+#[command(name = "toolreg", version, about = "The tool catalog sidecar of an LLM application")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Speak JSON-RPC 2.0 over stdin/stdout with Content-Length framing (what a host spawns).
+    Serve {
+        /// Write every message in both directions to this transcript file (JSON lines).
+        #[arg(long)]
+        record: Option<PathBuf>,
+        /// Largest frame body accepted; larger frames are answered with an error and skipped.
+        #[arg(long, default_value_t = toolreg::transport::DEFAULT_MAX_FRAME_BYTES)]
+        max_frame_bytes: usize,
+        /// Log to this file instead of stderr.
+        #[arg(long)]
+        log_file: Option<PathBuf>,
+        /// Log level or tracing filter (default: $TOOLREG_LOG, else info).
+        #[arg(long)]
+        log_level: Option<String>,
+    },
+    /// Print the exposition plan of a host config file as a table (default: the built-in example).
+    Plan {
+        /// A host config JSON file (see examples/desktop-host.json).
+        config: Option<PathBuf>,
+        /// Override the config's context window.
+        #[arg(long)]
+        context_window: Option<i64>,
+        /// Override the config's model id.
+        #[arg(long)]
+        model: Option<String>,
+        /// Print the plan as JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write protocol/*.schema.json from the protocol types, or check them with --check.
+    Schema {
+        #[arg(long, default_value = "protocol")]
+        dir: PathBuf,
+        #[arg(long)]
+        check: bool,
+    },
+}
+
+const EXAMPLE: &str = include_str!("../examples/desktop-host.json");
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve { record, max_frame_bytes, log_file, log_level } => {
+            let log = LogControl::init(log_file.as_deref(), log_level.as_deref());
+            install_panic_hook();
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("tokio runtime starts");
+            let code = runtime.block_on(toolreg::server::serve(
+                toolreg::server::ServeOptions { max_frame_bytes, record },
+                log,
+            ));
+            // Do not wait for stray blocking tasks: the host is gone or said exit.
+            runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+            ExitCode::from(code as u8)
+        }
+        Command::Plan { config, context_window, model, json } => plan(config, context_window, model, json),
+        Command::Schema { dir, check } => schema(&dir, check),
+    }
+}
+
+/// Panics are answered -32603 by the server; the hook only makes sure the message goes to
+/// stderr (through tracing), never to stdout.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        tracing::error!("panic: {info}");
+    }));
+}
+
+#[allow(clippy::print_stdout)]
+fn plan(config: Option<PathBuf>, context_window: Option<i64>, model: Option<String>, json: bool) -> ExitCode {
+    let (text, origin) = match &config {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(t) => (t, path.display().to_string()),
+            Err(e) => {
+                eprintln!("toolreg: cannot read {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        },
+        None => (EXAMPLE.to_string(), "built-in example (examples/desktop-host.json)".to_string()),
+    };
+    let cfg: toolreg::hostconfig::HostConfig = match serde_json::from_str(&text) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("toolreg: {origin} is not a valid host config: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (plan, warnings) = match cfg.plan(context_window, model.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("toolreg: {origin}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&plan).expect("plans serialize"));
+    } else {
+        println!("{origin}\n");
+        print!("{}", toolreg::hostconfig::render_table(&plan, model.as_deref().or(cfg.model.as_deref())));
+        for w in warnings {
+            println!("warning: {} inactive: {}", w.name, w.message);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+#[allow(clippy::print_stdout)]
+fn schema(dir: &std::path::Path, check: bool) -> ExitCode {
+    let files = toolreg::protocol::schema::generate();
+    let mut stale = Vec::new();
+    for (name, text) in &files {
+        let path = dir.join(name);
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+            stale.push(path.clone());
+            if !check {
+                if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&path, text)) {
+                    eprintln!("toolreg: cannot write {}: {e}", path.display());
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    }
+    if check && !stale.is_empty() {
+        for p in &stale {
+            eprintln!("stale: {}", p.display());
+        }
+        eprintln!("toolreg: protocol schemas drifted from the types; run `cargo run -- schema`");
+        return ExitCode::from(1);
+    }
+    println!("{} schema files {}", files.len(), if check { "up to date" } else { "written" });
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,65 @@
+//! The host contract as plain types: one marker type per method with its params and result.
+//!
+//! This is the single source of the wire format: `protocol/*.schema.json` and the clients'
+//! types are generated from it (`schema.rs`), and a test fails when the committed files drift.
+//! Domain types that travel as they are (`ToolEntry`, `Plan`, ...) are re-used, not copied.
+
+pub mod error;
+pub mod schema;
+mod types;
+
+pub use error::{ErrorCode, RpcError};
+pub use types::*;
+
+/// The version this build speaks; hosts may send theirs in `initialize`.
+pub const PROTOCOL_VERSION: &str = "0.1";
+
+pub trait Request {
+    const METHOD: &'static str;
+    type Params: serde::de::DeserializeOwned + schemars::JsonSchema;
+    type Result: serde::Serialize + schemars::JsonSchema;
+}
+
+pub trait Notification {
+    const METHOD: &'static str;
+    type Params: serde::Serialize + serde::de::DeserializeOwned + schemars::JsonSchema;
+}
+
+macro_rules! request {
+    ($marker:ident, $method:literal, $params:ty, $result:ty) => {
+        pub enum $marker {}
+        impl Request for $marker {
+            const METHOD: &'static str = $method;
+            type Params = $params;
+            type Result = $result;
+        }
+    };
+}
+
+macro_rules! notification {
+    ($marker:ident, $method:literal, $params:ty) => {
+        pub enum $marker {}
+        impl Notification for $marker {
+            const METHOD: &'static str = $method;
+            type Params = $params;
+        }
+    };
+}
+
+request!(Initialize, "initialize", InitializeParams, InitializeResult);
+request!(Shutdown, "shutdown", NoParams, Null);
+request!(RegistryRegister, "registry/register", RegisterParams, RegisterResult);
+request!(RegistryDeregister, "registry/deregister", DeregisterParams, DeregisterResult);
+request!(RegistryList, "registry/list", ListParams, ListResult);
+request!(RegistrySelectActive, "registry/selectActive", SelectActiveParams, SelectActiveResult);
+request!(ExpositionPlan, "exposition/plan", PlanParams, PlanResult);
+
+// Test hooks, registered only when TOOLREG_DEBUG_METHODS is set; not part of the contract.
+request!(DebugSleep, "debug/sleep", DebugSleepParams, Null);
+request!(DebugPanic, "debug/panic", NoParams, Null);
+
+notification!(Initialized, "initialized", NoParams);
+notification!(Exit, "exit", NoParams);
+notification!(CancelRequest, "$/cancelRequest", CancelParams);
+notification!(Progress, "$/progress", ProgressParams);
+notification!(LogMessage, "window/logMessage", LogMessageParams);

@@ -1,0 +1,70 @@
+//! Generates `protocol/*.schema.json` from the types in this module.
+//!
+//! One file per method or notification: `{"title": method, "properties": {"params", "result"},
+//! "$defs"}`. `toolreg schema` writes them; a test regenerates them and fails on any drift.
+
+use super::*;
+use schemars::generate::SchemaSettings;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+fn file_name(method: &str) -> String {
+    format!("{}.schema.json", method.trim_start_matches("$/").replace('/', "."))
+}
+
+fn request<R: Request>(out: &mut BTreeMap<String, Value>, direction: &str) {
+    let mut gen = SchemaSettings::draft2020_12().into_generator();
+    let params = gen.subschema_for::<R::Params>();
+    let result = gen.subschema_for::<R::Result>();
+    let defs = gen.take_definitions(true);
+    out.insert(
+        file_name(R::METHOD),
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": R::METHOD,
+            "description": format!("Request, {direction}."),
+            "type": "object",
+            "properties": {"params": params, "result": result},
+            "$defs": defs,
+        }),
+    );
+}
+
+fn notification<N: Notification>(out: &mut BTreeMap<String, Value>, direction: &str) {
+    let mut gen = SchemaSettings::draft2020_12().into_generator();
+    let params = gen.subschema_for::<N::Params>();
+    let defs = gen.take_definitions(true);
+    out.insert(
+        file_name(N::METHOD),
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": N::METHOD,
+            "description": format!("Notification, {direction}."),
+            "type": "object",
+            "properties": {"params": params},
+            "$defs": defs,
+        }),
+    );
+}
+
+/// Every schema file, by file name, as pretty JSON with a trailing newline.
+pub fn generate() -> BTreeMap<String, String> {
+    const TO: &str = "host to sidecar";
+    const FROM: &str = "sidecar to host";
+    let mut out = BTreeMap::new();
+    request::<Initialize>(&mut out, TO);
+    request::<Shutdown>(&mut out, TO);
+    request::<RegistryRegister>(&mut out, TO);
+    request::<RegistryDeregister>(&mut out, TO);
+    request::<RegistryList>(&mut out, TO);
+    request::<RegistrySelectActive>(&mut out, TO);
+    request::<ExpositionPlan>(&mut out, TO);
+    notification::<Initialized>(&mut out, TO);
+    notification::<Exit>(&mut out, TO);
+    notification::<CancelRequest>(&mut out, TO);
+    notification::<Progress>(&mut out, FROM);
+    notification::<LogMessage>(&mut out, FROM);
+    out.into_iter()
+        .map(|(k, v)| (k, serde_json::to_string_pretty(&v).expect("schema serializes") + "\n"))
+        .collect()
+}

@@ -1,0 +1,209 @@
+//! Params and results of every method and notification (camelCase on the wire).
+
+use crate::exposition::{Plan, ToolDefinition};
+use crate::registry::{EntrySummary, ToolEntry, Warning};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Methods without params accept none, `null` or `{}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NoParams {}
+
+/// A `null` result.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(with = "()")]
+pub struct Null;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientInfo {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LogSettings {
+    /// Write logs to this file (appended) instead of stderr.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// `error`, `warn`, `info`, `debug` or `trace`, or a tracing filter such as `toolreg=debug`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
+}
+
+/// What the host can do for the sidecar.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HostCapabilities {
+    /// The host answers `approval/request` with `approval/respond`.
+    #[serde(default)]
+    pub approval: bool,
+    /// The host answers `host/executeTool`.
+    #[serde(default)]
+    pub host_tools: bool,
+    /// The host answers `host/repairToolCall`.
+    #[serde(default)]
+    pub repair: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeParams {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_info: Option<ClientInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+    /// Where the MCP tool cache is kept across restarts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_dir: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<LogSettings>,
+    #[serde(default)]
+    pub capabilities: HostCapabilities,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerInfo {
+    pub name: String,
+    pub version: String,
+}
+
+/// What this sidecar offers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerCapabilities {
+    /// Methods this build answers.
+    pub methods: Vec<String>,
+    /// Token encodings available to `exposition/plan`.
+    pub encodings: Vec<String>,
+    /// The largest frame body accepted.
+    pub max_frame_bytes: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    pub server_info: ServerInfo,
+    pub protocol_version: String,
+    pub capabilities: ServerCapabilities,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RegisterParams {
+    pub entries: Vec<ToolEntry>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RegisterResult {
+    pub registered: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DeregisterParams {
+    pub names: Vec<String>,
+}
+
+/// The names that existed and were removed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DeregisterResult {
+    pub removed: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ListParams {
+    /// Exact namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Case-insensitive substring of name, summary, description or namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ListResult {
+    pub entries: Vec<EntrySummary>,
+}
+
+/// The request scope predicates read. Open: any other field is kept and readable.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Scope {
+    /// Settings read by `flag` predicates, e.g. `{"enableWebSearch": true}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knowledge_base_ids: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_tool_ids: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SelectActiveParams {
+    #[serde(default)]
+    pub scope: Scope,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SelectActiveResult {
+    pub entries: Vec<EntrySummary>,
+    /// Entries whose predicate could not be evaluated (and so are inactive).
+    pub warnings: Vec<Warning>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanParams {
+    #[serde(default)]
+    pub scope: Scope,
+    /// The model's context window in tokens; absent, 0 or negative means 32,000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<i64>,
+    /// The model id, which picks the tokenizer (e.g. `gpt-4o`, `claude-sonnet-4`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The host's own tools for this request; never deferred.
+    #[serde(default)]
+    pub client_tools: Vec<ToolDefinition>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanResult {
+    /// Names this plan's deferred pool and inspect ledger for the meta-tools.
+    pub plan_id: String,
+    #[serde(flatten)]
+    pub plan: Plan,
+    /// Entries whose predicate could not be evaluated.
+    pub warnings: Vec<Warning>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CancelParams {
+    /// The id of the request to cancel.
+    pub id: Value,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProgressParams {
+    pub token: Value,
+    pub value: Value,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LogMessageParams {
+    /// 1 error, 2 warning, 3 info, 4 log (LSP's MessageType).
+    #[serde(rename = "type")]
+    pub kind: u8,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DebugSleepParams {
+    pub ms: u64,
+}

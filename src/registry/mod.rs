@@ -1,0 +1,247 @@
+//! The registry: every tool the sidecar knows, keyed by wire name.
+//!
+//! Entries live in a `BTreeMap`, so every listing is in byte order of the wire name: the same
+//! sequence on every host and platform. An entry is immutable once registered (replacing one
+//! swaps the `Arc`), which lets per-entry caches such as token counts live on the entry.
+
+pub mod builtin;
+pub mod entry;
+pub mod mcp;
+pub mod predicate;
+pub mod wire_name;
+
+pub use entry::{Defer, EntrySummary, Source, ToolEntry};
+pub use predicate::Predicate;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, OnceLock};
+
+/// Names the sidecar keeps for its meta-tools.
+pub const RESERVED: [&str; 4] = ["tool_search", "tool_inspect", "tool_invoke", "tool_exec"];
+
+/// A registered entry plus what is derived from it once.
+#[derive(Debug)]
+pub struct Registered {
+    pub entry: ToolEntry,
+    /// Hash of the model-facing definition (name, description, schema): the token cache key.
+    pub content_hash: u64,
+    /// Token count per encoding, filled on first use (index = `tokenize::Encoding as usize`).
+    pub tokens: [OnceLock<u32>; 2],
+}
+
+impl Registered {
+    pub fn new(entry: ToolEntry) -> Registered {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        entry.name.hash(&mut h);
+        entry.description.hash(&mut h);
+        // serde_json's Display of a Value is deterministic for a given value.
+        entry.input_schema.to_string().hash(&mut h);
+        Registered { entry, content_hash: h.finish(), tokens: Default::default() }
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum RegistryError {
+    #[error("invalid tool name {name:?}: {reason}")]
+    InvalidName { name: String, reason: String },
+    #[error("the name {0:?} is reserved for a meta-tool")]
+    Reserved(String),
+    #[error("tool {name:?}: {reason}")]
+    InvalidEntry { name: String, reason: String },
+}
+
+/// A predicate that could not be evaluated: the entry is inactive, the host is told why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Warning {
+    pub name: String,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Registry {
+    entries: BTreeMap<String, Arc<Registered>>,
+}
+
+impl Registry {
+    /// A registry holding the built-in host tools.
+    pub fn with_builtins() -> Registry {
+        let mut r = Registry::default();
+        for mut e in builtin::entries() {
+            e.source = Source::Builtin;
+            r.insert(e);
+        }
+        r
+    }
+
+    fn check(e: &ToolEntry) -> Result<(), RegistryError> {
+        if RESERVED.contains(&e.name.as_str()) {
+            return Err(RegistryError::Reserved(e.name.clone()));
+        }
+        if !wire_name::is_valid(&e.name) {
+            return Err(RegistryError::InvalidName {
+                name: e.name.clone(),
+                reason: "must match ^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$".into(),
+            });
+        }
+        if e.namespace.is_empty() {
+            return Err(RegistryError::InvalidEntry { name: e.name.clone(), reason: "namespace is empty".into() });
+        }
+        if !(e.input_schema.is_object() || e.input_schema.is_boolean()) {
+            return Err(RegistryError::InvalidEntry {
+                name: e.name.clone(),
+                reason: "inputSchema must be a JSON Schema object".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Registers host entries; all or nothing. A name that exists is replaced.
+    pub fn register(&mut self, entries: Vec<ToolEntry>) -> Result<Vec<String>, RegistryError> {
+        entries.iter().try_for_each(Self::check)?;
+        Ok(entries
+            .into_iter()
+            .map(|mut e| {
+                e.source = Source::Host;
+                let name = e.name.clone();
+                self.insert(e);
+                name
+            })
+            .collect())
+    }
+
+    /// Inserts as is (the caller set `source`). Keeps the existing `Arc` when nothing changed,
+    /// so cached counts survive an idempotent sync. Returns whether anything changed.
+    pub fn insert(&mut self, e: ToolEntry) -> bool {
+        if self.entries.get(&e.name).is_some_and(|old| old.entry == e) {
+            return false;
+        }
+        self.entries.insert(e.name.clone(), Arc::new(Registered::new(e)));
+        true
+    }
+
+    pub fn deregister(&mut self, names: &[String]) -> Vec<String> {
+        names.iter().filter(|n| self.entries.remove(n.as_str()).is_some()).cloned().collect()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<Registered>> {
+        self.entries.get(name)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Registered>> {
+        self.entries.values()
+    }
+
+    /// Exact namespace and a case-insensitive substring over name, summary, description and
+    /// namespace; both together mean AND.
+    pub fn list(&self, namespace: Option<&str>, query: Option<&str>) -> Vec<EntrySummary> {
+        let q = query.map(str::to_lowercase).filter(|q| !q.is_empty());
+        self.iter()
+            .map(|r| &r.entry)
+            .filter(|e| namespace.is_none_or(|ns| e.namespace == ns))
+            .filter(|e| {
+                q.as_deref().is_none_or(|q| {
+                    [e.name.as_str(), e.description.as_str(), e.namespace.as_str(), e.summary()]
+                        .iter()
+                        .any(|f| f.to_lowercase().contains(q))
+                })
+            })
+            .map(EntrySummary::from)
+            .collect()
+    }
+
+    /// Entries whose `applies` holds for `scope`, in byte order of the wire name.
+    pub fn select_active(&self, scope: &Value) -> (Vec<Arc<Registered>>, Vec<Warning>) {
+        let mut active = Vec::new();
+        let mut warnings = Vec::new();
+        for r in self.iter() {
+            match r.entry.applies.as_ref().map(|p| p.eval(scope, &r.entry.name)) {
+                None | Some(Ok(true)) => active.push(r.clone()),
+                Some(Ok(false)) => {}
+                Some(Err(message)) => warnings.push(Warning { name: r.entry.name.clone(), message }),
+            }
+        }
+        (active, warnings)
+    }
+
+    /// Entries of one MCP server, by wire name.
+    pub fn mcp_entries(&self, server_id: &str) -> Vec<&Arc<Registered>> {
+        self.iter()
+            .filter(|r| matches!(&r.entry.source, Source::Mcp { server_id: s, .. } if s == server_id))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn host(name: &str, ns: &str) -> ToolEntry {
+        serde_json::from_value(json!({"name": name, "namespace": ns, "description": format!("{name} does things\nmore"), "inputSchema": {"type": "object"}})).unwrap()
+    }
+
+    #[test]
+    fn register_replaces_and_orders_by_bytes() {
+        let mut r = Registry::default();
+        r.register(vec![host("b", "x"), host("B", "x"), host("a", "y")]).unwrap();
+        r.register(vec![host("a", "z")]).unwrap();
+        assert_eq!(r.len(), 3);
+        let names: Vec<_> = r.list(None, None).into_iter().map(|s| s.name).collect();
+        assert_eq!(names, ["B", "a", "b"]);
+        assert_eq!(r.get("a").unwrap().entry.namespace, "z");
+        assert_eq!(r.list(None, None)[1].summary, "a does things");
+    }
+
+    #[test]
+    fn register_is_all_or_nothing() {
+        let mut r = Registry::default();
+        let err = r.register(vec![host("ok", "x"), host("bad name", "x")]).unwrap_err();
+        assert!(matches!(err, RegistryError::InvalidName { .. }));
+        assert!(r.is_empty());
+        assert_eq!(r.register(vec![host("tool_search", "x")]), Err(RegistryError::Reserved("tool_search".into())));
+    }
+
+    #[test]
+    fn deregister_reports_existing_only() {
+        let mut r = Registry::default();
+        r.register(vec![host("a", "x")]).unwrap();
+        assert_eq!(r.deregister(&["a".into(), "zz".into()]), ["a"]);
+        assert!(r.deregister(&["a".into()]).is_empty());
+    }
+
+    #[test]
+    fn list_filters_and() {
+        let mut r = Registry::default();
+        r.register(vec![host("alpha", "x"), host("beta", "x"), host("gamma", "y")]).unwrap();
+        let names = |v: Vec<EntrySummary>| v.into_iter().map(|s| s.name).collect::<Vec<_>>();
+        assert_eq!(names(r.list(Some("x"), None)), ["alpha", "beta"]);
+        assert_eq!(names(r.list(None, Some("GAMMA"))), ["gamma"]);
+        assert_eq!(names(r.list(Some("x"), Some("gamma"))), Vec::<String>::new());
+        assert_eq!(names(r.list(None, Some("y"))), ["gamma"], "namespace is matched too");
+    }
+
+    #[test]
+    fn builtins_follow_the_scope() {
+        let r = Registry::with_builtins();
+        let (active, warnings) = r.select_active(&json!({"settings": {"enableWebSearch": true}, "knowledgeBaseIds": []}));
+        let names: Vec<_> = active.iter().map(|e| e.entry.name.as_str()).collect();
+        assert_eq!(names, ["web_fetch", "web_search"]);
+        assert!(warnings.is_empty());
+        let (active, warnings) = r.select_active(&json!({"knowledgeBaseIds": ["k"]}));
+        let names: Vec<_> = active.iter().map(|e| e.entry.name.as_str()).collect();
+        assert_eq!(names, ["kb_list", "kb_search"]);
+        assert_eq!(warnings.len(), 2, "web tools cannot be evaluated without the flag: {warnings:?}");
+    }
+}

@@ -1,0 +1,89 @@
+//! Handlers: from protocol types, call the domain, back to protocol types. Nothing else.
+
+use super::Ctx;
+use crate::exposition::{self, PlanInput};
+use crate::protocol::*;
+use crate::registry::{EntrySummary, RegistryError};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeResult, RpcError> {
+    if let Some(log) = &p.log {
+        if let Some(file) = &log.file {
+            ctx.log.to_file(Path::new(file)).map_err(|e| {
+                RpcError::new(ErrorCode::INVALID_PARAMS, format!("cannot open log file {file:?}: {e}"))
+            })?;
+        }
+        if let Some(level) = &log.level {
+            ctx.log
+                .set_level(level)
+                .map_err(|e| RpcError::new(ErrorCode::INVALID_PARAMS, format!("bad log level {level:?}: {e}")))?;
+        }
+    }
+    *ctx.host.lock().unwrap_or_else(|e| e.into_inner()) = p.capabilities.clone();
+    if let Some(client) = &p.client_info {
+        tracing::info!(client = %client.name, version = ?client.version, "initialize");
+    }
+    // The tokenizer takes ~150 ms to build: start now, off the request path.
+    crate::tokenize::preload();
+    Ok(InitializeResult {
+        server_info: ServerInfo { name: "toolreg".into(), version: env!("CARGO_PKG_VERSION").into() },
+        protocol_version: PROTOCOL_VERSION.into(),
+        capabilities: ServerCapabilities {
+            methods: ctx.methods.get().cloned().unwrap_or_default(),
+            encodings: vec!["o200k_base".into(), "cl100k_base".into()],
+            max_frame_bytes: ctx.max_frame_bytes,
+        },
+    })
+}
+
+pub fn handle_shutdown(_ctx: &Ctx, _: NoParams) -> Result<Null, RpcError> {
+    Ok(Null)
+}
+
+fn registry_error(e: RegistryError) -> RpcError {
+    let name = match &e {
+        RegistryError::InvalidName { name, .. } | RegistryError::InvalidEntry { name, .. } => name.clone(),
+        RegistryError::Reserved(name) => name.clone(),
+    };
+    RpcError::new(ErrorCode::INVALID_ENTRY, e.to_string()).with_data(serde_json::json!({ "name": name }))
+}
+
+pub fn handle_register(ctx: &Ctx, p: RegisterParams) -> Result<RegisterResult, RpcError> {
+    let mut reg = ctx.registry.write().unwrap_or_else(|e| e.into_inner());
+    let registered = Arc::make_mut(&mut reg).register(p.entries).map_err(registry_error)?;
+    Ok(RegisterResult { registered })
+}
+
+pub fn handle_deregister(ctx: &Ctx, p: DeregisterParams) -> Result<DeregisterResult, RpcError> {
+    let mut reg = ctx.registry.write().unwrap_or_else(|e| e.into_inner());
+    Ok(DeregisterResult { removed: Arc::make_mut(&mut reg).deregister(&p.names) })
+}
+
+pub fn handle_list(ctx: &Ctx, p: ListParams) -> Result<ListResult, RpcError> {
+    Ok(ListResult { entries: ctx.snapshot().list(p.namespace.as_deref(), p.query.as_deref()) })
+}
+
+fn scope_value(scope: &Scope) -> serde_json::Value {
+    serde_json::to_value(scope).unwrap_or_default()
+}
+
+pub fn handle_select_active(ctx: &Ctx, p: SelectActiveParams) -> Result<SelectActiveResult, RpcError> {
+    let (active, warnings) = ctx.snapshot().select_active(&scope_value(&p.scope));
+    Ok(SelectActiveResult { entries: active.iter().map(|r| EntrySummary::from(&r.entry)).collect(), warnings })
+}
+
+pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanResult, RpcError> {
+    let (active, warnings) = ctx.snapshot().select_active(&scope_value(&p.scope));
+    let plan = exposition::plan(&PlanInput {
+        active: &active,
+        context_window: p.context_window,
+        model: p.model.as_deref(),
+        client_tools: &p.client_tools,
+    });
+    let deferred: BTreeSet<String> = plan.deferred.iter().map(|d| d.name.clone()).collect();
+    let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
+    let scope = ctx.plans.create(deferred, inline);
+    Ok(PlanResult { plan_id: scope.id.clone(), plan, warnings })
+}

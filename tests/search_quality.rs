@@ -1,0 +1,384 @@
+//! Quality evaluation of the ranked `tool_search` engine on real MCP catalogs.
+//!
+//! Dev set (`tool-search-dev.json`, 80 short queries over `mcp-catalogs/`): a query counts at k if
+//! any gold (server, tool) is in the top k; MRR is the mean of 1/rank of the first gold within the
+//! top 10 (0 if none). LiveMCPBench (95 long multi-step tasks over its 527-tool catalog): "frac@k"
+//! is the fraction of a task's gold tools found in the top k, averaged over tasks; "any@k" is the
+//! share of tasks with at least one gold tool in the top k. Floors sit just below measured figures.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use toolreg::meta::search::{split_words, SearchDoc, SearchIndex};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
+}
+
+fn read_json(p: &Path) -> Value {
+    let s = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
+    serde_json::from_str(&s).unwrap_or_else(|e| panic!("parse {}: {e}", p.display()))
+}
+
+/// Every tool of every catalog file in `dir`, sorted by file name for a stable doc order.
+fn load_catalog(dir: &Path) -> Vec<SearchDoc> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read_dir {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let mut docs = Vec::new();
+    for f in files {
+        let v = read_json(&f);
+        let server = v["server"].as_str().expect("server").to_string();
+        for t in v["tools"].as_array().expect("tools") {
+            let tool = t["name"].as_str().expect("tool name").to_string();
+            docs.push(SearchDoc {
+                name: format!("mcp__{server}__{tool}"),
+                namespace: format!("mcp:{server}"),
+                namespace_label: format!("mcp:{server}"),
+                raw_name: Some(tool),
+                server: Some(server.clone()),
+                description: t["description"].as_str().unwrap_or("").to_string(),
+                input_schema: t.get("inputSchema").cloned().unwrap_or(Value::Null),
+            });
+        }
+    }
+    docs
+}
+
+fn gold_set(item: &Value) -> HashSet<(String, String)> {
+    item["gold"]
+        .as_array()
+        .expect("gold")
+        .iter()
+        .map(|g| {
+            (
+                g["server"].as_str().unwrap().to_string(),
+                g["tool"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn key(d: &SearchDoc) -> (String, String) {
+    (d.server.clone().unwrap(), d.raw_name.clone().unwrap())
+}
+
+#[derive(Default, Clone, Copy)]
+struct Agg {
+    n: usize,
+    r1: f64,
+    r5: f64,
+    r10: f64,
+    mrr: f64,
+}
+
+impl Agg {
+    fn add(&mut self, r1: f64, r5: f64, r10: f64, mrr: f64) {
+        self.n += 1;
+        self.r1 += r1;
+        self.r5 += r5;
+        self.r10 += r10;
+        self.mrr += mrr;
+    }
+    fn mean(&self) -> [f64; 4] {
+        let n = self.n.max(1) as f64;
+        [self.r1 / n, self.r5 / n, self.r10 / n, self.mrr / n]
+    }
+}
+
+fn print_row(label: &str, a: &Agg) {
+    let [r1, r5, r10, mrr] = a.mean();
+    eprintln!(
+        "{label:<24} n={:<3} R@1 {r1:.3}  R@5 {r5:.3}  R@10 {r10:.3}  MRR {mrr:.3}",
+        a.n
+    );
+}
+
+fn check_floor(what: &str, got: f64, floor: f64) {
+    assert!(
+        got >= floor,
+        "{what} regressed: {got:.3} < floor {floor:.3}"
+    );
+}
+
+#[test]
+fn dev_set_quality() {
+    let root = fixtures();
+    let docs = load_catalog(&root.join("mcp-catalogs"));
+    assert_eq!(docs.len(), 2422, "fixture catalog size");
+    let index = SearchIndex::build(&docs);
+    let dev = read_json(&root.join("tool-search-dev.json"));
+    let mut by_kind: BTreeMap<String, Agg> = BTreeMap::new();
+    let mut all = Agg::default();
+    let verbose = std::env::var_os("SEARCH_EVAL_VERBOSE").is_some();
+    for item in dev["items"].as_array().expect("items") {
+        let query = item["query"].as_str().unwrap();
+        let kind = item["kind"].as_str().unwrap().to_string();
+        let gold = gold_set(item);
+        let hits = index.search(query, None, 10);
+        let rank = hits
+            .iter()
+            .position(|h| gold.contains(&key(&docs[h.doc])))
+            .map(|p| p + 1);
+        let at = |k: usize| {
+            if rank.is_some_and(|r| r <= k) {
+                1.0
+            } else {
+                0.0
+            }
+        };
+        let rr = rank.map_or(0.0, |r| 1.0 / r as f64);
+        by_kind
+            .entry(kind.clone())
+            .or_default()
+            .add(at(1), at(5), at(10), rr);
+        all.add(at(1), at(5), at(10), rr);
+        if verbose && rank != Some(1) {
+            let top: Vec<String> = hits
+                .iter()
+                .take(3)
+                .map(|h| docs[h.doc].name.clone())
+                .collect();
+            eprintln!("  [{kind}] {query:?} rank={rank:?} top={top:?} gold={gold:?}");
+        }
+    }
+    eprintln!("== tool-search-dev (80 queries, MRR over top 10) ==");
+    for (k, a) in &by_kind {
+        print_row(k, a);
+    }
+    print_row("overall", &all);
+
+    // Floors (R@1, R@5, R@10, MRR): measured minus ~0.025; exact names are guaranteed first.
+    // Measured: exact 1/1/1/1, intent .773/.955/.955/.833, keyword and namespace 1/1/1/1,
+    // overall .875/.975/.975/.908.
+    let floors: &[(&str, [f64; 4])] = &[
+        ("exact", [1.0, 1.0, 1.0, 1.0]),
+        ("intent", [0.75, 0.93, 0.93, 0.81]),
+        ("keyword", [0.97, 0.97, 0.97, 0.97]),
+        ("namespace", [0.97, 0.97, 0.97, 0.97]),
+        ("overall", [0.85, 0.95, 0.95, 0.885]),
+    ];
+    for (k, f) in floors {
+        let a = if *k == "overall" { all } else { by_kind[*k] };
+        let got = a.mean();
+        for (i, m) in ["R@1", "R@5", "R@10", "MRR"].iter().enumerate() {
+            check_floor(&format!("dev {k} {m}"), got[i], f[i]);
+        }
+    }
+}
+
+#[test]
+fn livemcpbench_quality() {
+    let root = fixtures().join("livemcpbench");
+    let docs = load_catalog(&root.join("servers"));
+    let index = SearchIndex::build(&docs);
+    let q = read_json(&root.join("queries.json"));
+    let (mut frac, mut any) = (Agg::default(), Agg::default());
+    for item in q["items"].as_array().expect("items") {
+        let gold = gold_set(item);
+        if gold.is_empty() {
+            continue;
+        }
+        let hits = index.search(item["query"].as_str().unwrap(), None, 10);
+        let found = |k: usize| {
+            hits.iter()
+                .take(k)
+                .filter(|h| gold.contains(&key(&docs[h.doc])))
+                .count()
+        };
+        let f = |k: usize| found(k) as f64 / gold.len() as f64;
+        let a = |k: usize| if found(k) > 0 { 1.0 } else { 0.0 };
+        let rank = hits
+            .iter()
+            .position(|h| gold.contains(&key(&docs[h.doc])))
+            .map(|p| p + 1);
+        let rr = rank.map_or(0.0, |r| 1.0 / r as f64);
+        frac.add(f(1), f(5), f(10), rr);
+        any.add(a(1), a(5), a(10), rr);
+    }
+    eprintln!(
+        "== LiveMCPBench ({} tasks, {} tools; MRR of first gold over top 10) ==",
+        frac.n,
+        docs.len()
+    );
+    print_row("frac of gold in top k", &frac);
+    print_row("any gold in top k", &any);
+
+    let got_frac = frac.mean();
+    let got_any = any.mean();
+    // Measured: frac .177/.382/.465, any .394/.638/.702, MRR .494.
+    let floor_frac = [0.15, 0.355, 0.44, 0.47];
+    let floor_any = [0.37, 0.61, 0.675, 0.47];
+    for (i, m) in ["R@1", "R@5", "R@10", "MRR"].iter().enumerate() {
+        check_floor(
+            &format!("livemcpbench frac {m}"),
+            got_frac[i],
+            floor_frac[i],
+        );
+        check_floor(&format!("livemcpbench any {m}"), got_any[i], floor_any[i]);
+    }
+}
+
+fn doc(server: &str, raw: &str, desc: &str) -> SearchDoc {
+    SearchDoc {
+        name: format!("mcp__{server}__{raw}"),
+        namespace: format!("mcp:{server}"),
+        namespace_label: format!("mcp:{}", server.to_uppercase()),
+        raw_name: Some(raw.to_string()),
+        server: Some(server.to_string()),
+        description: desc.to_string(),
+        input_schema: serde_json::json!({"type": "object", "properties": {"branch": {"type": "string", "description": "Name of the branch"}}}),
+    }
+}
+
+fn small_catalog() -> Vec<SearchDoc> {
+    vec![
+        doc(
+            "github",
+            "list_branches",
+            "List branches. Create branch create branch create branch.",
+        ),
+        doc(
+            "gitlab",
+            "create_branch",
+            "Create a new branch in a GitLab project",
+        ),
+        doc(
+            "github",
+            "create_branch",
+            "Create a new branch in a GitHub repository",
+        ),
+        doc("git", "git_clone", "Clone a repository"),
+        SearchDoc {
+            name: "web_search".into(),
+            namespace: "web".into(),
+            namespace_label: "Web".into(),
+            raw_name: None,
+            server: None,
+            description: "Search the web".into(),
+            input_schema: Value::Null,
+        },
+    ]
+}
+
+#[test]
+fn exact_names_rank_first() {
+    let docs = small_catalog();
+    let index = SearchIndex::build(&docs);
+    assert_eq!(index.len(), 5);
+    // Unqualified raw name: both create_branch tools first, ahead of the keyword-stuffed doc.
+    let hits = index.search("create_branch", None, 10);
+    let top: HashSet<usize> = hits.iter().take(2).map(|h| h.doc).collect();
+    assert_eq!(top, HashSet::from([1, 2]));
+    // Qualified forms pick the server.
+    for q in [
+        "github create_branch",
+        "github/create_branch",
+        "github__create_branch",
+        "GitHub create_branch",
+    ] {
+        assert_eq!(index.search(q, None, 10)[0].doc, 2, "{q}");
+    }
+    assert_eq!(index.search("gitlab create_branch", None, 10)[0].doc, 1);
+    // Wire names.
+    assert_eq!(
+        index.search("mcp__github__create_branch", None, 10)[0].doc,
+        2
+    );
+    assert_eq!(index.search("web_search", None, 10)[0].doc, 4);
+    assert_eq!(index.search("git_clone", None, 10)[0].doc, 3);
+}
+
+#[test]
+fn filters_empty_queries_and_determinism() {
+    let docs = small_catalog();
+    let index = SearchIndex::build(&docs);
+    assert!(index.search("", None, 10).is_empty());
+    assert!(index.search("   \t", None, 10).is_empty());
+    assert!(index.search("branch", None, 0).is_empty());
+    let hits = index.search("branch", Some("GITHUB"), 10);
+    assert!(!hits.is_empty());
+    assert!(hits
+        .iter()
+        .all(|h| docs[h.doc].server.as_deref() == Some("github")));
+    let hits = index.search("branch", Some("mcp:gitlab"), 10);
+    assert_eq!(hits.iter().map(|h| h.doc).collect::<Vec<_>>(), vec![1]);
+    assert_eq!(index.search("search", Some("web"), 10)[0].doc, 4);
+    assert!(index.search("branch", Some("nope"), 10).is_empty());
+    let limited = index.search("branch", None, 1);
+    assert_eq!(limited.len(), 1);
+    let a = index.search("create a branch", None, 10);
+    let b = index.search("create a branch", None, 10);
+    assert_eq!(a, b);
+    assert!(a
+        .windows(2)
+        .all(|w| w[0].score > w[1].score || (w[0].score == w[1].score && w[0].doc < w[1].doc)));
+    // Synonyms and camelCase: "remove" reaches delete, "mergeRequest" splits.
+    let docs2 = vec![
+        doc("x", "deleteMergeRequest", "Deletes a merge request"),
+        doc("x", "list_things", "Lists things"),
+    ];
+    let idx2 = SearchIndex::build(&docs2);
+    assert_eq!(idx2.search("remove merge request", None, 10)[0].doc, 0);
+}
+
+#[test]
+fn identifier_splitting() {
+    let split = |s: &str| {
+        let mut v = Vec::new();
+        split_words(s, |w| v.push(w.to_string()));
+        v.join(" ")
+    };
+    assert_eq!(split("getMergeRequestDiffs"), "get merge request diffs");
+    assert_eq!(
+        split("TwilioApiV2010--UpdateMember"),
+        "twilio api v 2010 update member"
+    );
+    assert_eq!(
+        split("mcp__github__create_branch"),
+        "mcp github create branch"
+    );
+    assert_eq!(
+        split("HTTPServer.list-items/v2"),
+        "http server list items v 2"
+    );
+    assert_eq!(
+        split("API-retrieve-page-markdown"),
+        "api retrieve page markdown"
+    );
+}
+
+#[test]
+fn odd_inputs_do_not_panic() {
+    let docs = small_catalog();
+    let index = SearchIndex::build(&docs);
+    let long = "create a branch please ".repeat(2_000);
+    for q in [
+        long.as_str(),
+        "café ñandú 日本語 ÉCOLE",
+        "🙂🙂 branch",
+        "a the of",
+        "----",
+        "x",
+        "gitlab/",
+        "/create_branch",
+        "__",
+    ] {
+        let hits = index.search(q, None, 5);
+        assert!(hits.len() <= 5, "{q}");
+    }
+    assert!(SearchIndex::build(&[])
+        .search("anything", None, 10)
+        .is_empty());
+}
+
+#[test]
+fn index_is_shareable_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<SearchIndex>();
+    assert_send_sync::<SearchDoc>();
+}

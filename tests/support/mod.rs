@@ -1,0 +1,199 @@
+//! Drives the real `toolreg` binary over real pipes, as a host would.
+#![allow(dead_code)]
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_toolreg")
+}
+
+pub fn fixtures() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
+}
+
+pub struct Sidecar {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    rx: Receiver<Option<Value>>,
+    next_id: i64,
+}
+
+/// Reads Content-Length frames; `None` marks EOF.
+fn read_frames(out: impl Read + Send + 'static, tx: std::sync::mpsc::Sender<Option<Value>>) {
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(out);
+        loop {
+            let mut len = None;
+            loop {
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 {
+                    let _ = tx.send(None);
+                    return;
+                }
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                let (k, v) = line.split_once(':').expect("header line");
+                if k.eq_ignore_ascii_case("content-length") {
+                    len = Some(v.trim().parse::<usize>().expect("length"));
+                }
+            }
+            let mut body = vec![0; len.expect("Content-Length header")];
+            r.read_exact(&mut body).expect("body");
+            let v: Value = serde_json::from_slice(&body).expect("sidecar sent valid JSON");
+            if tx.send(Some(v)).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+impl Sidecar {
+    pub fn spawn() -> Sidecar {
+        Self::spawn_with(&[], &[])
+    }
+
+    pub fn spawn_with(args: &[&str], env: &[(&str, &str)]) -> Sidecar {
+        let mut cmd = Command::new(bin());
+        cmd.arg("serve").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.env("TOOLREG_DEBUG_METHODS", "1").env("TOOLREG_LOG", "warn");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn toolreg");
+        let (tx, rx) = channel();
+        read_frames(child.stdout.take().unwrap(), tx);
+        // Drain stderr so the child never blocks on a full pipe; keep it for failures.
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                eprintln!("[toolreg] {line}");
+            }
+        });
+        Sidecar { stdin: child.stdin.take(), child, rx, next_id: 0 }
+    }
+
+    /// Spawned and initialized.
+    pub fn ready() -> Sidecar {
+        let mut s = Sidecar::spawn();
+        let r = s.request("initialize", json!({"clientInfo": {"name": "test"}}));
+        assert!(r.get("result").is_some(), "initialize failed: {r}");
+        s.notify("initialized", json!({}));
+        s
+    }
+
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let w = self.stdin.as_mut().expect("stdin open");
+        w.write_all(bytes).expect("write");
+        w.flush().expect("flush");
+    }
+
+    pub fn send(&mut self, v: &Value) {
+        let body = serde_json::to_vec(v).unwrap();
+        let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        frame.extend_from_slice(&body);
+        self.send_raw(&frame);
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    pub fn next_id(&mut self) -> i64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Sends a request and returns its response (the whole message).
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id();
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.response(&json!(id))
+    }
+
+    /// The result of a request that must succeed.
+    pub fn ok(&mut self, method: &str, params: Value) -> Value {
+        let r = self.request(method, params);
+        match r.get("result") {
+            Some(v) => v.clone(),
+            None => panic!("{method} failed: {r}"),
+        }
+    }
+
+    /// The error of a request that must fail.
+    pub fn err(&mut self, method: &str, params: Value) -> Value {
+        let r = self.request(method, params);
+        match r.get("error") {
+            Some(v) => v.clone(),
+            None => panic!("{method} should have failed: {r}"),
+        }
+    }
+
+    pub fn recv(&mut self) -> Value {
+        match self.rx.recv_timeout(TIMEOUT) {
+            Ok(Some(v)) => v,
+            Ok(None) => panic!("sidecar closed stdout"),
+            Err(RecvTimeoutError::Timeout) => panic!("no message within {TIMEOUT:?}"),
+            Err(RecvTimeoutError::Disconnected) => panic!("reader gone"),
+        }
+    }
+
+    /// Next message, or None if none arrives within `d`.
+    pub fn try_recv(&mut self, d: Duration) -> Option<Value> {
+        match self.rx.recv_timeout(d) {
+            Ok(v) => v,
+            Err(_) => None,
+        }
+    }
+
+    /// Waits for the response with this id; other messages before it are an error.
+    pub fn response(&mut self, id: &Value) -> Value {
+        let m = self.recv();
+        assert_eq!(m.get("id"), Some(id), "expected the response to {id}, got {m}");
+        m
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin.take();
+    }
+
+    pub fn wait(&mut self) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(start.elapsed() < TIMEOUT, "sidecar did not exit");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// shutdown + exit, asserting the clean exit code 0 and that nothing else was pending.
+    pub fn shutdown(mut self) {
+        let r = self.request("shutdown", Value::Null);
+        assert_eq!(r["result"], Value::Null, "{r}");
+        self.notify("exit", Value::Null);
+        let status = self.wait();
+        assert_eq!(status.code(), Some(0));
+        assert_eq!(self.try_recv(Duration::from_millis(50)), None, "unexpected message after exit");
+    }
+}
+
+impl Drop for Sidecar {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A frame as bytes.
+pub fn frame(body: &str) -> Vec<u8> {
+    format!("Content-Length: {}\r\n\r\n{}", body.len(), body).into_bytes()
+}
