@@ -2,11 +2,19 @@
 //! layers (transport, protocol, server, domain) and the invariants between them.
 #![deny(clippy::print_stdout)]
 
+pub mod approval;
+pub mod catalog;
 pub mod exposition;
 pub mod hostconfig;
+pub mod invoke;
 pub mod logging;
+pub mod meta;
+pub mod output;
 pub mod protocol;
 pub mod registry;
+pub mod repair;
 pub mod server;
+pub mod sync;
 pub mod tokenize;
 pub mod transport;
+pub mod validate;

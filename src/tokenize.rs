@@ -81,6 +81,11 @@ impl CountCache {
         CACHE.get_or_init(|| CountCache { map: Mutex::new(HashMap::new()) })
     }
 
+    /// Forgets every count (benchmarks measure a first plan with it).
+    pub fn clear(&self) {
+        self.map.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
     pub fn get_or_count(&self, hash: u64, enc: Encoding, text: impl FnOnce() -> String) -> u32 {
         if let Some(n) = self.map.lock().unwrap_or_else(|e| e.into_inner()).get(&(hash, enc)) {
             return *n;

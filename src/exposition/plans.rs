@@ -5,7 +5,7 @@
 //! recent `MAX_PLANS` plans for at most `PLAN_TTL`; an expired id is answered as unknown.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 pub const MAX_PLANS: usize = 1024;
@@ -20,6 +20,8 @@ pub struct PlanScope {
     pub inline: BTreeSet<String>,
     /// Tools inspected so far in this request.
     pub ledger: Mutex<BTreeSet<String>>,
+    /// tool_search's index over `deferred`, built on first search.
+    pub index: OnceLock<Arc<crate::meta::PlanIndex>>,
     created: Instant,
 }
 
@@ -45,6 +47,7 @@ impl PlanStore {
             deferred,
             inline,
             ledger: Mutex::new(BTreeSet::new()),
+            index: OnceLock::new(),
             created: Instant::now(),
         });
         s.plans.insert(id.clone(), scope.clone());

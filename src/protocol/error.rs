@@ -27,6 +27,10 @@ impl ErrorCode {
     pub const UNKNOWN_SERVER: ErrorCode = ErrorCode(-32012);
     /// The registry refused an entry (bad name, reserved name, bad schema).
     pub const INVALID_ENTRY: ErrorCode = ErrorCode(-32013);
+    /// `approval/respond` for an id no call waits for.
+    pub const UNKNOWN_APPROVAL: ErrorCode = ErrorCode(-32014);
+    /// The MCP server is disabled in the host's config.
+    pub const SERVER_DISABLED: ErrorCode = ErrorCode(-32015);
 }
 
 /// The one boundary type for errors on the wire: a code, a message, structured data.

@@ -9,6 +9,7 @@ pub mod schema;
 mod types;
 
 pub use error::{ErrorCode, RpcError};
+pub use crate::catalog::{ListToolsResult, ServerConfig, ServerStatus};
 pub use types::*;
 
 /// The version this build speaks; hosts may send theirs in `initialize`.
@@ -22,7 +23,7 @@ pub trait Request {
 
 pub trait Notification {
     const METHOD: &'static str;
-    type Params: serde::Serialize + serde::de::DeserializeOwned + schemars::JsonSchema;
+    type Params: schemars::JsonSchema;
 }
 
 macro_rules! request {
@@ -53,6 +54,19 @@ request!(RegistryDeregister, "registry/deregister", DeregisterParams, Deregister
 request!(RegistryList, "registry/list", ListParams, ListResult);
 request!(RegistrySelectActive, "registry/selectActive", SelectActiveParams, SelectActiveResult);
 request!(ExpositionPlan, "exposition/plan", PlanParams, PlanResult);
+request!(RegistryResolveMcpToolIds, "registry/resolveMcpToolIds", ResolveParams, ResolveResult);
+request!(RegistrySyncMcp, "registry/syncMcp", SyncParams, SyncResult);
+request!(ToolInvoke, "tool/invoke", InvokeParams, InvokeResult);
+request!(CatalogSetServers, "catalog/setServers", SetServersParams, Empty);
+request!(CatalogListTools, "catalog/listTools", ListToolsParams, ListToolsResult);
+request!(CatalogRefresh, "catalog/refresh", ServerIdParams, ServerStatus);
+request!(CatalogRestart, "catalog/restart", ServerIdParams, ServerStatus);
+request!(CatalogStatus, "catalog/status", NoParams, CatalogStatusResult);
+request!(ApprovalRespond, "approval/respond", ApprovalRespondParams, Empty);
+
+// Sidecar to host.
+request!(HostExecuteTool, "host/executeTool", ExecuteToolParams, CallToolResult);
+request!(HostRepairToolCall, "host/repairToolCall", RepairToolCallParams, Option<RepairToolCallResult>);
 
 // Test hooks, registered only when TOOLREG_DEBUG_METHODS is set; not part of the contract.
 request!(DebugSleep, "debug/sleep", DebugSleepParams, Null);
@@ -63,3 +77,5 @@ notification!(Exit, "exit", NoParams);
 notification!(CancelRequest, "$/cancelRequest", CancelParams);
 notification!(Progress, "$/progress", ProgressParams);
 notification!(LogMessage, "window/logMessage", LogMessageParams);
+notification!(CatalogDidChange, "catalog/didChange", DidChangeParams);
+notification!(ApprovalRequestNotification, "approval/request", ApprovalRequestParams);

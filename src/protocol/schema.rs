@@ -59,11 +59,24 @@ pub fn generate() -> BTreeMap<String, String> {
     request::<RegistryList>(&mut out, TO);
     request::<RegistrySelectActive>(&mut out, TO);
     request::<ExpositionPlan>(&mut out, TO);
+    request::<RegistryResolveMcpToolIds>(&mut out, TO);
+    request::<RegistrySyncMcp>(&mut out, TO);
+    request::<ToolInvoke>(&mut out, TO);
+    request::<CatalogSetServers>(&mut out, TO);
+    request::<CatalogListTools>(&mut out, TO);
+    request::<CatalogRefresh>(&mut out, TO);
+    request::<CatalogRestart>(&mut out, TO);
+    request::<CatalogStatus>(&mut out, TO);
+    request::<ApprovalRespond>(&mut out, TO);
+    request::<HostExecuteTool>(&mut out, FROM);
+    request::<HostRepairToolCall>(&mut out, FROM);
     notification::<Initialized>(&mut out, TO);
     notification::<Exit>(&mut out, TO);
     notification::<CancelRequest>(&mut out, TO);
     notification::<Progress>(&mut out, FROM);
     notification::<LogMessage>(&mut out, FROM);
+    notification::<CatalogDidChange>(&mut out, FROM);
+    notification::<ApprovalRequestNotification>(&mut out, FROM);
     out.into_iter()
         .map(|(k, v)| (k, serde_json::to_string_pretty(&v).expect("schema serializes") + "\n"))
         .collect()

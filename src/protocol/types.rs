@@ -1,6 +1,9 @@
 //! Params and results of every method and notification (camelCase on the wire).
 
+use crate::catalog::{ServerConfig, ServerState, ServerStatus};
 use crate::exposition::{Plan, ToolDefinition};
+use crate::invoke::{ApprovalRequest, Repair};
+use crate::output::ModelOutput;
 use crate::registry::{EntrySummary, ToolEntry, Warning};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -63,6 +66,27 @@ pub struct InitializeParams {
     pub log: Option<LogSettings>,
     #[serde(default)]
     pub capabilities: HostCapabilities,
+    /// Bounds on waiting; every field is optional.
+    #[serde(default)]
+    pub timeouts: Timeouts,
+}
+
+/// Milliseconds. Defaults: connect 30,000, list 30,000, call 300,000, approval 300,000.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Timeouts {
+    /// Spawning or connecting to an MCP server, including its handshake.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_ms: Option<u64>,
+    /// One whole `tools/list` of an MCP server, all pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_ms: Option<u64>,
+    /// One tool call (MCP server or host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_ms: Option<u64>,
+    /// Waiting for `approval/respond`; no answer in time means the call does not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_ms: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -206,4 +230,172 @@ pub struct LogMessageParams {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DebugSleepParams {
     pub ms: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SetServersParams {
+    pub servers: Vec<ServerConfig>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Empty {}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListToolsParams {
+    pub server_id: String,
+    /// Include the tools the server config disables.
+    #[serde(default)]
+    pub include_disabled: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerIdParams {
+    pub server_id: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CatalogStatusResult {
+    pub servers: Vec<ServerStatus>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum McpMode {
+    /// No MCP tools.
+    Disabled,
+    /// Every enabled server.
+    #[default]
+    Auto,
+    /// The servers in `mcpServerIds` only.
+    Manual,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Assistant {
+    #[serde(default)]
+    pub mcp_mode: McpMode,
+    #[serde(default)]
+    pub mcp_server_ids: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ResolveParams {
+    #[serde(default)]
+    pub assistant: Assistant,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResolveResult {
+    /// Wire names, in byte order.
+    pub tool_ids: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncParams {
+    /// Wire names (from `registry/resolveMcpToolIds`). Absent: every tool of every enabled server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selected_tool_ids: Option<Vec<String>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SyncResult {
+    /// Entries added or replaced (an unchanged entry is not listed).
+    pub registered: Vec<String>,
+    pub evicted: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InvokeParams {
+    pub name: String,
+    /// The arguments as the model sent them (an object, or a string the model produced).
+    #[serde(default)]
+    pub arguments: Value,
+    /// The model's tool-call id; echoed in approval requests, host requests and progress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// Required for the meta-tools: the plan of the request this call belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_id: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InvokeResult {
+    pub output: ModelOutput,
+    pub is_error: bool,
+    /// The result as the tool returned it (for the UI), when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<Value>,
+    /// Present when the arguments were repaired before the tool ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repaired: Option<Repair>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalDecision {
+    Approve,
+    Deny,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRespondParams {
+    pub approval_id: String,
+    pub decision: ApprovalDecision,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DidChangeParams {
+    pub server_id: String,
+    pub status: ServerState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_count: Option<usize>,
+}
+
+/// `approval/request` (a notification): answer with `approval/respond`.
+pub type ApprovalRequestParams = ApprovalRequest;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecuteToolParams {
+    pub name: String,
+    pub arguments: Value,
+    pub call_id: String,
+}
+
+/// The MCP `CallToolResult` shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    pub content: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RepairToolCallParams {
+    pub name: String,
+    pub input_schema: Value,
+    pub arguments: Value,
+    /// What the validator said.
+    pub error: String,
+}
+
+/// `null` when the host gives up.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RepairToolCallResult {
+    pub arguments: Value,
 }

@@ -2,6 +2,7 @@
 //! this file registers each handler and says how it runs relative to the main loop.
 
 use super::handlers;
+use super::handlers_tools as tools;
 use super::Ctx;
 use crate::protocol::{self as p, ErrorCode, Request, RpcError};
 use jsonrpsee::types::{ErrorObjectOwned, Params};
@@ -25,7 +26,10 @@ pub fn kind(method: &str) -> Kind {
         p::Initialize::METHOD
         | p::Shutdown::METHOD
         | p::RegistryRegister::METHOD
-        | p::RegistryDeregister::METHOD => Kind::Ordered,
+        | p::RegistryDeregister::METHOD
+        | p::RegistrySyncMcp::METHOD
+        | p::CatalogSetServers::METHOD
+        | p::ApprovalRespond::METHOD => Kind::Ordered,
         _ => Kind::Concurrent,
     }
 }
@@ -82,6 +86,15 @@ pub fn module(ctx: Arc<Ctx>) -> RpcModule<Ctx> {
     sync::<p::RegistryList>(&mut m, handlers::handle_list);
     sync::<p::RegistrySelectActive>(&mut m, handlers::handle_select_active);
     sync::<p::ExpositionPlan>(&mut m, handlers::handle_plan);
+    sync::<p::RegistryResolveMcpToolIds>(&mut m, tools::handle_resolve);
+    sync::<p::RegistrySyncMcp>(&mut m, tools::handle_sync);
+    sync::<p::CatalogSetServers>(&mut m, tools::handle_set_servers);
+    sync::<p::CatalogListTools>(&mut m, tools::handle_list_tools);
+    sync::<p::CatalogStatus>(&mut m, tools::handle_status);
+    asynchronous::<p::CatalogRefresh, _, _>(&mut m, tools::handle_refresh);
+    asynchronous::<p::CatalogRestart, _, _>(&mut m, tools::handle_restart);
+    asynchronous::<p::ToolInvoke, _, _>(&mut m, tools::handle_invoke);
+    sync::<p::ApprovalRespond>(&mut m, tools::handle_approval_respond);
     if std::env::var_os("TOOLREG_DEBUG_METHODS").is_some() {
         debug_methods(&mut m);
     }

@@ -6,7 +6,9 @@ use crate::protocol::*;
 use crate::registry::{EntrySummary, RegistryError};
 use std::collections::BTreeSet;
 use std::path::Path;
+use crate::catalog::{Catalog, CatalogOptions};
 use std::sync::Arc;
+use std::time::Duration;
 
 pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeResult, RpcError> {
     if let Some(log) = &p.log {
@@ -22,6 +24,17 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         }
     }
     *ctx.host.lock().unwrap_or_else(|e| e.into_inner()) = p.capabilities.clone();
+    *ctx.timeouts.lock().unwrap_or_else(|e| e.into_inner()) = p.timeouts.clone();
+    let ms = |v: Option<u64>, default: Duration| v.map(Duration::from_millis).unwrap_or(default);
+    let defaults = CatalogOptions::default();
+    let opts = CatalogOptions {
+        cache_dir: p.cache_dir.as_ref().map(std::path::PathBuf::from),
+        connect_timeout: ms(p.timeouts.connect_ms, defaults.connect_timeout),
+        list_timeout: ms(p.timeouts.list_ms, defaults.list_timeout),
+        call_timeout: ms(p.timeouts.call_ms, defaults.call_timeout),
+        ..defaults
+    };
+    let _ = ctx.catalog.set(Catalog::new(opts, ctx.catalog_events.clone()));
     if let Some(client) = &p.client_info {
         tracing::info!(client = %client.name, version = ?client.version, "initialize");
     }

@@ -8,11 +8,15 @@
 
 mod dispatch;
 mod handlers;
+mod handlers_tools;
+mod host;
 pub mod outgoing;
 
+use crate::approval::Approvals;
+use crate::catalog::{Catalog, CatalogEvent};
 use crate::exposition::plans::PlanStore;
 use crate::logging::LogControl;
-use crate::protocol::{ErrorCode, HostCapabilities, RpcError};
+use crate::protocol::{ErrorCode, HostCapabilities, RpcError, Timeouts};
 use crate::registry::Registry;
 use crate::transport::record::{Direction, Recorder};
 use crate::transport::{ContentLengthCodec, Frame};
@@ -24,7 +28,10 @@ use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
+use crate::validate::Validators;
+use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
 use tokio_util::codec::FramedRead;
 
 pub struct ServeOptions {
@@ -42,6 +49,23 @@ pub struct Ctx {
     pub max_frame_bytes: usize,
     /// Filled once the method table is built (`initialize` lists it).
     pub methods: std::sync::OnceLock<Vec<String>>,
+    /// Created at `initialize` (it needs the cache dir and timeouts).
+    pub catalog: std::sync::OnceLock<Catalog>,
+    pub catalog_events: mpsc::UnboundedSender<CatalogEvent>,
+    pub timeouts: Mutex<Timeouts>,
+    pub validators: Validators,
+    pub approvals: Arc<Approvals>,
+    pub call_seq: std::sync::atomic::AtomicU64,
+}
+
+tokio::task_local! {
+    /// The cancellation token of the request being handled (set for concurrent requests).
+    static CANCEL: CancellationToken;
+}
+
+/// The current request's cancellation token; a fresh one outside a request.
+pub fn current_cancel() -> CancellationToken {
+    CANCEL.try_with(|t| t.clone()).unwrap_or_default()
 }
 
 impl Ctx {
@@ -60,10 +84,10 @@ enum Lifecycle {
 /// Requests running concurrently, by id, so `$/cancelRequest` can stop them. Whoever removes
 /// an id first (the finishing task or the canceller) sends the one reply.
 #[derive(Default)]
-struct InFlight(Mutex<HashMap<String, AbortHandle>>);
+struct InFlight(Mutex<HashMap<String, (AbortHandle, CancellationToken)>>);
 
 impl InFlight {
-    fn take(&self, key: &str) -> Option<AbortHandle> {
+    fn take(&self, key: &str) -> Option<(AbortHandle, CancellationToken)> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(key)
     }
 }
@@ -93,6 +117,8 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
         None => None,
     };
     let out = outgoing::start(crate::transport::stdio::stdout(), recorder.clone());
+    let (events_tx, events_rx) = mpsc::unbounded_channel();
+    tokio::spawn(forward_catalog_events(events_rx, out.clone()));
     let ctx = Ctx {
         registry: RwLock::new(Arc::new(Registry::with_builtins())),
         plans: PlanStore::default(),
@@ -101,6 +127,12 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
         log: log.clone(),
         max_frame_bytes: opts.max_frame_bytes,
         methods: std::sync::OnceLock::new(),
+        catalog: std::sync::OnceLock::new(),
+        catalog_events: events_tx,
+        timeouts: Mutex::new(Timeouts::default()),
+        validators: Validators::new(),
+        approvals: Arc::default(),
+        call_seq: Default::default(),
     };
     let ctx = Arc::new(ctx);
     let module = dispatch::module(ctx.clone());
@@ -140,12 +172,31 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
             _ = sigint.recv() => { tracing::info!("SIGINT"); break 130; }
         }
     };
-    for (_, handle) in server.in_flight.0.lock().unwrap_or_else(|e| e.into_inner()).drain() {
+    for (_, (handle, token)) in server.in_flight.0.lock().unwrap_or_else(|e| e.into_inner()).drain() {
+        token.cancel();
         handle.abort();
+    }
+    // MCP children go with us; bounded so a stuck child cannot hold the exit.
+    if let Some(catalog) = ctx.catalog.get() {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(3), catalog.shutdown()).await;
     }
     out.close().await;
     log.flush();
     code
+}
+
+/// Catalog events become host notifications.
+async fn forward_catalog_events(mut rx: mpsc::UnboundedReceiver<CatalogEvent>, out: Arc<Outgoing>) {
+    while let Some(ev) = rx.recv().await {
+        match ev {
+            CatalogEvent::DidChange { server_id, status, tool_count } => out.notify(
+                "catalog/didChange",
+                crate::protocol::DidChangeParams { server_id, status, tool_count },
+            ),
+            CatalogEvent::Progress { token, value } => out.notify("$/progress", json!({"token": token, "value": value})),
+            CatalogEvent::ToolsChanged { server_id } => tracing::debug!(server = %server_id, "tool list changed"),
+        }
+    }
 }
 
 fn signal(kind: tokio::signal::unix::SignalKind) -> tokio::signal::unix::Signal {
@@ -224,8 +275,14 @@ impl Server {
             "initialized" => tracing::debug!("host initialized"),
             "$/cancelRequest" => {
                 let Some(id) = _params.and_then(|p| p.get("id")) else { return };
-                if let Some(handle) = self.in_flight.take(&id_key(id)) {
-                    handle.abort();
+                if let Some((handle, token)) = self.in_flight.take(&id_key(id)) {
+                    // The handler sees the token and stops cleanly (an MCP call tells its server);
+                    // the abort is a backstop for one that does not.
+                    token.cancel();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+                        handle.abort();
+                    });
                     self.out.error(id.clone(), RpcError::new(ErrorCode::REQUEST_CANCELLED, "request cancelled"));
                 }
             }
@@ -268,13 +325,14 @@ impl Server {
                 let (module, out, in_flight) = (self.module.clone(), self.out.clone(), self.in_flight.clone());
                 let mut guard = self.in_flight.0.lock().unwrap_or_else(|e| e.into_inner());
                 let k = key.clone();
-                let task = tokio::spawn(async move {
+                let token = CancellationToken::new();
+                let task = tokio::spawn(CANCEL.scope(token.clone(), async move {
                     let (resp, _) = call(&module, &id, &text).await;
                     if in_flight.take(&k).is_some() {
                         out.send_raw(resp);
                     }
-                });
-                guard.insert(key, task.abort_handle());
+                }));
+                guard.insert(key, (task.abort_handle(), token));
             }
         }
     }

@@ -147,10 +147,7 @@ impl Sidecar {
 
     /// Next message, or None if none arrives within `d`.
     pub fn try_recv(&mut self, d: Duration) -> Option<Value> {
-        match self.rx.recv_timeout(d) {
-            Ok(v) => v,
-            Err(_) => None,
-        }
+        self.rx.recv_timeout(d).unwrap_or_default()
     }
 
     /// Waits for the response with this id; other messages before it are an error.

@@ -1,0 +1,128 @@
+//! Round trips through the real binary over a pipe, against a bare pipe echo (`cat`) measured
+//! in the same run; time to an `initialize` answer from process start; idle memory.
+//!
+//! `cargo bench --bench roundtrip`. Prints medians and the ratio; asserts nothing.
+
+#![allow(clippy::print_stdout)] // a benchmark reports on stdout
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ROUNDS: usize = 5000;
+
+fn frame(body: &str) -> Vec<u8> {
+    format!("Content-Length: {}\r\n\r\n{}", body.len(), body).into_bytes()
+}
+
+fn read_frame(r: &mut impl BufRead) -> Vec<u8> {
+    let mut len = 0;
+    loop {
+        let mut line = String::new();
+        r.read_line(&mut line).unwrap();
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length:") {
+            len = v.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).unwrap();
+    body
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn spawn_toolreg() -> Child {
+    Command::new(env!("CARGO_BIN_EXE_toolreg"))
+        .arg("serve")
+        .env("TOOLREG_LOG", "error")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+fn main() {
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
+
+    // Time from spawn to the initialize answer.
+    let mut starts = Vec::new();
+    for _ in 0..20 {
+        let t = Instant::now();
+        let mut c = spawn_toolreg();
+        let mut w = c.stdin.take().unwrap();
+        let mut r = BufReader::new(c.stdout.take().unwrap());
+        w.write_all(&frame(init)).unwrap();
+        read_frame(&mut r);
+        starts.push(t.elapsed());
+        drop(w);
+        c.wait().unwrap();
+    }
+
+    // Idle memory before the tokenizer loads (no initialize yet), and after it has.
+    let mut c = spawn_toolreg();
+    std::thread::sleep(Duration::from_millis(300));
+    let idle = rss_kib(c.id());
+    let mut w = c.stdin.take().unwrap();
+    let mut r = BufReader::new(c.stdout.take().unwrap());
+    w.write_all(&frame(init)).unwrap();
+    read_frame(&mut r);
+    std::thread::sleep(Duration::from_millis(1500));
+    let loaded = rss_kib(c.id());
+
+    // Round trips of a trivial request.
+    let mut toolreg = Vec::with_capacity(ROUNDS);
+    for i in 0..ROUNDS + 200 {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{},"method":"registry/list","params":{{"namespace":"none"}}}}"#, i + 1);
+        let f = frame(&body);
+        let t = Instant::now();
+        w.write_all(&f).unwrap();
+        read_frame(&mut r);
+        if i >= 200 {
+            toolreg.push(t.elapsed());
+        }
+    }
+    drop(w);
+    c.wait().unwrap();
+
+    // The floor: the same bytes through `cat`.
+    let mut cat = Command::new("cat").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut w = cat.stdin.take().unwrap();
+    let mut r = BufReader::new(cat.stdout.take().unwrap());
+    let reply = frame(r#"{"jsonrpc":"2.0","id":1,"result":{"entries":[]}}"#);
+    let mut echo = Vec::with_capacity(ROUNDS);
+    for i in 0..ROUNDS + 200 {
+        let t = Instant::now();
+        w.write_all(&reply).unwrap();
+        read_frame(&mut r);
+        if i >= 200 {
+            echo.push(t.elapsed());
+        }
+    }
+    drop(w);
+    cat.wait().unwrap();
+
+    let (m_tool, m_echo) = (median(toolreg), median(echo));
+    println!("initialize answered from process start: median {:?} (20 runs)", median(starts));
+    println!("idle RSS before the tokenizer loads: {:.1} MiB; after initialize (o200k loaded): {:.1} MiB", idle as f64 / 1024.0, loaded as f64 / 1024.0);
+    println!("round trip, trivial request through toolreg: median {m_tool:?} ({ROUNDS} rounds)");
+    println!("round trip, bare pipe echo (cat):            median {m_echo:?} ({ROUNDS} rounds)");
+    println!("ratio: {:.2}x", m_tool.as_secs_f64() / m_echo.as_secs_f64());
+}

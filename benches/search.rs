@@ -1,0 +1,115 @@
+//! `tool_search` engine: index build and one query, at the fixture size (97 servers, 2,422 tools)
+//! and at ~10k tools (the catalogs replicated 4x, server ids suffixed -2, -3, -4).
+//!
+//! Run: `cargo bench --bench search`
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use divan::{black_box, Bencher};
+use serde_json::Value;
+use toolreg::meta::search::{SearchDoc, SearchIndex};
+
+fn main() {
+    divan::main();
+}
+
+fn load_catalog() -> Vec<SearchDoc> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/mcp-catalogs");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("read_dir {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let mut docs = Vec::new();
+    for f in files {
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let server = v["server"].as_str().unwrap().to_string();
+        for t in v["tools"].as_array().unwrap() {
+            let tool = t["name"].as_str().unwrap().to_string();
+            docs.push(SearchDoc {
+                name: format!("mcp__{server}__{tool}"),
+                namespace: format!("mcp:{server}"),
+                namespace_label: format!("mcp:{server}"),
+                raw_name: Some(tool),
+                server: Some(server.clone()),
+                description: t["description"].as_str().unwrap_or("").to_string(),
+                input_schema: t.get("inputSchema").cloned().unwrap_or(Value::Null),
+            });
+        }
+    }
+    docs
+}
+
+/// The catalog at `copies` x size: copy i > 1 has every server id suffixed `-i`.
+fn corpus(copies: usize) -> &'static [SearchDoc] {
+    static ONE: OnceLock<Vec<SearchDoc>> = OnceLock::new();
+    static FOUR: OnceLock<Vec<SearchDoc>> = OnceLock::new();
+    let base = ONE.get_or_init(load_catalog);
+    if copies == 1 {
+        return base;
+    }
+    assert_eq!(copies, 4);
+    FOUR.get_or_init(|| {
+        let mut out = base.clone();
+        for i in 2..=4 {
+            for d in base {
+                let server = format!("{}-{i}", d.server.as_deref().unwrap());
+                let raw = d.raw_name.clone().unwrap();
+                out.push(SearchDoc {
+                    name: format!("mcp__{server}__{raw}"),
+                    namespace: format!("mcp:{server}"),
+                    namespace_label: format!("mcp:{server}"),
+                    raw_name: Some(raw),
+                    server: Some(server),
+                    description: d.description.clone(),
+                    input_schema: d.input_schema.clone(),
+                });
+            }
+        }
+        out
+    })
+}
+
+fn index(copies: usize) -> &'static SearchIndex {
+    static ONE: OnceLock<SearchIndex> = OnceLock::new();
+    static FOUR: OnceLock<SearchIndex> = OnceLock::new();
+    let cell = if copies == 1 { &ONE } else { &FOUR };
+    cell.get_or_init(|| SearchIndex::build(corpus(copies)))
+}
+
+const SIZES: [usize; 2] = [1, 4];
+
+#[divan::bench(args = SIZES, sample_count = 20)]
+fn build(bencher: Bencher, copies: usize) {
+    let docs = corpus(copies);
+    bencher.bench(|| SearchIndex::build(black_box(docs)));
+}
+
+/// A typical intent query (several terms, synonym expansion).
+#[divan::bench(args = SIZES)]
+fn query_intent(bencher: Bencher, copies: usize) {
+    let idx = index(copies);
+    bencher.bench(|| {
+        idx.search(
+            black_box("remove a helm release from the cluster"),
+            None,
+            10,
+        )
+    });
+}
+
+/// A short keyword query.
+#[divan::bench(args = SIZES)]
+fn query_keyword(bencher: Bencher, copies: usize) {
+    let idx = index(copies);
+    bencher.bench(|| idx.search(black_box("gitlab group wiki"), None, 10));
+}
+
+/// An exact tool name (exact-tier lookup plus BM25 over its words).
+#[divan::bench(args = SIZES)]
+fn query_exact(bencher: Bencher, copies: usize) {
+    let idx = index(copies);
+    bencher.bench(|| idx.search(black_box("list_loki_label_names"), None, 10));
+}

@@ -1,0 +1,108 @@
+//! Approvals: a gated call waits here for the host's answer.
+//!
+//! Each call that needs approval opens one `Pending` with a fresh id; the host answers by id.
+//! No answer within the timeout, a cancelled call, or a dropped wait all mean "not approved":
+//! the call never runs. Concurrent calls each wait on their own id.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Approve,
+    Deny { reason: Option<String> },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Approved,
+    Denied { reason: Option<String> },
+    TimedOut(Duration),
+    Cancelled,
+}
+
+#[derive(Default)]
+pub struct Approvals {
+    pending: Mutex<HashMap<String, oneshot::Sender<Decision>>>,
+    seq: AtomicU64,
+}
+
+/// An open approval; dropping it withdraws the request.
+pub struct Pending {
+    pub id: String,
+    rx: oneshot::Receiver<Decision>,
+    owner: Arc<Approvals>,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.owner.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.id);
+    }
+}
+
+impl Approvals {
+    pub fn open(self: &Arc<Self>) -> Pending {
+        let id = format!("approval-{}", self.seq.fetch_add(1, Ordering::Relaxed) + 1);
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), tx);
+        Pending { id, rx, owner: self.clone() }
+    }
+
+    /// Delivers the host's answer; false when no call waits for that id (unknown, answered,
+    /// timed out or cancelled).
+    pub fn respond(&self, id: &str, decision: Decision) -> bool {
+        let tx = self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
+        tx.is_some_and(|tx| tx.send(decision).is_ok())
+    }
+}
+
+impl Pending {
+    pub async fn wait(mut self, timeout: Duration, cancel: &CancellationToken) -> Outcome {
+        tokio::select! {
+            d = &mut self.rx => match d {
+                Ok(Decision::Approve) => Outcome::Approved,
+                Ok(Decision::Deny { reason }) => Outcome::Denied { reason },
+                Err(_) => Outcome::Cancelled,
+            },
+            _ = tokio::time::sleep(timeout) => Outcome::TimedOut(timeout),
+            _ = cancel.cancelled() => Outcome::Cancelled,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn each_call_waits_for_its_own_answer() {
+        let a = Arc::new(Approvals::default());
+        let (p1, p2) = (a.open(), a.open());
+        let (id1, id2) = (p1.id.clone(), p2.id.clone());
+        let never = CancellationToken::new();
+        assert!(a.respond(&id2, Decision::Deny { reason: Some("no".into()) }));
+        assert!(a.respond(&id1, Decision::Approve));
+        assert!(!a.respond(&id1, Decision::Approve), "answered twice");
+        assert_eq!(p1.wait(DEFAULT_TIMEOUT, &never).await, Outcome::Approved);
+        assert_eq!(p2.wait(DEFAULT_TIMEOUT, &never).await, Outcome::Denied { reason: Some("no".into()) });
+    }
+
+    #[tokio::test]
+    async fn timeout_and_cancel_are_not_approval() {
+        let a = Arc::new(Approvals::default());
+        let never = CancellationToken::new();
+        let p = a.open();
+        let id = p.id.clone();
+        assert_eq!(p.wait(Duration::from_millis(10), &never).await, Outcome::TimedOut(Duration::from_millis(10)));
+        assert!(!a.respond(&id, Decision::Approve), "a late answer finds nobody");
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        assert_eq!(a.open().wait(DEFAULT_TIMEOUT, &cancel).await, Outcome::Cancelled);
+    }
+}

@@ -1,0 +1,161 @@
+//! The on-disk last-known-good tool list, one file per server, so a restarted sidecar is warm
+//! before any server has connected.
+//!
+//! Invariants: a write is atomic (temp file in the same directory, fsync, rename), so a reader
+//! sees the old file or the new one, never half of one. A file we cannot trust (unreadable,
+//! corrupt, truncated, another format version, another server id, another transport identity)
+//! is logged and treated as absent: the cache is an optimisation, never a reason to fail.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::config::{hex, McpTool};
+
+const FORMAT_VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CacheFile {
+    format_version: u32,
+    server_id: String,
+    identity: String,
+    refreshed_at: Option<String>,
+    tools: Vec<McpTool>,
+}
+
+/// What a cache file gives back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CachedList {
+    pub tools: Vec<McpTool>,
+    pub refreshed_at: Option<String>,
+}
+
+/// `<dir>/mcp-<sanitized id>-<8 hex of sha256(id)>.json`: the digest keeps two ids that
+/// sanitize alike (`a/b`, `a_b`) apart.
+pub fn path_for(dir: &Path, server_id: &str) -> PathBuf {
+    let mut safe: String = server_id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect();
+    safe.truncate(64);
+    let digest = hex(&Sha256::digest(server_id.as_bytes())[..4]);
+    dir.join(format!("mcp-{safe}-{digest}.json"))
+}
+
+pub fn load(dir: &Path, server_id: &str, identity: &str) -> Option<CachedList> {
+    let path = path_for(dir, server_id);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            tracing::warn!(server = server_id, path = %path.display(), error = %e, "cannot read MCP tool cache; ignoring it");
+            return None;
+        }
+    };
+    let file: CacheFile = match serde_json::from_slice(&bytes) {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::warn!(server = server_id, path = %path.display(), error = %e, "corrupt MCP tool cache; ignoring it");
+            return None;
+        }
+    };
+    let reason = if file.format_version != FORMAT_VERSION {
+        Some("format version")
+    } else if file.server_id != server_id {
+        Some("server id")
+    } else if file.identity != identity {
+        Some("server transport")
+    } else {
+        None
+    };
+    if let Some(reason) = reason {
+        tracing::warn!(server = server_id, path = %path.display(), "MCP tool cache is for another {reason}; ignoring it");
+        return None;
+    }
+    Some(CachedList { tools: file.tools, refreshed_at: file.refreshed_at })
+}
+
+pub fn store(dir: &Path, server_id: &str, identity: &str, list: &CachedList) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let file = CacheFile {
+        format_version: FORMAT_VERSION,
+        server_id: server_id.to_owned(),
+        identity: identity.to_owned(),
+        refreshed_at: list.refreshed_at.clone(),
+        tools: list.tools.clone(),
+    };
+    let bytes = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
+    let path = path_for(dir, server_id);
+    let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &path)?;
+        // The rename itself is durable only once the directory is synced.
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list() -> CachedList {
+        CachedList {
+            tools: vec![McpTool {
+                name: "t".into(),
+                title: None,
+                description: "d".into(),
+                input_schema: serde_json::json!({"type": "object"}),
+                output_schema: None,
+                annotations: None,
+            }],
+            refreshed_at: Some("2026-01-01T00:00:00Z".into()),
+        }
+    }
+
+    fn tempdir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "toolreg-cache-test-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn round_trip_and_rejections() {
+        let dir = tempdir();
+        assert_eq!(load(&dir, "s/1", "id"), None);
+        store(&dir, "s/1", "id", &list()).unwrap();
+        assert_eq!(load(&dir, "s/1", "id"), Some(list()));
+        // Another transport identity: not ours.
+        assert_eq!(load(&dir, "s/1", "other"), None);
+        // Same sanitized name, other id: other file.
+        assert_ne!(path_for(&dir, "s/1"), path_for(&dir, "s_1"));
+        assert_eq!(load(&dir, "s_1", "id"), None);
+        // Truncated file.
+        let p = path_for(&dir, "s/1");
+        let bytes = std::fs::read(&p).unwrap();
+        std::fs::write(&p, &bytes[..bytes.len() / 2]).unwrap();
+        assert_eq!(load(&dir, "s/1", "id"), None);
+        // Foreign file: valid JSON, other id.
+        std::fs::write(&p, br#"{"formatVersion":1,"serverId":"x","identity":"id","tools":[]}"#).unwrap();
+        assert_eq!(load(&dir, "s/1", "id"), None);
+        std::fs::write(&p, br#"{"formatVersion":99,"serverId":"s/1","identity":"id","tools":[]}"#).unwrap();
+        assert_eq!(load(&dir, "s/1", "id"), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

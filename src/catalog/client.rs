@@ -1,0 +1,371 @@
+//! Our small adapter over `rmcp`, the only file that names it: one live MCP session with one
+//! server (a child process over stdio, or Streamable HTTP), and the three things we ask of it:
+//! list tools (following `nextCursor`), call a tool, notice `tools/list_changed`.
+//!
+//! Invariants:
+//! - Every request is bounded by a caller-given deadline; on expiry rmcp sends
+//!   `notifications/cancelled`.
+//! - We speak protocol 2025-11-25 (the newest revision with an `initialize` handshake). rmcp
+//!   3.11 defaults to 2026-07-28, where list_changed arrives only on a `subscriptions/listen`
+//!   stream; pinning keeps plain notifications working with every server we know.
+//! - rmcp's own response cache is bypassed (we send raw requests): a refresh must ask the
+//!   server, and a failure must surface instead of rmcp's stale cached answer.
+//! - A stdio server is a child owned through `child.rs`; stopping a session kills its group.
+//! - HTTPS uses rustls with the ring provider (installed process-wide on first use if none is).
+//! - Env and header values never appear in logs or errors; only their keys do.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
+    ClientConfig, ClientRequest, Implementation, ListToolsRequest, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ServerResult,
+};
+use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError};
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::child::{self, kill_group, ChildProc};
+use super::config::{CatalogError, McpTool, ServerConfig, Transport};
+
+const MAX_PAGES: usize = 1000;
+
+/// Progress sinks by token, plus notifications that arrived before their call registered
+/// (rmcp allocates the token while sending, so a fast server can beat us to it).
+#[derive(Default)]
+struct ProgressSinks {
+    sinks: HashMap<String, mpsc::UnboundedSender<Value>>,
+    early: std::collections::VecDeque<(String, Value)>,
+}
+
+const MAX_EARLY_PROGRESS: usize = 256;
+
+struct HandlerShared {
+    server_id: String,
+    progress: Mutex<ProgressSinks>,
+    on_list_changed: Box<dyn Fn() + Send + Sync>,
+}
+
+#[derive(Clone)]
+struct Handler(Arc<HandlerShared>);
+
+fn token_key(token: &impl serde::Serialize) -> String {
+    serde_json::to_string(token).unwrap_or_default()
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("toolreg", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _cx: NotificationContext<RoleClient>) {
+        let key = token_key(&params.progress_token);
+        let value = serde_json::to_value(&params).unwrap_or(Value::Null);
+        let mut progress = self.0.progress.lock().unwrap();
+        match progress.sinks.get(&key) {
+            Some(sink) => {
+                let _ = sink.send(value);
+            }
+            None => {
+                if progress.early.len() == MAX_EARLY_PROGRESS {
+                    progress.early.pop_front();
+                }
+                progress.early.push_back((key, value));
+            }
+        }
+    }
+
+    async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.0.server_id, "tools/list_changed");
+        (self.0.on_list_changed)();
+    }
+}
+
+/// A live session. Dropping it kills the child's process group; `close` does so politely.
+pub(crate) struct Connection {
+    peer: Peer<RoleClient>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
+    handler: Arc<HandlerShared>,
+    child: Option<ChildProc>,
+}
+
+pub(crate) async fn connect(
+    config: &ServerConfig,
+    timeout: Duration,
+    on_list_changed: Box<dyn Fn() + Send + Sync>,
+) -> Result<Connection, String> {
+    let handler = Arc::new(HandlerShared {
+        server_id: config.id.clone(),
+        progress: Mutex::new(ProgressSinks::default()),
+        on_list_changed,
+    });
+    let ms = timeout.as_millis();
+    match &config.transport {
+        Transport::Stdio { command, args, env, cwd } => {
+            let mut child = child::spawn(&config.id, command, args, env, cwd.as_deref()).await?;
+            let stdin = child.stdin.take().ok_or("child has no stdin")?;
+            let stdout = child.stdout.take().ok_or("child has no stdout")?;
+            if let Some(stderr) = child.stderr.take() {
+                tokio::spawn(child::forward_stderr(config.id.clone(), stderr));
+            }
+            let child = ChildProc::own(child);
+            let mut exited = child.exited.clone();
+            let served = tokio::select! {
+                r = tokio::time::timeout(timeout, Handler(handler.clone()).serve((stdout, stdin))) => r,
+                why = exited.wait_for(|e| e.is_some()) => {
+                    let why = why.map(|w| w.clone().unwrap_or_default()).unwrap_or_default();
+                    return Err(format!("{why} during initialize"));
+                }
+            };
+            let service = match served {
+                Err(_) => return Err(format!("initialize timed out after {ms} ms")),
+                Ok(Err(e)) => return Err(format!("initialize failed: {}", describe(&e))),
+                Ok(Ok(s)) => s,
+            };
+            Ok(Connection::new(service, handler, Some(child)))
+        }
+        Transport::Http { url, headers } => {
+            use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+            use rmcp::transport::StreamableHttpClientTransport;
+            let mut map = HashMap::new();
+            for (k, v) in headers {
+                let name = http::HeaderName::from_bytes(k.as_bytes())
+                    .map_err(|_| format!("invalid HTTP header name {k:?}"))?;
+                let value = http::HeaderValue::from_str(v)
+                    .map_err(|_| format!("invalid value for HTTP header {k:?}"))?;
+                map.insert(name, value);
+            }
+            install_tls_provider();
+            let transport = StreamableHttpClientTransport::from_config(
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map),
+            );
+            let service = match tokio::time::timeout(timeout, Handler(handler.clone()).serve(transport)).await {
+                Err(_) => return Err(format!("initialize timed out after {ms} ms")),
+                Ok(Err(e)) => return Err(format!("initialize failed: {}", describe(&e))),
+                Ok(Ok(s)) => s,
+            };
+            Ok(Connection::new(service, handler, None))
+        }
+    }
+}
+
+impl Connection {
+    fn new(service: RunningService<RoleClient, Handler>, handler: Arc<HandlerShared>, child: Option<ChildProc>) -> Self {
+        Connection { peer: service.peer().clone(), service: tokio::sync::Mutex::new(Some(service)), handler, child }
+    }
+
+    /// Whether this session can still carry requests.
+    pub fn is_alive(&self) -> bool {
+        let exited = self.child.as_ref().is_some_and(|c| c.exited.borrow().is_some());
+        !exited && !self.peer.is_transport_closed()
+    }
+
+    /// Resolves when the child process has exited (never, for HTTP): the reason as text.
+    pub async fn exited(&self) -> String {
+        match &self.child {
+            Some(c) => {
+                let mut rx = c.exited.clone();
+                let _ = rx.wait_for(|e| e.is_some()).await;
+                let why = rx.borrow().clone();
+                why.unwrap_or_else(|| "server process exited".into())
+            }
+            None => std::future::pending().await,
+        }
+    }
+
+    /// All tools, following `nextCursor`, within `timeout` for all pages together.
+    pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<McpTool>, CatalogError> {
+        let deadline = Instant::now() + timeout;
+        let mut tools: Vec<McpTool> = Vec::new();
+        let mut seen_cursors = std::collections::HashSet::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            if remaining.is_zero() {
+                return Err(timeout_error("tools/list", timeout));
+            }
+            let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+            let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
+            let response = self
+                .peer
+                .send_request_with_option(request, PeerRequestOptions::with_timeout(remaining))
+                .await
+                .map_err(|e| service_error("tools/list", timeout, e))?
+                .await_response()
+                .await
+                .map_err(|e| service_error("tools/list", timeout, e))?;
+            let ServerResult::ListToolsResult(page) = response else {
+                return Err(CatalogError::Mcp("unexpected response to tools/list".into()));
+            };
+            for tool in page.tools {
+                let tool = to_mcp_tool(serde_json::to_value(&tool).unwrap_or(Value::Null));
+                match tool {
+                    Some(t) if tools.iter().any(|o| o.name == t.name) => {
+                        tracing::warn!(server = %self.handler.server_id, tool = %t.name, "duplicate tool name; keeping the first");
+                    }
+                    Some(t) => tools.push(t),
+                    None => tracing::warn!(server = %self.handler.server_id, "tool without a name; skipped"),
+                }
+            }
+            match page.next_cursor {
+                Some(next) if !next.is_empty() => {
+                    if !seen_cursors.insert(next.clone()) {
+                        return Err(CatalogError::Mcp(format!("tools/list repeated cursor {next:?}")));
+                    }
+                    cursor = Some(next);
+                }
+                _ => return Ok(tools),
+            }
+        }
+        Err(CatalogError::Mcp(format!("tools/list has more than {MAX_PAGES} pages")))
+    }
+
+    /// One `tools/call`. Returns the `CallToolResult` as JSON; a tool-level failure is
+    /// `Ok` with `isError: true`, only protocol/transport failures are `Err`.
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: Value,
+        timeout: Duration,
+        cancel: CancellationToken,
+        progress: Option<mpsc::UnboundedSender<Value>>,
+    ) -> Result<Value, CatalogError> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        match arguments {
+            Value::Null => {}
+            Value::Object(map) => params = params.with_arguments(map),
+            _ => return Err(CatalogError::Mcp("tool arguments must be a JSON object".into())),
+        }
+        if cancel.is_cancelled() {
+            return Err(CatalogError::Cancelled);
+        }
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = self
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
+            .await
+            .map_err(|e| service_error("tools/call", timeout, e))?;
+        let key = token_key(&handle.progress_token);
+        let registered = progress.is_some();
+        if let Some(sink) = progress {
+            let mut p = self.handler.progress.lock().unwrap();
+            for (_, value) in p.early.iter().filter(|(k, _)| *k == key) {
+                let _ = sink.send(value.clone());
+            }
+            p.early.retain(|(k, _)| *k != key);
+            p.sinks.insert(key.clone(), sink);
+        }
+        let id = handle.id.clone();
+        let outcome = tokio::select! {
+            r = handle.await_response() => r.map_err(|e| service_error("tools/call", timeout, e)),
+            _ = cancel.cancelled() => {
+                let param = CancelledNotificationParam::new(Some(id), Some("cancelled by the host".into()));
+                let _ = self.peer.notify_cancelled(param).await;
+                Err(CatalogError::Cancelled)
+            }
+        };
+        if registered {
+            // rmcp runs each notification handler in its own task, so the last progress
+            // notifications may still be in flight when the response is already here. They
+            // were spawned before the response was delivered: a short pause lets them land.
+            tokio::time::sleep(Duration::from_millis(15)).await;
+            self.handler.progress.lock().unwrap().sinks.remove(&key);
+        }
+        let response = outcome?;
+        let mut value = serde_json::to_value(&response).map_err(|e| CatalogError::Mcp(e.to_string()))?;
+        if let Value::Object(map) = &mut value {
+            map.remove("resultType");
+            if !map.contains_key("content") {
+                return Err(CatalogError::Mcp("unexpected response to tools/call".into()));
+            }
+        }
+        Ok(value)
+    }
+
+    /// Ends the session: closes the transport (a stdio server sees EOF), then SIGTERM and,
+    /// after `grace`, SIGKILL to the child's whole process group.
+    pub async fn close(&self, grace: Duration) {
+        if let Some(service) = self.service.lock().await.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(2), service.cancel()).await;
+        }
+        if let Some(child) = &self.child {
+            let mut rx = child.exited.clone();
+            if tokio::time::timeout(grace, rx.wait_for(|e| e.is_some())).await.is_err() {
+                kill_group(child.pgid, libc::SIGTERM);
+                let _ = tokio::time::timeout(grace, rx.wait_for(|e| e.is_some())).await;
+            }
+            // Grandchildren may outlive the leader; the group goes in any case.
+            kill_group(child.pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// reqwest is built with rustls but no crypto provider (the default one, aws-lc, is a heavy C
+/// build); we install ring once, unless the process already chose a provider.
+fn install_tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// An error and its causes on one line, without rmcp's Rust type names: the root cause
+/// (refused connection, bad certificate) is what a user needs to see.
+fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = String::new();
+    let mut next = Some(e);
+    while let Some(err) = next {
+        let mut text = err.to_string();
+        // rmcp prints `Transport [rmcp::transport::worker::WorkerTransport<...>]`.
+        while let (Some(a), Some(b)) = (text.find(" ["), text.find(']')) {
+            if b < a || !text[a..b].contains("::") {
+                break;
+            }
+            text.replace_range(a..=b, "");
+        }
+        if !out.contains(text.as_str()) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+        next = err.source();
+    }
+    out
+}
+
+fn timeout_error(what: &str, timeout: Duration) -> CatalogError {
+    CatalogError::Timeout { what: what.into(), ms: timeout.as_millis() as u64 }
+}
+
+fn service_error(what: &str, timeout: Duration, e: ServiceError) -> CatalogError {
+    match e {
+        ServiceError::Timeout { .. } => timeout_error(what, timeout),
+        ServiceError::McpError(data) => CatalogError::Mcp(data.message.to_string()),
+        ServiceError::TransportClosed => CatalogError::Closed(format!("{what}: connection closed")),
+        ServiceError::Cancelled { .. } => CatalogError::Cancelled,
+        other => CatalogError::Mcp(format!("{what}: {other}")),
+    }
+}
+
+fn to_mcp_tool(v: Value) -> Option<McpTool> {
+    let name = v.get("name")?.as_str()?.to_owned();
+    let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let nonnull = |k: &str| v.get(k).filter(|x| !x.is_null()).cloned();
+    Some(McpTool {
+        title: text("title"),
+        description: text("description").unwrap_or_default(),
+        input_schema: nonnull("inputSchema").unwrap_or_else(|| serde_json::json!({"type": "object"})),
+        output_schema: nonnull("outputSchema"),
+        annotations: nonnull("annotations"),
+        name,
+    })
+}

@@ -1,0 +1,277 @@
+//! The catalog's vocabulary: server configuration as the host sends it, tools as we cache them,
+//! and the status/event types the host sees.
+//!
+//! These are wire types (serde + schemars, camelCase) so the protocol layer can embed them as is.
+//! Invariants: `Debug` of a config never prints env or header values (they may be secrets), and
+//! the cache identity of a server depends only on how we reach it (its transport), never on its
+//! display name or tool filters, so renaming a server keeps its cache warm.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+fn default_true() -> bool {
+    true
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, Clone, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerConfig {
+    pub id: String,
+    pub name: String,
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+    pub transport: Transport,
+    #[serde(default)]
+    pub disabled_tools: Vec<String>,
+    #[serde(default)]
+    pub approval_tools: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, Clone, PartialEq)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Transport {
+    Stdio {
+        command: String,
+        #[serde(default)]
+        args: Vec<String>,
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<String>,
+    },
+    Http {
+        url: String,
+        #[serde(default)]
+        headers: BTreeMap<String, String>,
+    },
+}
+
+// Hand-written so that secrets (env and header values) never reach a log line through `{:?}`.
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Transport::Stdio { command, args, env, cwd } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env_keys", &env.keys().collect::<Vec<_>>())
+                .field("cwd", cwd)
+                .finish(),
+            Transport::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("header_keys", &headers.keys().collect::<Vec<_>>())
+                .finish(),
+        }
+    }
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("enabled", &self.enabled)
+            .field("transport", &self.transport)
+            .field("disabled_tools", &self.disabled_tools)
+            .field("approval_tools", &self.approval_tools)
+            .finish()
+    }
+}
+
+impl ServerConfig {
+    /// Hex digest of the transport: the cache on disk is only trusted for the same identity.
+    pub fn identity_hash(&self) -> String {
+        let bytes = serde_json::to_vec(&self.transport).unwrap_or_default();
+        hex(&Sha256::digest(&bytes)[..16])
+    }
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// One tool as an MCP server described it (the fields of MCP `Tool` that we keep).
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct McpTool {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub description: String,
+    pub input_schema: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerState {
+    Connecting,
+    Ready,
+    Error,
+    Disabled,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatus {
+    pub id: String,
+    pub name: String,
+    pub state: ServerState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_count: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refreshed_at: Option<String>,
+    /// The server has a last-known-good tool list (from a refresh or from disk).
+    pub cached: bool,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ListState {
+    /// Never warmed and nothing on disk: distinct from a warmed server with zero tools.
+    Cold,
+    Ready,
+    /// No list yet and the last attempt failed.
+    Error,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ListToolsResult {
+    pub state: ListState,
+    pub tools: Vec<McpTool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refreshed_at: Option<String>,
+    /// The last refresh's failure, also when a last-known-good list is returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum CatalogEvent {
+    /// A server's status, error or tool list changed (not sent for a refresh that changed nothing).
+    #[serde(rename_all = "camelCase")]
+    DidChange { server_id: String, status: ServerState, tool_count: Option<usize> },
+    /// LSP `$/progress` payload while warming: `value` is a WorkDoneProgress begin/report/end.
+    #[serde(rename_all = "camelCase")]
+    Progress { token: String, value: Value },
+    /// A new, different tool list was stored: the registry should re-sync this server.
+    #[serde(rename_all = "camelCase")]
+    ToolsChanged { server_id: String },
+}
+
+/// Knobs of the catalog. Every MCP interaction is bounded by one of the timeouts.
+#[derive(Clone, Debug)]
+pub struct CatalogOptions {
+    pub cache_dir: Option<PathBuf>,
+    /// Spawn/connect plus the MCP `initialize` handshake.
+    pub connect_timeout: Duration,
+    /// One whole `tools/list`, all pages together.
+    pub list_timeout: Duration,
+    pub call_timeout: Duration,
+    /// Automatic refreshes running at once; explicit refreshes do not wait for a slot.
+    pub max_concurrent_warm: usize,
+    pub backoff_base: Duration,
+    pub backoff_max: Duration,
+    /// Grace between SIGTERM and SIGKILL when stopping a child.
+    pub stop_grace: Duration,
+}
+
+impl Default for CatalogOptions {
+    fn default() -> Self {
+        CatalogOptions {
+            cache_dir: None,
+            connect_timeout: Duration::from_secs(30),
+            list_timeout: Duration::from_secs(30),
+            call_timeout: Duration::from_secs(300),
+            max_concurrent_warm: 4,
+            backoff_base: Duration::from_secs(2),
+            backoff_max: Duration::from_secs(300),
+            stop_grace: Duration::from_millis(500),
+        }
+    }
+}
+
+#[derive(thiserror::Error, Debug, Clone, PartialEq)]
+pub enum CatalogError {
+    #[error("unknown MCP server: {0}")]
+    UnknownServer(String),
+    #[error("MCP server is disabled: {0}")]
+    Disabled(String),
+    #[error("tool {tool} is disabled on MCP server {server}")]
+    ToolDisabled { server: String, tool: String },
+    #[error("MCP server not connected: {0}")]
+    NotConnected(String),
+    #[error("MCP {what} timed out after {ms} ms")]
+    Timeout { what: String, ms: u64 },
+    #[error("cancelled")]
+    Cancelled,
+    #[error("MCP error: {0}")]
+    Mcp(String),
+    #[error("MCP connection closed: {0}")]
+    Closed(String),
+}
+
+/// RFC 3339 UTC with second precision, without a date crate.
+pub(crate) fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    rfc3339(secs)
+}
+
+pub(crate) fn rfc3339(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_known_dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_798_761_599), "2026-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn config_wire_shape_and_secret_free_debug() {
+        let json = serde_json::json!({"id": "a", "name": "A",
+            "transport": {"type": "stdio", "command": "x", "env": {"TOKEN": "s3cret"}}});
+        let cfg: ServerConfig = serde_json::from_value(json).unwrap();
+        assert!(cfg.enabled);
+        assert!(!format!("{cfg:?}").contains("s3cret"));
+        let http: Transport = serde_json::from_value(serde_json::json!(
+            {"type": "http", "url": "http://x", "headers": {"Authorization": "Bearer s3cret"}}))
+        .unwrap();
+        assert!(!format!("{http:?}").contains("s3cret"));
+    }
+}

@@ -1,0 +1,321 @@
+//! The MCP catalog: which servers the host configured, what tools each one offers, and calls
+//! through them. toolreg is a real MCP client to those servers.
+//!
+//! Invariants (SPEC 3):
+//! - Reads never wait on a server. `list_tools`, `status`, `config` answer from memory under
+//!   short std mutexes; only `refresh`, `restart`, `call_tool` and `shutdown` await, and each
+//!   is bounded by a timeout. A hanging server delays nothing about another one.
+//! - Work is driven in the background: warming at `set_servers` (bounded concurrency), a cold
+//!   read, `tools/list_changed`, back-off retries. See `refresh.rs` for the per-server rules.
+//! - The last-known-good list survives failures and restarts (`cache.rs`).
+//! - Children die with us (`client.rs`).
+//! - No JSON-RPC here and no dependency on the rest of the crate: the server layer maps
+//!   `CatalogEvent`s and `CatalogError`s to the host protocol.
+
+mod cache;
+mod child;
+mod client;
+mod config;
+mod refresh;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::stream::{FuturesUnordered, StreamExt};
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+pub use config::{
+    CatalogError, CatalogEvent, CatalogOptions, ListState, ListToolsResult, McpTool, ServerConfig,
+    ServerState, ServerStatus, Transport,
+};
+use refresh::{Server, Shared};
+
+#[derive(Clone)]
+pub struct Catalog {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    shared: Arc<Shared>,
+    servers: Mutex<BTreeMap<String, Arc<Server>>>,
+    warm_seq: AtomicU64,
+}
+
+impl Drop for Inner {
+    /// A catalog dropped without `shutdown` still takes its children down.
+    fn drop(&mut self) {
+        for server in self.servers.get_mut().unwrap().values() {
+            server.cancel();
+        }
+    }
+}
+
+impl Catalog {
+    pub fn new(opts: CatalogOptions, events: mpsc::UnboundedSender<CatalogEvent>) -> Self {
+        let slots = opts.max_concurrent_warm.max(1);
+        let shared = Arc::new(Shared { opts, events, warm_slots: Arc::new(Semaphore::new(slots)) });
+        Catalog {
+            inner: Arc::new(Inner { shared, servers: Mutex::new(BTreeMap::new()), warm_seq: AtomicU64::new(0) }),
+        }
+    }
+
+    /// Replace the configured set. Unchanged servers keep their session; a changed name or
+    /// tool filter is applied in place; a changed transport or `enabled` restarts the server
+    /// (keeping its list when the transport is the same). Never waits for a server.
+    pub fn set_servers(&self, servers: Vec<ServerConfig>) {
+        let mut to_stop = Vec::new();
+        let mut to_warm = Vec::new();
+        {
+            let mut map = self.inner.servers.lock().unwrap();
+            let mut old = std::mem::take(&mut *map);
+            for cfg in servers {
+                if map.contains_key(&cfg.id) {
+                    tracing::warn!(server = %cfg.id, "duplicate MCP server id; keeping the first");
+                    continue;
+                }
+                let id = cfg.id.clone();
+                let server = match old.remove(&id) {
+                    Some(s) if s.enabled() == cfg.enabled && s.identity == cfg.identity_hash() => {
+                        s.set_config(cfg);
+                        s
+                    }
+                    Some(s) => {
+                        let carry = (s.identity == cfg.identity_hash()).then(|| s.last_known_good()).flatten();
+                        to_stop.push(s);
+                        let enabled = cfg.enabled;
+                        let s = Server::new(cfg, self.inner.shared.clone(), carry);
+                        if enabled {
+                            to_warm.push(s.clone());
+                        }
+                        s
+                    }
+                    None => {
+                        let enabled = cfg.enabled;
+                        let s = Server::new(cfg, self.inner.shared.clone(), None);
+                        if enabled {
+                            to_warm.push(s.clone());
+                        }
+                        s
+                    }
+                };
+                map.insert(id, server);
+            }
+            to_stop.extend(old.into_values());
+        }
+        for s in to_stop {
+            tokio::spawn(async move { s.stop().await });
+        }
+        self.warm(to_warm);
+    }
+
+    /// Start an automatic refresh of each server and report the whole as one `$/progress`.
+    fn warm(&self, servers: Vec<Arc<Server>>) {
+        let jobs: Vec<_> = servers.iter().filter_map(|s| Some((s.id.clone(), s.start_refresh(false)?))).collect();
+        if jobs.is_empty() {
+            return;
+        }
+        let seq = self.inner.warm_seq.fetch_add(1, Ordering::Relaxed);
+        let token = format!("toolreg/catalog/warm/{seq}");
+        let events = self.inner.shared.events.clone();
+        let total = jobs.len();
+        let progress = move |value: Value| {
+            let _ = events.send(CatalogEvent::Progress { token: token.clone(), value });
+        };
+        progress(json!({"kind": "begin", "title": "Warming MCP servers", "cancellable": false,
+            "message": format!("0/{total}"), "percentage": 0}));
+        tokio::spawn(async move {
+            let mut pending: FuturesUnordered<_> =
+                jobs.into_iter().map(|(id, fut)| async move { (id, fut.await) }).collect();
+            let mut done = 0usize;
+            while let Some((id, status)) = pending.next().await {
+                done += 1;
+                let state = serde_json::to_value(status.state).unwrap_or(Value::Null);
+                let state = state.as_str().unwrap_or("");
+                progress(json!({"kind": "report", "message": format!("{done}/{total} {id}: {state}"),
+                    "percentage": done * 100 / total}));
+            }
+            progress(json!({"kind": "end", "message": format!("{total} MCP servers warmed")}));
+        });
+    }
+
+    fn server(&self, server_id: &str) -> Result<Arc<Server>, CatalogError> {
+        self.inner
+            .servers
+            .lock()
+            .unwrap()
+            .get(server_id)
+            .cloned()
+            .ok_or_else(|| CatalogError::UnknownServer(server_id.to_owned()))
+    }
+
+    fn enabled_server(&self, server_id: &str) -> Result<Arc<Server>, CatalogError> {
+        let server = self.server(server_id)?;
+        if !server.enabled() {
+            return Err(CatalogError::Disabled(server_id.to_owned()));
+        }
+        Ok(server)
+    }
+
+    /// The last-known-good list, from memory only. A cold server (never warmed, nothing on
+    /// disk, no refresh ever started) gets exactly one background refresh.
+    pub fn list_tools(&self, server_id: &str, include_disabled: bool) -> Result<ListToolsResult, CatalogError> {
+        let server = self.enabled_server(server_id)?;
+        let config = server.config();
+        let (result, kick) = {
+            let d = server.data.lock().unwrap();
+            let state = match (&d.tools, &d.error) {
+                (Some(_), _) => ListState::Ready,
+                (None, Some(_)) => ListState::Error,
+                (None, None) => ListState::Cold,
+            };
+            let tools = d
+                .tools
+                .iter()
+                .flatten()
+                .filter(|t| include_disabled || !config.disabled_tools.contains(&t.name))
+                .cloned()
+                .collect();
+            let result = ListToolsResult { state, tools, refreshed_at: d.refreshed_at.clone(), error: d.error.clone() };
+            (result, state == ListState::Cold && !d.kicked)
+        };
+        if kick {
+            server.start_refresh(false);
+        }
+        Ok(result)
+    }
+
+    /// Refresh now, sharing a refresh already running; skips back-off. Failures keep the
+    /// last-known-good list and come back as an Error status, not as `Err`.
+    pub async fn refresh(&self, server_id: &str) -> Result<ServerStatus, CatalogError> {
+        let server = self.enabled_server(server_id)?;
+        match server.start_refresh(true) {
+            Some(fut) => Ok(fut.await),
+            None => Err(CatalogError::Disabled(server_id.to_owned())),
+        }
+    }
+
+    pub async fn restart(&self, server_id: &str) -> Result<ServerStatus, CatalogError> {
+        let server = self.enabled_server(server_id)?;
+        server.restart().await.ok_or_else(|| CatalogError::Disabled(server_id.to_owned()))
+    }
+
+    /// Every configured server, sorted by id.
+    pub fn status(&self) -> Vec<ServerStatus> {
+        let servers: Vec<_> = self.inner.servers.lock().unwrap().values().cloned().collect();
+        servers.iter().map(|s| s.status()).collect()
+    }
+
+    pub fn server_status(&self, server_id: &str) -> Result<ServerStatus, CatalogError> {
+        Ok(self.server(server_id)?.status())
+    }
+
+    pub fn config(&self, server_id: &str) -> Option<ServerConfig> {
+        self.server(server_id).ok().map(|s| s.config())
+    }
+
+    pub fn server_ids(&self) -> Vec<String> {
+        self.inner.servers.lock().unwrap().keys().cloned().collect()
+    }
+
+    /// `tools/call` through the server's session (connecting if it has none). The result is
+    /// the MCP `CallToolResult` as JSON; `isError: true` results are `Ok`. Cancelling `cancel`
+    /// sends `notifications/cancelled`; the server's progress notifications go to `progress`.
+    pub async fn call_tool(
+        &self,
+        server_id: &str,
+        tool: &str,
+        arguments: Value,
+        cancel: CancellationToken,
+        progress: Option<mpsc::UnboundedSender<Value>>,
+    ) -> Result<Value, CatalogError> {
+        let server = self.enabled_server(server_id)?;
+        if server.config().disabled_tools.iter().any(|t| t == tool) {
+            return Err(CatalogError::ToolDisabled { server: server_id.to_owned(), tool: tool.to_owned() });
+        }
+        let conn = tokio::select! {
+            c = server.connection() => c,
+            _ = cancel.cancelled() => return Err(CatalogError::Cancelled),
+        };
+        let conn = conn.inspect_err(|e| server.record_failure(e.to_string()))?;
+        let timeout = self.inner.shared.opts.call_timeout;
+        conn.call_tool(tool, arguments, timeout, cancel, progress).await
+    }
+
+    /// Stop every server and wait until their children are gone.
+    pub async fn shutdown(&self) {
+        let servers: Vec<_> = std::mem::take(&mut *self.inner.servers.lock().unwrap()).into_values().collect();
+        futures::future::join_all(servers.iter().map(|s| s.stop())).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn unstartable(id: &str) -> ServerConfig {
+        serde_json::from_value(json!({"id": id, "name": id,
+            "transport": {"type": "stdio", "command": "/nonexistent/toolreg-test-server",
+                          "env": {"TOKEN": "s3cret-value"}}}))
+        .unwrap()
+    }
+
+    async fn until_error(cat: &Catalog, id: &str) -> ServerStatus {
+        for _ in 0..200 {
+            let s = cat.server_status(id).unwrap();
+            if s.state == ServerState::Error {
+                return s;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("{id} never failed");
+    }
+
+    #[tokio::test]
+    async fn failing_server_reports_error_once_and_never_blocks_reads() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let opts = CatalogOptions { backoff_base: Duration::from_secs(60), ..Default::default() };
+        let cat = Catalog::new(opts, tx);
+        cat.set_servers(vec![unstartable("bad")]);
+        let st = until_error(&cat, "bad").await;
+        assert!(!st.cached && st.tool_count.is_none());
+        assert!(!st.error.as_deref().unwrap().contains("s3cret"));
+        let list = cat.list_tools("bad", false).unwrap();
+        assert_eq!((list.state, list.tools.len()), (ListState::Error, 0));
+        // An explicit refresh skips the one-minute back-off, and the same failure again is
+        // not news: no second Error event.
+        assert_eq!(cat.refresh("bad").await.unwrap().state, ServerState::Error);
+        let mut errors = 0;
+        while let Ok(event) = rx.try_recv() {
+            if let CatalogEvent::DidChange { status: ServerState::Error, .. } = event {
+                errors += 1;
+            }
+        }
+        // Error, then Connecting for the explicit retry, then Error again.
+        assert_eq!(errors, 2);
+        assert!(matches!(cat.refresh("nope").await, Err(CatalogError::UnknownServer(_))));
+        cat.shutdown().await;
+        assert!(cat.status().is_empty());
+    }
+
+    #[tokio::test]
+    async fn set_servers_diffs_by_identity() {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let cat = Catalog::new(CatalogOptions::default(), tx);
+        let mut a = unstartable("a");
+        cat.set_servers(vec![a.clone(), unstartable("b")]);
+        assert_eq!(cat.server_ids(), ["a", "b"]);
+        a.name = "Renamed".into();
+        a.enabled = false;
+        cat.set_servers(vec![a]);
+        assert_eq!(cat.server_ids(), ["a"]);
+        let st = cat.server_status("a").unwrap();
+        assert_eq!((st.name.as_str(), st.state), ("Renamed", ServerState::Disabled));
+        assert!(matches!(cat.list_tools("a", false), Err(CatalogError::Disabled(_))));
+        cat.shutdown().await;
+    }
+}

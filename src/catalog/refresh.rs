@@ -1,0 +1,413 @@
+//! One configured server: its last-known-good tool list, its status, its live connection, and
+//! the background refresh job that keeps them current.
+//!
+//! Invariants:
+//! - Reads (`snapshot`, `status`) take a short std mutex and never await: they can never wait
+//!   on a server.
+//! - At most one refresh per server runs at a time; every caller asking meanwhile awaits the
+//!   same one (`in_flight` is a shared future of a spawned task, so a caller that goes away
+//!   does not abort it).
+//! - A failed refresh never drops the last-known-good list; it sets Error and schedules one
+//!   automatic retry after an exponential back-off. Explicit refreshes skip the back-off and
+//!   the warm-up concurrency limit.
+//! - Events are edge-triggered: `DidChange` only when (state, error, tool count, tools)
+//!   changed, `ToolsChanged` only when a different list was stored.
+
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Instant;
+
+use futures::future::{BoxFuture, FutureExt, Shared as SharedFuture};
+use tokio::sync::{mpsc, Notify, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use super::cache::{self, CachedList};
+use super::client::{self, Connection};
+use super::config::{
+    now_rfc3339, CatalogError, CatalogEvent, CatalogOptions, McpTool, ServerConfig, ServerState,
+    ServerStatus,
+};
+
+/// What every server shares with the catalog.
+pub(crate) struct Shared {
+    pub opts: CatalogOptions,
+    pub events: mpsc::UnboundedSender<CatalogEvent>,
+    pub warm_slots: Arc<Semaphore>,
+}
+
+pub(crate) type RefreshFuture = SharedFuture<BoxFuture<'static, ServerStatus>>;
+
+/// The mutable part of a server, behind a std mutex held only for a few assignments.
+#[derive(Default)]
+pub(crate) struct Data {
+    pub state: Option<ServerState>,
+    pub error: Option<String>,
+    /// `None`: cold (never warmed, nothing on disk). `Some(vec![])`: warmed and empty.
+    pub tools: Option<Vec<McpTool>>,
+    pub refreshed_at: Option<String>,
+    failures: u32,
+    retry_at: Option<Instant>,
+    retry_scheduled: bool,
+    /// Some automatic refresh was started: a cold read must not start another.
+    pub kicked: bool,
+    in_flight: Option<(RefreshFuture, Arc<Notify>)>,
+    rerun: bool,
+    last_published: Option<(ServerState, Option<String>, Option<usize>)>,
+}
+
+pub(crate) struct Server {
+    pub id: String,
+    pub identity: String,
+    config: Mutex<ServerConfig>,
+    pub data: Mutex<Data>,
+    conn: tokio::sync::Mutex<Option<Arc<Connection>>>,
+    stop: CancellationToken,
+    persist_lock: Arc<Mutex<()>>,
+    shared: Arc<Shared>,
+}
+
+impl Server {
+    /// `carry` is the last-known-good list of a previous incarnation with the same identity.
+    pub fn new(config: ServerConfig, shared: Arc<Shared>, carry: Option<CachedList>) -> Arc<Self> {
+        let identity = config.identity_hash();
+        let cached = carry.or_else(|| {
+            let dir = shared.opts.cache_dir.as_ref()?;
+            cache::load(dir, &config.id, &identity)
+        });
+        let data = Data {
+            state: Some(if config.enabled { ServerState::Connecting } else { ServerState::Disabled }),
+            refreshed_at: cached.as_ref().and_then(|c| c.refreshed_at.clone()),
+            tools: cached.map(|c| c.tools),
+            ..Data::default()
+        };
+        let server = Arc::new(Server {
+            id: config.id.clone(),
+            identity,
+            config: Mutex::new(config),
+            data: Mutex::new(data),
+            conn: tokio::sync::Mutex::new(None),
+            stop: CancellationToken::new(),
+            persist_lock: Arc::new(Mutex::new(())),
+            shared,
+        });
+        let mut d = server.data.lock().unwrap();
+        server.publish(&mut d, false);
+        drop(d);
+        server
+    }
+
+    pub fn config(&self) -> ServerConfig {
+        self.config.lock().unwrap().clone()
+    }
+
+    /// Display name and tool filters change in place: they do not touch the connection.
+    pub fn set_config(&self, config: ServerConfig) {
+        *self.config.lock().unwrap() = config;
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.config.lock().unwrap().enabled
+    }
+
+    pub fn last_known_good(&self) -> Option<CachedList> {
+        let d = self.data.lock().unwrap();
+        d.tools.as_ref().map(|t| CachedList { tools: t.clone(), refreshed_at: d.refreshed_at.clone() })
+    }
+
+    pub fn status(&self) -> ServerStatus {
+        let name = self.config.lock().unwrap().name.clone();
+        let d = self.data.lock().unwrap();
+        ServerStatus {
+            id: self.id.clone(),
+            name,
+            state: d.state.unwrap_or(ServerState::Connecting),
+            error: d.error.clone(),
+            tool_count: d.tools.as_ref().map(Vec::len),
+            refreshed_at: d.refreshed_at.clone(),
+            cached: d.tools.is_some(),
+        }
+    }
+
+    fn publish(&self, d: &mut Data, tools_changed: bool) {
+        let state = d.state.unwrap_or(ServerState::Connecting);
+        let sig = (state, d.error.clone(), d.tools.as_ref().map(Vec::len));
+        if d.last_published.as_ref() != Some(&sig) || tools_changed {
+            let _ = self.shared.events.send(CatalogEvent::DidChange {
+                server_id: self.id.clone(),
+                status: state,
+                tool_count: sig.2,
+            });
+            d.last_published = Some(sig);
+        }
+        if tools_changed {
+            let _ = self.shared.events.send(CatalogEvent::ToolsChanged { server_id: self.id.clone() });
+        }
+    }
+
+    /// Join the running refresh or start one. Automatic ones wait for a warm-up slot and
+    /// respect back-off (returning `None` while backing off); explicit ones do neither.
+    pub fn start_refresh(self: &Arc<Self>, explicit: bool) -> Option<RefreshFuture> {
+        let mut d = self.data.lock().unwrap();
+        if let Some((fut, urgent)) = &d.in_flight {
+            if explicit {
+                urgent.notify_one();
+            }
+            return Some(fut.clone());
+        }
+        if self.stop.is_cancelled() || !self.enabled() {
+            return None;
+        }
+        if !explicit && d.retry_at.is_some_and(|t| t > Instant::now()) {
+            return None;
+        }
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let urgent = Arc::new(Notify::new());
+        if explicit {
+            urgent.notify_one();
+        }
+        let me = self.clone();
+        let fut: RefreshFuture = async move { rx.await.unwrap_or_else(|_| me.status()) }.boxed().shared();
+        d.in_flight = Some((fut.clone(), urgent.clone()));
+        d.kicked = true;
+        drop(d);
+
+        let me = self.clone();
+        tokio::spawn(async move {
+            let slots = me.shared.warm_slots.clone();
+            let permit = tokio::select! {
+                p = slots.acquire_owned() => p.ok(),
+                _ = urgent.notified() => None,
+                _ = me.stop.cancelled() => None,
+            };
+            let status = if me.stop.is_cancelled() { me.status() } else { me.refresh_now().await };
+            drop(permit);
+            let rerun = {
+                let mut d = me.data.lock().unwrap();
+                d.in_flight = None;
+                std::mem::take(&mut d.rerun)
+            };
+            let _ = tx.send(status);
+            if rerun {
+                me.start_refresh(false);
+            }
+        });
+        Some(fut)
+    }
+
+    /// `notifications/tools/list_changed`: refresh now, or again right after the running one
+    /// (which may have read the list before the change).
+    fn on_list_changed(self: &Arc<Self>) {
+        {
+            let mut d = self.data.lock().unwrap();
+            if d.in_flight.is_some() {
+                d.rerun = true;
+                return;
+            }
+        }
+        self.start_refresh(true);
+    }
+
+    async fn refresh_now(self: &Arc<Self>) -> ServerStatus {
+        let result = tokio::select! {
+            r = self.fetch() => r,
+            _ = self.stop.cancelled() => Err("server stopped".to_owned()),
+        };
+        if self.stop.is_cancelled() {
+            return self.status();
+        }
+        match result {
+            Ok(tools) => self.record_success(tools),
+            Err(e) => self.record_failure(e),
+        }
+        self.status()
+    }
+
+    async fn fetch(self: &Arc<Self>) -> Result<Vec<McpTool>, String> {
+        let conn = self.connection().await.map_err(|e| e.to_string())?;
+        match conn.list_tools(self.shared.opts.list_timeout).await {
+            Ok(tools) => Ok(tools),
+            Err(e) => {
+                // A session that timed out or closed is not worth reusing.
+                if matches!(e, CatalogError::Timeout { .. } | CatalogError::Closed(_)) || !conn.is_alive() {
+                    self.drop_connection(&conn).await;
+                }
+                Err(e.to_string())
+            }
+        }
+    }
+
+    fn record_success(self: &Arc<Self>, tools: Vec<McpTool>) {
+        let mut d = self.data.lock().unwrap();
+        let changed = d.tools.as_ref() != Some(&tools);
+        d.tools = Some(tools);
+        d.refreshed_at = Some(now_rfc3339());
+        d.state = Some(ServerState::Ready);
+        d.error = None;
+        d.failures = 0;
+        d.retry_at = None;
+        self.publish(&mut d, changed);
+        drop(d);
+        self.persist();
+    }
+
+    pub fn record_failure(self: &Arc<Self>, error: String) {
+        tracing::warn!(server = %self.id, %error, "MCP tool refresh failed");
+        let mut d = self.data.lock().unwrap();
+        d.state = Some(ServerState::Error);
+        d.error = Some(error);
+        d.failures = d.failures.saturating_add(1);
+        let opts = &self.shared.opts;
+        let factor = 1u32.checked_shl(d.failures.saturating_sub(1).min(20)).unwrap_or(u32::MAX);
+        let delay = opts.backoff_base.saturating_mul(factor).min(opts.backoff_max);
+        d.retry_at = Some(Instant::now() + delay);
+        self.publish(&mut d, false);
+        let schedule = !std::mem::replace(&mut d.retry_scheduled, true);
+        drop(d);
+        if schedule {
+            let me = Arc::downgrade(self);
+            let stop = self.stop.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = tokio::time::sleep(delay) => {}
+                    _ = stop.cancelled() => return,
+                }
+                if let Some(me) = me.upgrade() {
+                    let still_failing = {
+                        let mut d = me.data.lock().unwrap();
+                        d.retry_scheduled = false;
+                        d.state == Some(ServerState::Error)
+                    };
+                    if still_failing {
+                        me.start_refresh(false);
+                    }
+                }
+            });
+        }
+    }
+
+    /// Write the current list to disk off the async threads; the lock plus reading the list
+    /// inside it means the last write always carries the newest list.
+    fn persist(self: &Arc<Self>) {
+        let Some(dir) = self.shared.opts.cache_dir.clone() else { return };
+        let me = self.clone();
+        let lock = self.persist_lock.clone();
+        tokio::task::spawn_blocking(move || {
+            let _guard = lock.lock().unwrap();
+            let Some(list) = me.last_known_good() else { return };
+            if let Err(e) = cache::store(&dir, &me.id, &me.identity, &list) {
+                tracing::warn!(server = %me.id, error = %e, "cannot write MCP tool cache");
+            }
+        });
+    }
+
+    /// The live session, connecting if there is none (bounded by the connect timeout).
+    pub async fn connection(self: &Arc<Self>) -> Result<Arc<Connection>, CatalogError> {
+        let mut slot = self.conn.lock().await;
+        if let Some(conn) = slot.as_ref() {
+            if conn.is_alive() {
+                return Ok(conn.clone());
+            }
+            let old = slot.take().expect("checked");
+            let grace = self.shared.opts.stop_grace;
+            tokio::spawn(async move { old.close(grace).await });
+        }
+        if self.stop.is_cancelled() {
+            return Err(CatalogError::NotConnected("server stopped".into()));
+        }
+        {
+            let mut d = self.data.lock().unwrap();
+            if d.state != Some(ServerState::Connecting) {
+                d.state = Some(ServerState::Connecting);
+                self.publish(&mut d, false);
+            }
+        }
+        let weak: Weak<Server> = Arc::downgrade(self);
+        let on_list_changed = Box::new(move || {
+            if let Some(s) = weak.upgrade() {
+                s.on_list_changed();
+            }
+        });
+        let config = self.config();
+        let connected = tokio::select! {
+            r = client::connect(&config, self.shared.opts.connect_timeout, on_list_changed) => r,
+            _ = self.stop.cancelled() => Err("server stopped".into()),
+        };
+        let conn = Arc::new(connected.map_err(CatalogError::NotConnected)?);
+        *slot = Some(conn.clone());
+        drop(slot);
+        self.watch_exit(&conn);
+        // Connected outside a refresh (a call): the status is Connecting and a restarted
+        // server may have other tools, so list them now.
+        if self.data.lock().unwrap().in_flight.is_none() {
+            self.start_refresh(true);
+        }
+        Ok(conn)
+    }
+
+    /// A child that dies (crash, kill) turns the server to Error at once, not at the next use.
+    fn watch_exit(self: &Arc<Self>, conn: &Arc<Connection>) {
+        let weak = Arc::downgrade(self);
+        let conn_weak = Arc::downgrade(conn);
+        let stop = self.stop.clone();
+        let conn = conn.clone();
+        tokio::spawn(async move {
+            let why = tokio::select! {
+                why = conn.exited() => why,
+                _ = stop.cancelled() => return,
+            };
+            drop(conn);
+            let (Some(me), Some(conn)) = (weak.upgrade(), conn_weak.upgrade()) else { return };
+            let current = {
+                let slot = me.conn.lock().await;
+                slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, &conn))
+            };
+            if current && !me.stop.is_cancelled() {
+                me.drop_connection(&conn).await;
+                me.record_failure(why);
+            }
+        });
+    }
+
+    async fn drop_connection(&self, conn: &Arc<Connection>) {
+        let mut slot = self.conn.lock().await;
+        if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
+            slot.take();
+        }
+        drop(slot);
+        let conn = conn.clone();
+        let grace = self.shared.opts.stop_grace;
+        tokio::spawn(async move { conn.close(grace).await });
+    }
+
+    /// Restart: close the session, forget the back-off, then refresh on a new session.
+    pub async fn restart(self: &Arc<Self>) -> Option<ServerStatus> {
+        let running = self.data.lock().unwrap().in_flight.as_ref().map(|(f, _)| f.clone());
+        let old = self.conn.lock().await.take();
+        if let Some(old) = old {
+            old.close(self.shared.opts.stop_grace).await;
+        }
+        if let Some(running) = running {
+            running.await;
+        }
+        {
+            let mut d = self.data.lock().unwrap();
+            d.failures = 0;
+            d.retry_at = None;
+        }
+        Some(self.start_refresh(true)?.await)
+    }
+
+    /// Synchronous half of `stop`, for drop paths: background work ends and the session
+    /// (and with it the child's process group) goes once its last user lets go.
+    pub fn cancel(&self) {
+        self.stop.cancel();
+    }
+
+    /// For good: no more refreshes, the session closed, the child group killed.
+    pub async fn stop(&self) {
+        self.stop.cancel();
+        let old = self.conn.lock().await.take();
+        if let Some(old) = old {
+            old.close(self.shared.opts.stop_grace).await;
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! Running one tool call: validate and repair the arguments, ask for approval when the entry
+//! is gated, then execute through the tool's owner (an MCP server, the host, or the sidecar's
+//! own meta-tools) and turn the result into model-ready output.
+//!
+//! A tool's own failure, refused approval or arguments that cannot be repaired are results the
+//! model can read (`is_error`), not protocol errors; only a call that names no tool, an unknown
+//! plan, or a cancelled call is an `InvokeError`. The host and the MCP catalog are reached
+//! through the `HostPort` / `McpPort` traits, so this module knows no JSON-RPC.
+
+use crate::approval::{Approvals, Outcome};
+use crate::exposition::plans::PlanStore;
+use crate::meta;
+use crate::output::{self, ModelOutput};
+use crate::registry::{Registry, Source, ToolEntry};
+use crate::repair;
+use crate::validate::Validators;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// What the sidecar asks of the host.
+pub trait HostPort: Send + Sync {
+    fn approval_request(&self, req: ApprovalRequest);
+    fn progress(&self, token: &str, value: Value);
+    /// The tool's result in the MCP `CallToolResult` shape, or why the host could not run it.
+    fn execute_tool(&self, name: &str, arguments: &Value, call_id: &str) -> impl Future<Output = Result<Value, String>> + Send;
+    /// New arguments, `None` when the host gives up, or why the request failed.
+    fn repair_tool_call(&self, name: &str, schema: &Value, arguments: &Value, error: &str) -> impl Future<Output = Result<Option<Value>, String>> + Send;
+}
+
+/// What the sidecar asks of the MCP catalog.
+pub trait McpPort: Send + Sync {
+    fn call_tool(
+        &self,
+        server_id: &str,
+        tool: &str,
+        arguments: Value,
+        cancel: CancellationToken,
+        progress: mpsc::UnboundedSender<Value>,
+    ) -> impl Future<Output = Result<Value, McpCallError>> + Send;
+    /// Enabled servers whose tool list has not been fetched yet (search says so when empty).
+    fn cold_servers(&self) -> Vec<String>;
+}
+
+#[derive(Debug)]
+pub enum McpCallError {
+    Cancelled,
+    Failed(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRequest {
+    pub approval_id: String,
+    pub call_id: String,
+    pub name: String,
+    pub arguments: Value,
+    pub reason: String,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HostAbilities {
+    pub approval: bool,
+    pub host_tools: bool,
+    pub repair: bool,
+}
+
+pub struct Call {
+    pub name: String,
+    pub arguments: Value,
+    pub call_id: String,
+    pub plan_id: Option<String>,
+}
+
+/// How the arguments were mended before the tool ran.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Repair {
+    /// `deterministic` or `host`.
+    pub by: String,
+    pub fixes: Vec<String>,
+    /// The arguments the tool ran with.
+    pub arguments: Value,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invoked {
+    pub output: ModelOutput,
+    pub is_error: bool,
+    pub raw: Option<Value>,
+    pub repaired: Option<Repair>,
+}
+
+impl Invoked {
+    pub fn error(text: impl Into<String>) -> Invoked {
+        Invoked { output: ModelOutput::error(text), is_error: true, raw: None, repaired: None }
+    }
+
+    pub fn text(text: impl Into<String>, raw: Option<Value>) -> Invoked {
+        Invoked { output: ModelOutput::Text(text.into()), is_error: false, raw, repaired: None }
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum InvokeError {
+    #[error("no tool is registered under the name {0:?}")]
+    UnknownTool(String),
+    #[error("{0:?} is a meta-tool and needs the planId of the request it belongs to")]
+    PlanRequired(String),
+    #[error("unknown or expired plan {0:?}")]
+    UnknownPlan(String),
+    #[error("the call was cancelled")]
+    Cancelled,
+}
+
+pub struct Invoker<'a, H, M> {
+    pub registry: &'a Registry,
+    pub host: &'a H,
+    pub mcp: &'a M,
+    pub validators: &'a Validators,
+    pub approvals: &'a Arc<Approvals>,
+    pub plans: &'a PlanStore,
+    pub abilities: HostAbilities,
+    pub approval_timeout: Duration,
+    pub cancel: CancellationToken,
+}
+
+/// Arguments that are ready to run, or the result to give the model instead.
+pub enum Prepared {
+    Ready { arguments: Value, repaired: Option<Repair> },
+    Invalid { errors: Vec<String> },
+}
+
+/// Fills in top-level `default`s the schema declares for missing properties.
+fn apply_defaults(schema: &Value, args: &mut Value) {
+    let (Some(props), Some(obj)) = (schema.get("properties").and_then(Value::as_object), args.as_object_mut()) else {
+        return;
+    };
+    for (k, p) in props {
+        if let Some(d) = p.get("default") {
+            obj.entry(k.clone()).or_insert_with(|| d.clone());
+        }
+    }
+}
+
+impl<H: HostPort, M: McpPort> Invoker<'_, H, M> {
+    pub async fn invoke(&self, call: Call) -> Result<Invoked, InvokeError> {
+        if meta::is_meta(&call.name) {
+            return meta::run(self, call).await;
+        }
+        let entry = match self.registry.get(&call.name) {
+            Some(r) => &r.entry,
+            None => return Err(InvokeError::UnknownTool(call.name)),
+        };
+        self.run_entry(entry, call.arguments, &call.call_id).await
+    }
+
+    /// Validates, repairs when needed (deterministic fixes first, then the host once).
+    pub async fn prepare(&self, entry: &ToolEntry, raw: Value) -> Prepared {
+        let schema = &entry.input_schema;
+        let args = if raw.is_null() { json!({}) } else { raw };
+        let errors = match self.validators.validate(schema, &args) {
+            Ok(()) => return Prepared::Ready { arguments: args, repaired: None },
+            Err(errors) => errors,
+        };
+        for c in repair::candidates(&args, schema) {
+            if self.validators.validate(schema, &c.arguments).is_ok() {
+                let repaired = Repair { by: "deterministic".into(), fixes: c.fixes, arguments: c.arguments.clone() };
+                return Prepared::Ready { arguments: c.arguments, repaired: Some(repaired) };
+            }
+        }
+        if self.abilities.repair {
+            match self.host.repair_tool_call(&entry.name, schema, &args, &errors.join("; ")).await {
+                Ok(Some(fixed)) => match self.validators.validate(schema, &fixed) {
+                    Ok(()) => {
+                        let repaired = Repair { by: "host".into(), fixes: vec!["repaired by the host".into()], arguments: fixed.clone() };
+                        return Prepared::Ready { arguments: fixed, repaired: Some(repaired) };
+                    }
+                    Err(still) => {
+                        let mut errors = errors;
+                        errors.push(format!("the host's repair was still invalid: {}", still.join("; ")));
+                        return Prepared::Invalid { errors };
+                    }
+                },
+                Ok(None) => {}
+                Err(e) => tracing::warn!(tool = %entry.name, "host repair failed: {e}"),
+            }
+        }
+        Prepared::Invalid { errors }
+    }
+
+    /// Runs one registered tool: arguments, approval, execution.
+    pub async fn run_entry(&self, entry: &ToolEntry, raw: Value, call_id: &str) -> Result<Invoked, InvokeError> {
+        let (mut arguments, repaired) = match self.prepare(entry, raw).await {
+            Prepared::Ready { arguments, repaired } => (arguments, repaired),
+            Prepared::Invalid { errors } => {
+                let sig = meta::inspect::signature(&entry.name, &entry.description, &entry.input_schema);
+                return Ok(Invoked::error(format!(
+                    "Invalid arguments for {}; it was not run.\n{}\nExpected:\n{sig}",
+                    entry.name,
+                    errors.join("\n")
+                )));
+            }
+        };
+        apply_defaults(&entry.input_schema, &mut arguments);
+        if entry.approval {
+            if let Some(refusal) = self.approve(entry, &arguments, call_id).await? {
+                return Ok(refusal);
+            }
+        }
+        let mut done = self.execute(entry, arguments, call_id).await?;
+        done.repaired = repaired;
+        Ok(done)
+    }
+
+    /// `None` when approved; otherwise the result that says why the call did not run.
+    async fn approve(&self, entry: &ToolEntry, arguments: &Value, call_id: &str) -> Result<Option<Invoked>, InvokeError> {
+        if !self.abilities.approval {
+            return Ok(Some(Invoked::error(format!(
+                "{} needs the user's approval, but this host cannot ask for it, so it was not run.",
+                entry.name
+            ))));
+        }
+        let pending = self.approvals.open();
+        self.host.approval_request(ApprovalRequest {
+            approval_id: pending.id.clone(),
+            call_id: call_id.to_string(),
+            name: entry.name.clone(),
+            arguments: arguments.clone(),
+            reason: format!("{} is marked as needing approval before it runs", entry.name),
+        });
+        Ok(match pending.wait(self.approval_timeout, &self.cancel).await {
+            Outcome::Approved => None,
+            Outcome::Denied { reason } => Some(Invoked::error(match reason {
+                Some(r) => format!("The user denied this call to {} ({r}); it was not run.", entry.name),
+                None => format!("The user denied this call to {}; it was not run.", entry.name),
+            })),
+            Outcome::TimedOut(t) => Some(Invoked::error(format!(
+                "No approval for {} arrived within {} s; it was not run.",
+                entry.name,
+                t.as_secs()
+            ))),
+            Outcome::Cancelled => return Err(InvokeError::Cancelled),
+        })
+    }
+
+    async fn execute(&self, entry: &ToolEntry, arguments: Value, call_id: &str) -> Result<Invoked, InvokeError> {
+        let raw = match &entry.source {
+            Source::Mcp { server_id, tool_name } => {
+                let (tx, mut rx) = mpsc::unbounded_channel();
+                let call = self.mcp.call_tool(server_id, tool_name, arguments, self.cancel.clone(), tx);
+                tokio::pin!(call);
+                let result = loop {
+                    tokio::select! {
+                        r = &mut call => break r,
+                        Some(p) = rx.recv() => self.host.progress(call_id, p),
+                    }
+                };
+                while let Ok(p) = rx.try_recv() {
+                    self.host.progress(call_id, p);
+                }
+                match result {
+                    Ok(v) => v,
+                    Err(McpCallError::Cancelled) => return Err(InvokeError::Cancelled),
+                    Err(McpCallError::Failed(e)) => {
+                        return Ok(Invoked::error(format!("{} could not run: {e}", entry.name)));
+                    }
+                }
+            }
+            Source::Builtin | Source::Host => {
+                if !self.abilities.host_tools {
+                    return Ok(Invoked::error(format!(
+                        "{} is executed by the host, but the host did not offer to execute tools.",
+                        entry.name
+                    )));
+                }
+                let call = self.host.execute_tool(&entry.name, &arguments, call_id);
+                let result = tokio::select! {
+                    r = call => r,
+                    _ = self.cancel.cancelled() => return Err(InvokeError::Cancelled),
+                };
+                match result {
+                    Ok(v) => v,
+                    Err(e) => return Ok(Invoked::error(format!("The host could not run {}: {e}", entry.name))),
+                }
+            }
+        };
+        let (output, is_error) = output::from_call_result(&raw);
+        Ok(Invoked { output, is_error, raw: Some(raw), repaired: None })
+    }
+}

@@ -1,0 +1,110 @@
+//! Handlers of the catalog, MCP sync, invoke and approval methods.
+
+use super::host::{Host, Mcp};
+use super::{current_cancel, Ctx};
+use crate::approval::Decision;
+use crate::catalog::{Catalog, CatalogError, ListToolsResult, ServerStatus};
+use crate::invoke::{Call, HostAbilities, InvokeError, Invoker};
+use crate::protocol::*;
+use crate::sync::{self, Mode};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn catalog(ctx: &Ctx) -> Result<&Catalog, RpcError> {
+    ctx.catalog.get().ok_or_else(|| RpcError::new(ErrorCode::SERVER_NOT_INITIALIZED, "the catalog starts at initialize"))
+}
+
+fn catalog_error(e: CatalogError) -> RpcError {
+    match &e {
+        CatalogError::UnknownServer(id) => RpcError::new(ErrorCode::UNKNOWN_SERVER, e.to_string()).with_data(json!({"serverId": id})),
+        CatalogError::Disabled(id) => RpcError::new(ErrorCode::SERVER_DISABLED, e.to_string()).with_data(json!({"serverId": id})),
+        _ => RpcError::new(ErrorCode::INTERNAL_ERROR, e.to_string()),
+    }
+}
+
+pub fn handle_set_servers(ctx: &Ctx, p: SetServersParams) -> Result<Empty, RpcError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for s in &p.servers {
+        if s.id.is_empty() || !seen.insert(s.id.as_str()) {
+            return Err(RpcError::new(ErrorCode::INVALID_PARAMS, format!("server ids must be unique and non-empty: {:?}", s.id)));
+        }
+    }
+    catalog(ctx)?.set_servers(p.servers);
+    Ok(Empty {})
+}
+
+pub fn handle_list_tools(ctx: &Ctx, p: ListToolsParams) -> Result<ListToolsResult, RpcError> {
+    catalog(ctx)?.list_tools(&p.server_id, p.include_disabled).map_err(catalog_error)
+}
+
+pub async fn handle_refresh(ctx: Arc<Ctx>, p: ServerIdParams) -> Result<ServerStatus, RpcError> {
+    catalog(&ctx)?.refresh(&p.server_id).await.map_err(catalog_error)
+}
+
+pub async fn handle_restart(ctx: Arc<Ctx>, p: ServerIdParams) -> Result<ServerStatus, RpcError> {
+    catalog(&ctx)?.restart(&p.server_id).await.map_err(catalog_error)
+}
+
+pub fn handle_status(ctx: &Ctx, _: NoParams) -> Result<CatalogStatusResult, RpcError> {
+    Ok(CatalogStatusResult { servers: catalog(ctx)?.status() })
+}
+
+pub fn handle_resolve(ctx: &Ctx, p: ResolveParams) -> Result<ResolveResult, RpcError> {
+    let mode = match p.assistant.mcp_mode {
+        McpMode::Disabled => Mode::Disabled,
+        McpMode::Auto => Mode::Auto,
+        McpMode::Manual => Mode::Manual,
+    };
+    Ok(ResolveResult { tool_ids: sync::resolve(&ctx.snapshot(), catalog(ctx)?, mode, &p.assistant.mcp_server_ids) })
+}
+
+pub fn handle_sync(ctx: &Ctx, p: SyncParams) -> Result<SyncResult, RpcError> {
+    let catalog = catalog(ctx)?;
+    let mut reg = ctx.registry.write().unwrap_or_else(|e| e.into_inner());
+    let s = sync::sync(Arc::make_mut(&mut reg), catalog, p.selected_tool_ids.as_deref());
+    Ok(SyncResult { registered: s.registered, evicted: s.evicted })
+}
+
+pub fn handle_approval_respond(ctx: &Ctx, p: ApprovalRespondParams) -> Result<Empty, RpcError> {
+    let decision = match p.decision {
+        ApprovalDecision::Approve => Decision::Approve,
+        ApprovalDecision::Deny => Decision::Deny { reason: p.reason },
+    };
+    if ctx.approvals.respond(&p.approval_id, decision) {
+        Ok(Empty {})
+    } else {
+        Err(RpcError::new(ErrorCode::UNKNOWN_APPROVAL, format!("no call waits for approval {:?} (unknown, answered, timed out or cancelled)", p.approval_id))
+            .with_data(json!({"approvalId": p.approval_id})))
+    }
+}
+
+pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResult, RpcError> {
+    let caps = ctx.host.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let t = ctx.timeouts.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let registry = ctx.snapshot();
+    let host = Host { out: &ctx.out, call_timeout: Duration::from_millis(t.call_ms.unwrap_or(300_000)) };
+    let mcp = Mcp(ctx.catalog.get());
+    let inv = Invoker {
+        registry: &registry,
+        host: &host,
+        mcp: &mcp,
+        validators: &ctx.validators,
+        approvals: &ctx.approvals,
+        plans: &ctx.plans,
+        abilities: HostAbilities { approval: caps.approval, host_tools: caps.host_tools, repair: caps.repair },
+        approval_timeout: Duration::from_millis(t.approval_ms.unwrap_or(300_000)),
+        cancel: current_cancel(),
+    };
+    let call_id = p.call_id.unwrap_or_else(|| format!("call-{}", ctx.call_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1));
+    let call = Call { name: p.name, arguments: p.arguments, call_id, plan_id: p.plan_id };
+    match inv.invoke(call).await {
+        Ok(done) => Ok(InvokeResult { output: done.output, is_error: done.is_error, raw: done.raw, repaired: done.repaired }),
+        Err(e) => Err(match &e {
+            InvokeError::UnknownTool(name) => RpcError::new(ErrorCode::UNKNOWN_TOOL, e.to_string()).with_data(json!({"name": name})),
+            InvokeError::PlanRequired(name) => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(json!({"name": name})),
+            InvokeError::UnknownPlan(id) => RpcError::new(ErrorCode::UNKNOWN_PLAN, e.to_string()).with_data(json!({"planId": id})),
+            InvokeError::Cancelled => RpcError::new(ErrorCode::REQUEST_CANCELLED, e.to_string()),
+        }),
+    }
+}

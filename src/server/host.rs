@@ -1,0 +1,76 @@
+//! The invoke path's view of the outside: the host (over reverse messages) and the MCP
+//! catalog, as the `HostPort` / `McpPort` traits of `invoke`.
+
+use super::outgoing::Outgoing;
+use crate::catalog::{Catalog, CatalogError, ServerState};
+use crate::invoke::{ApprovalRequest, HostPort, McpCallError, McpPort};
+use crate::protocol::{ApprovalRequestNotification, HostExecuteTool, HostRepairToolCall, Notification, Request};
+use serde_json::{json, Value};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+pub struct Host<'a> {
+    pub out: &'a Outgoing,
+    pub call_timeout: Duration,
+}
+
+impl HostPort for Host<'_> {
+    fn approval_request(&self, req: ApprovalRequest) {
+        self.out.notify(ApprovalRequestNotification::METHOD, req);
+    }
+
+    fn progress(&self, token: &str, value: Value) {
+        self.out.notify("$/progress", json!({"token": token, "value": value}));
+    }
+
+    async fn execute_tool(&self, name: &str, arguments: &Value, call_id: &str) -> Result<Value, String> {
+        let req = self.out.request(HostExecuteTool::METHOD, json!({"name": name, "arguments": arguments, "callId": call_id}));
+        match tokio::time::timeout(self.call_timeout, req).await {
+            Ok(Ok(v)) if v.is_object() => Ok(v),
+            Ok(Ok(v)) => Err(format!("the host answered {v} instead of a CallToolResult")),
+            Ok(Err(e)) => Err(e.message),
+            Err(_) => Err(format!("no answer within {} ms", self.call_timeout.as_millis())),
+        }
+    }
+
+    async fn repair_tool_call(&self, name: &str, schema: &Value, arguments: &Value, error: &str) -> Result<Option<Value>, String> {
+        let params = json!({"name": name, "inputSchema": schema, "arguments": arguments, "error": error});
+        match tokio::time::timeout(self.call_timeout, self.out.request(HostRepairToolCall::METHOD, params)).await {
+            Ok(Ok(Value::Null)) => Ok(None),
+            Ok(Ok(v)) => v.get("arguments").cloned().map(Some).ok_or_else(|| format!("the host answered {v} without arguments")),
+            Ok(Err(e)) => Err(e.message),
+            Err(_) => Err(format!("no answer within {} ms", self.call_timeout.as_millis())),
+        }
+    }
+}
+
+pub struct Mcp<'a>(pub Option<&'a Catalog>);
+
+impl McpPort for Mcp<'_> {
+    async fn call_tool(
+        &self,
+        server_id: &str,
+        tool: &str,
+        arguments: Value,
+        cancel: CancellationToken,
+        progress: mpsc::UnboundedSender<Value>,
+    ) -> Result<Value, McpCallError> {
+        let Some(catalog) = self.0 else { return Err(McpCallError::Failed("no MCP catalog".into())) };
+        match catalog.call_tool(server_id, tool, arguments, cancel, Some(progress)).await {
+            Ok(v) => Ok(v),
+            Err(CatalogError::Cancelled) => Err(McpCallError::Cancelled),
+            Err(e) => Err(McpCallError::Failed(e.to_string())),
+        }
+    }
+
+    fn cold_servers(&self) -> Vec<String> {
+        let Some(catalog) = self.0 else { return Vec::new() };
+        catalog
+            .status()
+            .into_iter()
+            .filter(|s| !s.cached && s.state != ServerState::Disabled)
+            .map(|s| s.id)
+            .collect()
+    }
+}

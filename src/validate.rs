@@ -1,0 +1,305 @@
+//! Validation of tool-call arguments against a tool's JSON Schema.
+//!
+//! Uses the `jsonschema` crate with default features off, so a `$ref` can never
+//! trigger a network (or file) fetch: unresolvable external references make the
+//! schema fail to compile, which is reported as "tool schema is invalid: ...".
+//! Compiled validators are cached by a hash of the schema's canonical form
+//! (object keys sorted), so the same schema is compiled once.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+/// At most this many individual errors are reported per call.
+const MAX_ERRORS: usize = 5;
+/// Individual messages are cut to this many characters (instances can be huge).
+const MAX_MESSAGE_CHARS: usize = 300;
+/// The cache is cleared when it grows beyond this many schemas.
+const MAX_CACHE_ENTRIES: usize = 4096;
+
+type Compiled = Result<Arc<jsonschema::Validator>, String>;
+
+/// A thread-safe cache of compiled validators keyed by schema content.
+#[derive(Default)]
+pub struct Validators {
+    cache: Mutex<HashMap<u64, Compiled>>,
+}
+
+impl Validators {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Ok(()) or the list of errors as readable strings "at /path: message"
+    /// (at most 5, followed by a "... and N more" line when there are more).
+    pub fn validate(&self, schema: &Value, args: &Value) -> Result<(), Vec<String>> {
+        // Fast paths that need no compilation.
+        match schema {
+            Value::Bool(true) => return Ok(()),
+            Value::Object(map) if map.is_empty() => return Ok(()),
+            _ => {}
+        }
+        let validator = self.compiled(schema).map_err(|e| vec![e])?;
+        let mut errors = validator.iter_errors(args);
+        let mut out = Vec::new();
+        let mut extra = 0usize;
+        for error in errors.by_ref() {
+            if out.len() < MAX_ERRORS {
+                let path = error.instance_path().to_string();
+                let path = if path.is_empty() { "/".to_string() } else { path };
+                out.push(format!("at {path}: {}", truncate(&error.to_string())));
+            } else {
+                extra += 1;
+            }
+        }
+        if out.is_empty() {
+            return Ok(());
+        }
+        if extra > 0 {
+            out.push(format!("... and {extra} more"));
+        }
+        Err(out)
+    }
+
+    fn compiled(&self, schema: &Value) -> Compiled {
+        let key = schema_key(schema);
+        if let Some(hit) = self.lock().get(&key) {
+            return hit.clone();
+        }
+        // Compile outside the lock: compilation of big schemas can take a while.
+        let built = compile(schema);
+        let mut cache = self.lock();
+        if cache.len() >= MAX_CACHE_ENTRIES {
+            cache.clear();
+        }
+        cache.entry(key).or_insert(built).clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Compiled>> {
+        // A poisoned cache is still a valid cache (entries are inserted atomically).
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn compile(schema: &Value) -> Compiled {
+    // Draft 2020-12 unless the schema names a known draft via `$schema`;
+    // an unrecognised `$schema` URI also falls back to 2020-12 (never fetched).
+    let result = std::panic::catch_unwind(|| {
+        let mut options = jsonschema::options();
+        let detected = jsonschema::Draft::Draft202012.detect(schema);
+        if detected == jsonschema::Draft::Unknown {
+            options = options.with_draft(jsonschema::Draft::Draft202012);
+        }
+        options.build(schema)
+    });
+    match result {
+        Ok(Ok(v)) => Ok(Arc::new(v)),
+        Ok(Err(e)) => Err(format!("tool schema is invalid: {}", truncate(&e.to_string()))),
+        Err(_) => Err("tool schema is invalid: the validator could not compile it".to_string()),
+    }
+}
+
+fn truncate(s: &str) -> String {
+    if s.chars().count() <= MAX_MESSAGE_CHARS {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(MAX_MESSAGE_CHARS).collect();
+    t.push('…');
+    t
+}
+
+/// Hash of the schema's content, independent of object key order (an object's
+/// entries are combined commutatively), so two schemas differing only in key
+/// order share a cache entry. Allocation-free: it runs on every call.
+fn schema_key(schema: &Value) -> u64 {
+    fingerprint(schema)
+}
+
+fn fingerprint(v: &Value) -> u64 {
+    let mut h = DefaultHasher::new();
+    match v {
+        Value::Null => 0u8.hash(&mut h),
+        Value::Bool(b) => (1u8, *b).hash(&mut h),
+        Value::Number(n) => {
+            2u8.hash(&mut h);
+            if let Some(i) = n.as_i64() {
+                (0u8, i).hash(&mut h);
+            } else if let Some(u) = n.as_u64() {
+                (1u8, u).hash(&mut h);
+            } else {
+                (2u8, n.as_f64().map(f64::to_bits)).hash(&mut h);
+            }
+        }
+        Value::String(s) => (3u8, s).hash(&mut h),
+        Value::Array(items) => {
+            (4u8, items.len()).hash(&mut h);
+            for item in items {
+                fingerprint(item).hash(&mut h);
+            }
+        }
+        Value::Object(map) => {
+            let mut sum = 0u64;
+            for (k, v) in map {
+                let mut entry = DefaultHasher::new();
+                (k, fingerprint(v)).hash(&mut entry);
+                sum = sum.wrapping_add(entry.finish());
+            }
+            (5u8, map.len(), sum).hash(&mut h);
+        }
+    }
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn errs(schema: Value, args: Value) -> Vec<String> {
+        Validators::new().validate(&schema, &args).unwrap_err()
+    }
+
+    #[test]
+    fn accepts_valid_arguments() {
+        let v = Validators::new();
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
+        assert_eq!(v.validate(&schema, &json!({"q": "x"})), Ok(()));
+    }
+
+    #[test]
+    fn true_and_empty_schemas_accept_everything() {
+        let v = Validators::new();
+        for args in [json!({}), json!({"a": 1}), json!("s"), json!(null), json!([1])] {
+            assert_eq!(v.validate(&json!(true), &args), Ok(()));
+            assert_eq!(v.validate(&json!({}), &args), Ok(()));
+        }
+    }
+
+    #[test]
+    fn false_schema_rejects() {
+        let e = errs(json!(false), json!({}));
+        assert_eq!(e.len(), 1);
+        assert!(e[0].starts_with("at /: "), "{e:?}");
+    }
+
+    #[test]
+    fn missing_required_reports_root_path() {
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
+        assert_eq!(errs(schema, json!({})), vec![r#"at /: "q" is a required property"#.to_string()]);
+    }
+
+    #[test]
+    fn wrong_type_reports_nested_path() {
+        let schema = json!({"type": "object", "properties": {
+            "f": {"type": "object", "properties": {"n": {"type": "integer"}}}}});
+        assert_eq!(
+            errs(schema, json!({"f": {"n": "5"}})),
+            vec![r#"at /f/n: "5" is not of type "integer""#.to_string()]
+        );
+    }
+
+    #[test]
+    fn schema_without_type_works() {
+        let schema = json!({"properties": {"n": {"type": "integer"}}, "required": ["n"]});
+        let v = Validators::new();
+        assert_eq!(v.validate(&schema, &json!({"n": 1})), Ok(()));
+        assert_eq!(
+            v.validate(&schema, &json!({"n": true})),
+            Err(vec![r#"at /n: true is not of type "integer""#.to_string()])
+        );
+    }
+
+    #[test]
+    fn at_most_five_errors_plus_summary() {
+        let schema = json!({"type": "object", "additionalProperties": {"type": "integer"}});
+        let args = json!({"a": "x", "b": "x", "c": "x", "d": "x", "e": "x", "f": "x", "g": "x"});
+        let e = errs(schema, args);
+        assert_eq!(e.len(), 6);
+        assert_eq!(e[0], r#"at /a: "x" is not of type "integer""#);
+        assert_eq!(e[5], "... and 2 more");
+    }
+
+    #[test]
+    fn invalid_schema_is_a_single_clean_error() {
+        let e = errs(json!({"type": "strnig"}), json!({}));
+        assert_eq!(e.len(), 1);
+        assert!(e[0].starts_with("tool schema is invalid: "), "{e:?}");
+        let e = errs(json!({"type": "object", "properties": {"a": {"pattern": "(unclosed"}}}), json!({"a": "x"}));
+        assert!(e[0].starts_with("tool schema is invalid: "), "{e:?}");
+    }
+
+    #[test]
+    fn remote_ref_is_not_fetched() {
+        let schema = json!({"$ref": "https://example.com/schema.json"});
+        let e = errs(schema, json!({}));
+        assert_eq!(e.len(), 1);
+        assert!(e[0].starts_with("tool schema is invalid: "), "{e:?}");
+    }
+
+    #[test]
+    fn local_refs_resolve() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"p": {"$ref": "#/$defs/P"}, "q": {"$ref": "#/definitions/Q"}},
+            "$defs": {"P": {"type": "integer"}},
+            "definitions": {"Q": {"type": "boolean"}}
+        });
+        let v = Validators::new();
+        assert_eq!(v.validate(&schema, &json!({"p": 1, "q": true})), Ok(()));
+        assert_eq!(
+            v.validate(&schema, &json!({"p": 1, "q": 2})),
+            Err(vec![r#"at /q: 2 is not of type "boolean""#.to_string()])
+        );
+    }
+
+    #[test]
+    fn draft_2020_12_is_the_default_and_schema_keyword_is_respected() {
+        // prefixItems is a 2020-12 keyword; under draft-07 it is ignored.
+        let v = Validators::new();
+        let modern = json!({"type": "array", "prefixItems": [{"type": "integer"}]});
+        assert!(v.validate(&modern, &json!(["x"])).is_err());
+        let draft7 = json!({"$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "array", "prefixItems": [{"type": "integer"}]});
+        assert_eq!(v.validate(&draft7, &json!(["x"])), Ok(()));
+        let unknown = json!({"$schema": "https://example.com/my-meta",
+            "type": "array", "prefixItems": [{"type": "integer"}]});
+        assert!(v.validate(&unknown, &json!(["x"])).is_err());
+        assert_eq!(v.validate(&unknown, &json!([1])), Ok(()));
+    }
+
+    #[test]
+    fn cache_key_ignores_key_order_and_distinguishes_content() {
+        let a = json!({"type": "object", "required": ["x"]});
+        let b = json!({"required": ["x"], "type": "object"});
+        let c = json!({"required": ["y"], "type": "object"});
+        assert_eq!(schema_key(&a), schema_key(&b));
+        assert_ne!(schema_key(&a), schema_key(&c));
+        let nested_a = json!({"properties": {"x": {"type": "string", "minLength": 1}}});
+        let nested_b = json!({"properties": {"x": {"minLength": 1, "type": "string"}}});
+        assert_eq!(schema_key(&nested_a), schema_key(&nested_b));
+        assert_ne!(schema_key(&json!({"a": {"b": 1}})), schema_key(&json!({"b": {"a": 1}})));
+        assert_ne!(schema_key(&json!({"a": 1, "b": 2})), schema_key(&json!({"a": 2, "b": 1})));
+        assert_ne!(schema_key(&json!(["a", "b"])), schema_key(&json!(["b", "a"])));
+        let v = Validators::new();
+        assert!(v.validate(&a, &json!({})).is_err());
+        assert!(v.validate(&b, &json!({})).is_err());
+        assert_eq!(v.lock().len(), 1);
+    }
+
+    #[test]
+    fn long_messages_are_truncated() {
+        let schema = json!({"type": "object", "properties": {"s": {"type": "integer"}}});
+        let e = errs(schema, json!({"s": "y".repeat(2000)}));
+        assert!(e[0].chars().count() < 400, "{}", e[0].len());
+        assert!(e[0].ends_with('…'));
+    }
+
+    #[test]
+    fn validators_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Validators>();
+    }
+}
