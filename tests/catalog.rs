@@ -1,0 +1,348 @@
+//! The MCP catalog over the real binary, against the project's fixture MCP server (its faults
+//! chosen by flags): warm-up, sync, never-blocking reads beside hanging and crashing servers,
+//! list_changed, persistence across restarts, a corrupt cache, pagination, eviction rules, and
+//! no orphan process after the sidecar is SIGKILLed.
+mod support;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use support::*;
+
+fn fixture() -> &'static str {
+    env!("CARGO_BIN_EXE_toolreg-fixture-mcp")
+}
+
+fn server(id: &str, args: &[&str]) -> Value {
+    json!({"id": id, "name": id, "enabled": true, "transport": {"type": "stdio", "command": fixture(), "args": args}})
+}
+
+fn init(s: &mut Sidecar, cache_dir: Option<&std::path::Path>) {
+    let mut p = json!({"timeouts": {"connectMs": 3000, "listMs": 3000}, "capabilities": {"hostTools": true}});
+    if let Some(d) = cache_dir {
+        p["cacheDir"] = json!(d.to_str().unwrap());
+    }
+    s.ok("initialize", p);
+}
+
+/// Request/response while notifications (catalog/didChange, $/progress) may arrive: they are
+/// collected, not treated as errors.
+fn call(s: &mut Sidecar, method: &str, params: Value, notes: &mut Vec<Value>) -> Value {
+    let id = s.next_id();
+    s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    loop {
+        let m = s.recv();
+        if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
+            return m;
+        }
+        assert!(m.get("id").is_none(), "unexpected request from the sidecar: {m}");
+        notes.push(m);
+    }
+}
+
+fn ok(s: &mut Sidecar, method: &str, params: Value) -> Value {
+    let mut notes = Vec::new();
+    let r = call(s, method, params, &mut notes);
+    r.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {r}"))
+}
+
+fn state(s: &mut Sidecar, id: &str) -> String {
+    let st = ok(s, "catalog/status", json!({}));
+    st["servers"].as_array().unwrap().iter().find(|x| x["id"] == id).map(|x| x["state"].as_str().unwrap().to_string()).unwrap_or_default()
+}
+
+fn wait_state(s: &mut Sidecar, id: &str, want: &str) {
+    let start = Instant::now();
+    while state(s, id) != want {
+        assert!(start.elapsed() < TIMEOUT, "{id} never became {want}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn names(v: &Value) -> Vec<String> {
+    v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
+}
+
+fn quit(mut s: Sidecar) {
+    let mut notes = Vec::new();
+    let r = call(&mut s, "shutdown", Value::Null, &mut notes);
+    assert_eq!(r["result"], Value::Null);
+    s.notify("exit", Value::Null);
+    assert_eq!(s.wait().code(), Some(0));
+}
+
+#[test]
+fn warm_up_sync_and_plan() {
+    let mut s = Sidecar::spawn();
+    init(&mut s, None);
+    // A cold server is cold, never waited for.
+    ok(&mut s, "catalog/setServers", json!({"servers": [server("alpha", &["--tools", "3"]), server("beta-server", &["--tools", "2"])]}));
+    wait_state(&mut s, "alpha", "ready");
+    wait_state(&mut s, "beta-server", "ready");
+    let list = ok(&mut s, "catalog/listTools", json!({"serverId": "alpha"}));
+    assert_eq!(list["state"], "ready");
+    let tools: Vec<&str> = list["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    // In the order the server listed them.
+    assert_eq!(tools, ["echo", "stats", "tool_0", "tool_1", "tool_2"]);
+    assert!(list["refreshedAt"].as_str().unwrap().ends_with('Z'));
+
+    let ids = ok(&mut s, "registry/resolveMcpToolIds", json!({"assistant": {"mcpMode": "auto"}}));
+    let ids = names(&ids["toolIds"]);
+    assert_eq!(ids.len(), 9);
+    assert!(ids.contains(&"mcp__betaServer__tool_1".replace("tool_1", "tool1")), "{ids:?}");
+    let manual = ok(&mut s, "registry/resolveMcpToolIds", json!({"assistant": {"mcpMode": "manual", "mcpServerIds": ["alpha"]}}));
+    assert_eq!(manual["toolIds"].as_array().unwrap().len(), 5);
+    let none = ok(&mut s, "registry/resolveMcpToolIds", json!({"assistant": {"mcpMode": "disabled"}}));
+    assert_eq!(none["toolIds"], json!([]));
+
+    let synced = ok(&mut s, "registry/syncMcp", json!({"selectedToolIds": ids}));
+    assert_eq!(names(&synced["registered"]).len(), 9);
+    // Idempotent: nothing changes the second time.
+    assert_eq!(ok(&mut s, "registry/syncMcp", json!({"selectedToolIds": ids})), json!({"registered": [], "evicted": []}));
+    let listed = ok(&mut s, "registry/list", json!({"namespace": "mcp:alpha"}));
+    assert_eq!(listed["entries"].as_array().unwrap().len(), 5);
+    assert_eq!(listed["entries"][0]["source"], json!({"kind": "mcp", "serverId": "alpha", "toolName": "echo"}));
+    assert_eq!(listed["entries"][0]["namespaceLabel"], "mcp:alpha");
+
+    let plan = ok(&mut s, "exposition/plan", json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "contextWindow": 2000}));
+    // Nine small tools cost less than the meta-tools would: all inline, counted per tool.
+    assert_eq!(plan["decision"]["gate"], "metaOverhead", "{}", plan["tokens"]);
+    assert_eq!(plan["tools"].as_array().unwrap().len(), 9);
+    assert_eq!(plan["tokens"]["perNamespace"]["mcp:alpha"]["tools"], 5);
+    quit(s);
+}
+
+#[test]
+fn hanging_and_crashing_servers_delay_nothing() {
+    let mut s = Sidecar::spawn();
+    let t = Instant::now();
+    init(&mut s, None);
+    let init_time = t.elapsed();
+    ok(&mut s, "catalog/setServers", json!({"servers": [
+        server("hang", &["--hang-list"]),
+        server("slow", &["--slow-start-ms", "60000"]),
+        server("crash", &["--crash-on-call", "echo", "--tools", "1"]),
+        server("good", &["--tools", "2"]),
+    ]}));
+    wait_state(&mut s, "good", "ready");
+    // The healthy server is usable while the others are still stuck.
+    assert_eq!(state(&mut s, "hang"), "connecting");
+    assert_eq!(state(&mut s, "slow"), "connecting");
+    assert_eq!(ok(&mut s, "catalog/listTools", json!({"serverId": "good"}))["state"], "ready");
+    assert_eq!(ok(&mut s, "catalog/listTools", json!({"serverId": "hang"}))["state"], "cold");
+    ok(&mut s, "registry/syncMcp", json!({}));
+    let plan = ok(&mut s, "exposition/plan", json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}}));
+    assert!(plan["placements"].as_object().unwrap().contains_key("mcp__good__tool0"), "{}", plan["placements"]);
+    assert_eq!(state(&mut s, "slow"), "connecting", "the plan was answered while a server was still starting");
+
+    // A crash mid-call: the call fails readably, the server goes to error, the others go on.
+    wait_state(&mut s, "crash", "ready");
+    ok(&mut s, "registry/syncMcp", json!({}));
+    let r = ok(&mut s, "tool/invoke", json!({"name": "mcp__crash__echo", "arguments": {"x": 1}}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert_eq!(ok(&mut s, "catalog/listTools", json!({"serverId": "good"}))["state"], "ready");
+    // The crashed server keeps its last-known-good list, so its entries stay.
+    let crash_list = ok(&mut s, "catalog/listTools", json!({"serverId": "crash"}));
+    assert_eq!(crash_list["tools"].as_array().unwrap().len(), 3);
+    let again = ok(&mut s, "registry/syncMcp", json!({}));
+    assert!(names(&again["evicted"]).iter().all(|n| !n.starts_with("mcp__crash__")), "{again}");
+    eprintln!("initialize answered in {init_time:?}");
+    quit(s);
+}
+
+#[test]
+fn list_changed_reaches_the_registry_after_the_next_sync() {
+    let mut s = Sidecar::spawn();
+    init(&mut s, None);
+    ok(&mut s, "catalog/setServers", json!({"servers": [server("live", &["--tools", "2", "--change-after-ms", "700"])]}));
+    wait_state(&mut s, "live", "ready");
+    let first = ok(&mut s, "registry/syncMcp", json!({}));
+    assert!(names(&first["registered"]).contains(&"mcp__live__tool0".to_string()));
+    // Wait for the server's tools/list_changed to be picked up.
+    let start = Instant::now();
+    loop {
+        let list = ok(&mut s, "catalog/listTools", json!({"serverId": "live"}));
+        if list["tools"].as_array().unwrap().iter().any(|t| t["name"] == "tool_added") {
+            break;
+        }
+        assert!(start.elapsed() < TIMEOUT, "list_changed never refreshed the list");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let second = ok(&mut s, "registry/syncMcp", json!({}));
+    assert_eq!(second, json!({"registered": ["mcp__live__toolAdded"], "evicted": ["mcp__live__tool0"]}));
+    quit(s);
+}
+
+#[test]
+fn did_change_is_notified_and_not_for_an_unchanged_refresh() {
+    let mut s = Sidecar::spawn();
+    init(&mut s, None);
+    let mut notes = Vec::new();
+    call(&mut s, "catalog/setServers", json!({"servers": [server("n", &["--tools", "1"])]}), &mut notes);
+    let start = Instant::now();
+    while !notes.iter().any(|n| n["method"] == "catalog/didChange" && n["params"]["status"] == "ready") {
+        assert!(start.elapsed() < TIMEOUT);
+        if let Some(m) = s.try_recv(Duration::from_millis(100)) {
+            notes.push(m);
+        }
+    }
+    let ready = notes.iter().find(|n| n["method"] == "catalog/didChange" && n["params"]["status"] == "ready").unwrap();
+    assert_eq!(ready["params"], json!({"serverId": "n", "status": "ready", "toolCount": 3}));
+    assert!(notes.iter().any(|n| n["method"] == "$/progress"), "warming reports progress");
+    let mut after = Vec::new();
+    let r = call(&mut s, "catalog/refresh", json!({"serverId": "n"}), &mut after);
+    assert_eq!(r["result"]["state"], "ready");
+    while let Some(m) = s.try_recv(Duration::from_millis(200)) {
+        after.push(m);
+    }
+    assert!(!after.iter().any(|n| n["method"] == "catalog/didChange"), "an unchanged refresh is silent: {after:?}");
+    quit(s);
+}
+
+#[test]
+fn pagination_is_followed() {
+    let mut s = Sidecar::spawn();
+    init(&mut s, None);
+    ok(&mut s, "catalog/setServers", json!({"servers": [server("paged", &["--tools", "30", "--page-size", "7"])]}));
+    wait_state(&mut s, "paged", "ready");
+    let list = ok(&mut s, "catalog/listTools", json!({"serverId": "paged"}));
+    assert_eq!(list["tools"].as_array().unwrap().len(), 32);
+    quit(s);
+}
+
+#[test]
+fn a_restarted_sidecar_answers_from_its_persisted_cache_and_survives_a_corrupt_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = dir.path().join("flags");
+    // One transport (so one cache identity) whose behaviour the test switches by a file.
+    let script = format!("exec '{}' $(cat '{}')", fixture(), flags.display());
+    let cfg = json!({"id": "cached", "name": "Cached", "enabled": true, "transport": {"type": "stdio", "command": "sh", "args": ["-c", script]}});
+    std::fs::write(&flags, "--tools 4").unwrap();
+    let cache = dir.path().join("cache");
+    let mut s = Sidecar::spawn();
+    init(&mut s, Some(&cache));
+    ok(&mut s, "catalog/setServers", json!({"servers": [cfg.clone()]}));
+    wait_state(&mut s, "cached", "ready");
+    quit(s);
+    let files: Vec<_> = std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "one file per server: {files:?}");
+
+    // Restart with the server now hanging: the tools are there at once, from disk.
+    std::fs::write(&flags, "--hang-list").unwrap();
+    let mut s = Sidecar::spawn();
+    init(&mut s, Some(&cache));
+    ok(&mut s, "catalog/setServers", json!({"servers": [cfg.clone()]}));
+    let list = ok(&mut s, "catalog/listTools", json!({"serverId": "cached"}));
+    assert_eq!(list["state"], "ready");
+    assert_eq!(list["tools"].as_array().unwrap().len(), 6);
+    assert_ne!(state(&mut s, "cached"), "ready", "the server itself has not answered");
+    let synced = ok(&mut s, "registry/syncMcp", json!({}));
+    assert_eq!(names(&synced["registered"]).len(), 6);
+    quit(s);
+
+    // A corrupt file is ignored (logged), never fatal, and rebuilt.
+    std::fs::write(&files[0], b"{\"version\": 1, \"tools\": [trunc").unwrap();
+    std::fs::write(&flags, "--tools 1").unwrap();
+    let mut s = Sidecar::spawn();
+    init(&mut s, Some(&cache));
+    ok(&mut s, "catalog/setServers", json!({"servers": [cfg]}));
+    let list = ok(&mut s, "catalog/listTools", json!({"serverId": "cached"}));
+    assert_ne!(list["tools"].as_array().unwrap().len(), 6, "the corrupt file was not trusted");
+    wait_state(&mut s, "cached", "ready");
+    assert_eq!(ok(&mut s, "catalog/listTools", json!({"serverId": "cached"}))["tools"].as_array().unwrap().len(), 3);
+    quit(s);
+    let rebuilt = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(serde_json::from_str::<Value>(&rebuilt).is_ok(), "rewritten atomically as valid JSON");
+}
+
+#[test]
+fn eviction_rules() {
+    let mut s = Sidecar::spawn();
+    init(&mut s, None);
+    let a = server("a", &["--tools", "1"]);
+    let b = server("b", &["--tools", "1"]);
+    ok(&mut s, "registry/register", json!({"entries": [{"name": "host_tool", "namespace": "h", "description": "d", "inputSchema": {"type": "object"}}]}));
+    ok(&mut s, "catalog/setServers", json!({"servers": [a.clone(), b.clone()]}));
+    wait_state(&mut s, "a", "ready");
+    wait_state(&mut s, "b", "ready");
+    assert_eq!(names(&ok(&mut s, "registry/syncMcp", json!({}))["registered"]).len(), 6);
+
+    // A selection syncs only the servers owning a selected tool; the others keep their entries.
+    let r = ok(&mut s, "registry/syncMcp", json!({"selectedToolIds": ["mcp__a__tool0"]}));
+    assert_eq!(r, json!({"registered": [], "evicted": ["mcp__a__echo", "mcp__a__stats"]}));
+    assert_eq!(ok(&mut s, "registry/list", json!({"namespace": "mcp:b"}))["entries"].as_array().unwrap().len(), 3);
+    // An empty selection syncs nothing.
+    assert_eq!(ok(&mut s, "registry/syncMcp", json!({"selectedToolIds": []})), json!({"registered": [], "evicted": []}));
+
+    // A disabled server's entries go; a removed server's too; host entries never.
+    let mut b_off = b.clone();
+    b_off["enabled"] = json!(false);
+    ok(&mut s, "catalog/setServers", json!({"servers": [a.clone(), b_off]}));
+    let r = ok(&mut s, "registry/syncMcp", json!({}));
+    assert_eq!(names(&r["evicted"]), ["mcp__b__echo", "mcp__b__stats", "mcp__b__tool0"]);
+    assert_eq!(state(&mut s, "b"), "disabled");
+    ok(&mut s, "catalog/setServers", json!({"servers": []}));
+    let r = ok(&mut s, "registry/syncMcp", json!({}));
+    assert_eq!(names(&r["evicted"]), ["mcp__a__echo", "mcp__a__stats", "mcp__a__tool0"]);
+    assert_eq!(names(&ok(&mut s, "registry/list", json!({"namespace": "h"}))["entries"].as_array().unwrap().iter().map(|e| e["name"].clone()).collect::<Value>()), ["host_tool"]);
+
+    // Per-server approvalTools make entries approval-gated (never deferred); disabledTools hide them.
+    let mut c = server("c", &["--tools", "2"]);
+    c["approvalTools"] = json!(["tool_0"]);
+    c["disabledTools"] = json!(["tool_1"]);
+    ok(&mut s, "catalog/setServers", json!({"servers": [c]}));
+    wait_state(&mut s, "c", "ready");
+    let r = ok(&mut s, "registry/syncMcp", json!({}));
+    assert_eq!(names(&r["registered"]), ["mcp__c__echo", "mcp__c__stats", "mcp__c__tool0"]);
+    let l = ok(&mut s, "registry/list", json!({"namespace": "mcp:c"}));
+    let gated = l["entries"].as_array().unwrap().iter().find(|e| e["name"] == "mcp__c__tool0").unwrap().clone();
+    assert_eq!((gated["approval"].clone(), gated["defer"].clone()), (json!(true), json!("never")));
+    let echo = l["entries"].as_array().unwrap().iter().find(|e| e["name"] == "mcp__c__echo").unwrap().clone();
+    assert_eq!((echo["approval"].clone(), echo["defer"].clone()), (json!(false), json!("auto")));
+    let all = ok(&mut s, "catalog/listTools", json!({"serverId": "c", "includeDisabled": true}));
+    assert_eq!(all["tools"].as_array().unwrap().len(), 4);
+    quit(s);
+}
+
+#[test]
+fn unknown_servers_and_bad_configs_are_clear_errors() {
+    let mut s = Sidecar::spawn();
+    init(&mut s, None);
+    let mut notes = Vec::new();
+    let r = call(&mut s, "catalog/listTools", json!({"serverId": "nope"}), &mut notes);
+    assert_eq!(r["error"]["code"], -32012);
+    assert_eq!(r["error"]["data"]["serverId"], "nope");
+    let r = call(&mut s, "catalog/setServers", json!({"servers": [server("x", &[]), server("x", &[])]}), &mut notes);
+    assert_eq!(r["error"]["code"], -32602);
+    let r = call(&mut s, "catalog/setServers", json!({"servers": [{"id": "y", "name": "y", "transport": {"type": "carrier-pigeon"}}]}), &mut notes);
+    assert_eq!(r["error"]["code"], -32602);
+    // A command that does not exist: an error status with a message, no crash, no secret.
+    let bad = json!({"id": "missing", "name": "m", "enabled": true, "transport": {"type": "stdio", "command": "/nonexistent/server", "env": {"API_KEY": "sk-very-secret"}}});
+    ok(&mut s, "catalog/setServers", json!({"servers": [bad]}));
+    wait_state(&mut s, "missing", "error");
+    let st = ok(&mut s, "catalog/status", json!({}));
+    let text = st.to_string();
+    assert!(text.contains("/nonexistent/server") || text.contains("spawn"), "{text}");
+    assert!(!text.contains("sk-very-secret"));
+    quit(s);
+}
+
+#[test]
+fn no_mcp_server_survives_a_sigkilled_sidecar() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let mut s = Sidecar::spawn();
+    init(&mut s, None);
+    ok(&mut s, "catalog/setServers", json!({"servers": [server("p", &["--pid-file", pid_file.to_str().unwrap()])]}));
+    wait_state(&mut s, "p", "ready");
+    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    let alive = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| !st.split_whitespace().nth(2).is_some_and(|state| state == "Z"))
+    };
+    assert!(alive(pid));
+    unsafe { libc::kill(s.child.id() as i32, libc::SIGKILL) };
+    s.wait();
+    let start = Instant::now();
+    while alive(pid) {
+        assert!(start.elapsed() < Duration::from_secs(10), "MCP server {pid} outlived the sidecar");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
