@@ -1,5 +1,14 @@
 #!/usr/bin/env bash
-# Every test of the project: the Rust suite (unit, real-binary, transcripts, schema drift).
+# Every test of the project. Installs what the tests need from the registries when it is
+# missing (the MCP reference servers), then runs the Rust suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [ ! -f tests/reference-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js ]; then
+  npm ci --prefix tests/reference-servers --no-audit --no-fund
+fi
+if ! python3 -c "import mcp_server_time" 2>/dev/null; then
+  python3 -m pip install --quiet --disable-pip-version-check -r tests/reference-servers/requirements.txt
+fi
+
 cargo test --locked
