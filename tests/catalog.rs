@@ -280,6 +280,10 @@ fn eviction_rules() {
     assert_eq!(names(&r["evicted"]), ["mcp__b__echo", "mcp__b__stats", "mcp__b__tool0"]);
     assert_eq!(state(&mut s, "b"), "disabled");
     ok(&mut s, "catalog/setServers", json!({"servers": []}));
+    // Before the next sync the entry is still there, but a call never reaches a removed server.
+    let r = ok(&mut s, "tool/invoke", json!({"name": "mcp__a__echo", "arguments": {}}));
+    assert_eq!(r["isError"], true);
+    assert!(r["output"]["value"].as_str().unwrap().contains("unknown MCP server: a"), "{r}");
     let r = ok(&mut s, "registry/syncMcp", json!({}));
     assert_eq!(names(&r["evicted"]), ["mcp__a__echo", "mcp__a__stats", "mcp__a__tool0"]);
     assert_eq!(names(&ok(&mut s, "registry/list", json!({"namespace": "h"}))["entries"].as_array().unwrap().iter().map(|e| e["name"].clone()).collect::<Value>()), ["host_tool"]);
