@@ -25,6 +25,8 @@ use tokio_util::sync::CancellationToken;
 /// What the sidecar asks of the host.
 pub trait HostPort: Send + Sync {
     fn approval_request(&self, req: ApprovalRequest);
+    /// The approval is no longer wanted (timed out or cancelled): the host can close its prompt.
+    fn approval_withdrawn(&self, approval_id: &str, reason: &str);
     fn progress(&self, token: &str, value: Value);
     /// The tool's result in the MCP `CallToolResult` shape, or why the host could not run it.
     fn execute_tool(&self, name: &str, arguments: &Value, call_id: &str) -> impl Future<Output = Result<Value, String>> + Send;
@@ -232,18 +234,25 @@ impl<H: HostPort, M: McpPort> Invoker<'_, H, M> {
             arguments: arguments.clone(),
             reason: format!("{} is marked as needing approval before it runs", entry.name),
         });
+        let approval_id = pending.id.clone();
         Ok(match pending.wait(self.approval_timeout, &self.cancel).await {
             Outcome::Approved => None,
             Outcome::Denied { reason } => Some(Invoked::error(match reason {
                 Some(r) => format!("The user denied this call to {} ({r}); it was not run.", entry.name),
                 None => format!("The user denied this call to {}; it was not run.", entry.name),
             })),
-            Outcome::TimedOut(t) => Some(Invoked::error(format!(
-                "No approval for {} arrived within {} s; it was not run.",
-                entry.name,
-                t.as_secs()
-            ))),
-            Outcome::Cancelled => return Err(InvokeError::Cancelled),
+            Outcome::TimedOut(t) => {
+                self.host.approval_withdrawn(&approval_id, "timeout");
+                Some(Invoked::error(format!(
+                    "No approval for {} arrived within {} ms; it was not run.",
+                    entry.name,
+                    t.as_millis()
+                )))
+            }
+            Outcome::Cancelled => {
+                self.host.approval_withdrawn(&approval_id, "cancelled");
+                return Err(InvokeError::Cancelled);
+            }
         })
     }
 

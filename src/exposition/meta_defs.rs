@@ -69,7 +69,7 @@ listed directly in your tool definitions must be called directly, not through to
 
 /// The system-prompt section naming the deferred namespaces with their counts, in byte order
 /// of the label so the prompt is identical for identical input.
-pub fn prompt_section(namespaces: &BTreeMap<String, usize>) -> String {
+pub fn prompt_section(namespaces: &BTreeMap<&str, usize>) -> String {
     let mut s = String::from(
         "<DEFERRED_TOOLS>\nMore tools are available than are listed in your tool definitions. \
 To use one, find it with tool_search, read its parameters with tool_inspect, then call it with \

@@ -114,7 +114,7 @@ pub struct Decision {
     pub gate: Gate,
 }
 
-/// A plan without its id (the server assigns one when it stores the plan's scope).
+/// Which tools a model request carries inline, which are deferred, and the figures behind it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Plan {
@@ -161,13 +161,33 @@ pub fn entry_tokens(r: &Registered, enc: EncodingChoice) -> u32 {
     })
 }
 
-fn meta_overhead(enc: EncodingChoice, namespaces: &BTreeMap<String, usize>) -> (u64, String) {
+fn meta_overhead(enc: EncodingChoice, namespaces: &BTreeMap<&str, usize>) -> (u64, String) {
     static DEFS: [std::sync::OnceLock<u64>; 2] = [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
     let defs = *DEFS[enc.name as usize].get_or_init(|| {
         meta_defs::definitions().iter().map(|d| enc.name.count(&d.counted_text()) as u64).sum()
     });
     let prompt = meta_defs::prompt_section(namespaces);
-    (defs + enc.name.count(&prompt) as u64, prompt)
+    // The section is the same for the same pool, request after request: count it once.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(&prompt, &mut h);
+    let n = CountCache::global().get_or_count(std::hash::Hasher::finish(&h), enc.name, || prompt.clone());
+    (defs + n as u64, prompt)
+}
+
+/// One active entry while planning.
+struct Slot<'a> {
+    r: &'a Registered,
+    tokens: u32,
+    reason: Reason,
+    deferred: bool,
+}
+
+fn label_counts<'a>(slots: impl Iterator<Item = &'a Slot<'a>>) -> BTreeMap<&'a str, usize> {
+    let mut m = BTreeMap::new();
+    for s in slots {
+        *m.entry(s.r.entry.namespace_label()).or_insert(0usize) += 1;
+    }
+    m
 }
 
 pub fn plan(input: &PlanInput) -> Plan {
@@ -179,50 +199,32 @@ pub fn plan(input: &PlanInput) -> Plan {
     let threshold = (context_window * THRESHOLD_PERCENT / 100) as u64;
 
     // Client tools shadow entries of the same name: the host said what it sends.
-    let client_names: std::collections::HashSet<&str> =
-        input.client_tools.iter().map(|t| t.name.as_str()).collect();
-    let entries: Vec<&Arc<Registered>> =
-        input.active.iter().filter(|r| !client_names.contains(r.entry.name.as_str())).collect();
+    let shadowed = |name: &str| input.client_tools.iter().any(|t| t.name == name);
+    let mut slots: Vec<Slot> = input
+        .active
+        .iter()
+        .filter(|r| input.client_tools.is_empty() || !shadowed(&r.entry.name))
+        .map(|r| {
+            let e = &r.entry;
+            let reason = match (e.approval, e.defer) {
+                (true, _) => Reason::Approval,
+                (false, Defer::Never) => Reason::Never,
+                (false, Defer::Always) => Reason::Always,
+                (false, Defer::Auto) => Reason::Auto,
+            };
+            Slot { r, tokens: entry_tokens(r, enc), reason, deferred: reason == Reason::Always }
+        })
+        .collect();
 
-    let mut reasons: BTreeMap<String, Reason> = BTreeMap::new();
-    let mut per_tool = BTreeMap::new();
-    let mut auto_pool = Vec::new();
-    let mut defer_now = Vec::new();
-    for r in &entries {
-        let e = &r.entry;
-        per_tool.insert(e.name.clone(), entry_tokens(r, enc));
-        let reason = match (e.approval, e.defer) {
-            (true, _) => Reason::Approval,
-            (false, Defer::Never) => Reason::Never,
-            (false, Defer::Always) => {
-                defer_now.push(*r);
-                Reason::Always
-            }
-            (false, Defer::Auto) => {
-                auto_pool.push(*r);
-                Reason::Auto
-            }
-        };
-        reasons.insert(e.name.clone(), reason);
-    }
-    for t in input.client_tools {
-        per_tool.insert(t.name.clone(), enc.name.count(&t.counted_text()) as u32);
-        reasons.insert(t.name.clone(), Reason::Client);
-    }
-
-    let pool_cost: u64 = auto_pool.iter().map(|r| per_tool[&r.entry.name] as u64).sum();
-    let count_namespaces = |rs: &[&Arc<Registered>]| {
-        let mut m = BTreeMap::new();
-        for r in rs {
-            *m.entry(r.entry.namespace_label().to_string()).or_insert(0usize) += 1;
-        }
-        m
-    };
-    let candidate: Vec<&Arc<Registered>> = defer_now.iter().chain(auto_pool.iter()).copied().collect();
-    let (candidate_overhead, candidate_prompt) = meta_overhead(enc, &count_namespaces(&candidate));
-    let gate = if auto_pool.is_empty() {
+    let (pool_len, pool_cost) = slots
+        .iter()
+        .filter(|s| s.reason == Reason::Auto)
+        .fold((0usize, 0u64), |(n, c), s| (n + 1, c + s.tokens as u64));
+    let candidate = label_counts(slots.iter().filter(|s| matches!(s.reason, Reason::Always | Reason::Auto)));
+    let (candidate_overhead, candidate_prompt) = meta_overhead(enc, &candidate);
+    let gate = if pool_len == 0 {
         Gate::EmptyPool
-    } else if auto_pool.len() < MIN_AUTO_DEFER_COUNT {
+    } else if pool_len < MIN_AUTO_DEFER_COUNT {
         Gate::MinCount
     } else if pool_cost <= threshold {
         Gate::Threshold
@@ -233,82 +235,84 @@ pub fn plan(input: &PlanInput) -> Plan {
     };
     let passed = gate == Gate::Passed;
     if passed {
-        defer_now.extend(auto_pool.iter().copied());
+        for s in slots.iter_mut().filter(|s| s.reason == Reason::Auto) {
+            s.deferred = true;
+        }
     }
-    defer_now.sort_by(|a, b| a.entry.name.cmp(&b.entry.name));
+    let any_deferred = slots.iter().any(|s| s.deferred);
 
-    let deferred_names: std::collections::HashSet<&str> =
-        defer_now.iter().map(|r| r.entry.name.as_str()).collect();
+    let client_tokens: Vec<u32> = input.client_tools.iter().map(|t| enc.name.count(&t.counted_text()) as u32).collect();
     let mut tools: Vec<ToolDefinition> = input.client_tools.to_vec();
-    tools.extend(entries.iter().filter(|r| !deferred_names.contains(r.entry.name.as_str())).map(|r| definition(r)));
-
-    let (meta_cost, system_prompt) = if defer_now.is_empty() {
+    tools.extend(slots.iter().filter(|s| !s.deferred).map(|s| definition(s.r)));
+    let (meta_cost, system_prompt) = if !any_deferred {
         (0, None)
     } else {
         // When the pool passed, the deferred set is the candidate set: reuse its count.
         let (cost, prompt) = if passed {
             (candidate_overhead, candidate_prompt)
         } else {
-            meta_overhead(enc, &count_namespaces(&defer_now))
+            meta_overhead(enc, &label_counts(slots.iter().filter(|s| s.deferred)))
         };
-        for d in meta_defs::definitions() {
-            reasons.insert(d.name.clone(), Reason::Meta);
-            tools.push(d);
-        }
+        tools.extend(meta_defs::definitions());
         (cost, Some(prompt))
     };
 
+    // Outputs. Slots are in byte order of the name, so the maps are built from sorted input.
     let mut per_namespace: BTreeMap<String, NamespaceTokens> = BTreeMap::new();
-    for r in &entries {
-        let ns = per_namespace.entry(r.entry.namespace.clone()).or_insert_with(|| NamespaceTokens {
-            label: r.entry.namespace_label().to_string(),
+    let mut per_ns: std::collections::HashMap<&str, NamespaceTokens> = std::collections::HashMap::new();
+    for s in &slots {
+        let ns = per_ns.entry(s.r.entry.namespace.as_str()).or_insert_with(|| NamespaceTokens {
+            label: s.r.entry.namespace_label().to_string(),
             tools: 0,
             tokens: 0,
             deferred: 0,
         });
         ns.tools += 1;
-        ns.tokens += per_tool[&r.entry.name] as u64;
-        ns.deferred += deferred_names.contains(r.entry.name.as_str()) as usize;
+        ns.tokens += s.tokens as u64;
+        ns.deferred += s.deferred as usize;
     }
+    per_namespace.extend(per_ns.into_iter().map(|(k, v)| (k.to_string(), v)));
 
-    let mut placements: BTreeMap<String, Placement> = BTreeMap::new();
-    for r in &entries {
-        let name = &r.entry.name;
-        placements.insert(
-            name.clone(),
-            Placement {
-                namespace: Some(r.entry.namespace.clone()),
-                reason: reasons[name],
-                deferred: deferred_names.contains(name.as_str()),
-            },
-        );
+    let mut per_tool: BTreeMap<String, u32> = slots.iter().map(|s| (s.r.entry.name.clone(), s.tokens)).collect();
+    let mut placements: BTreeMap<String, Placement> = slots
+        .iter()
+        .map(|s| {
+            let p = Placement { namespace: Some(s.r.entry.namespace.clone()), reason: s.reason, deferred: s.deferred };
+            (s.r.entry.name.clone(), p)
+        })
+        .collect();
+    for (t, n) in input.client_tools.iter().zip(&client_tokens) {
+        per_tool.insert(t.name.clone(), *n);
+        placements.insert(t.name.clone(), Placement { namespace: None, reason: Reason::Client, deferred: false });
     }
-    for (name, reason) in &reasons {
-        if matches!(reason, Reason::Client | Reason::Meta) {
-            placements.insert(name.clone(), Placement { namespace: None, reason: *reason, deferred: false });
+    if any_deferred {
+        for name in [meta_defs::SEARCH, meta_defs::INSPECT, meta_defs::INVOKE] {
+            placements.insert(name.to_string(), Placement { namespace: None, reason: Reason::Meta, deferred: false });
         }
     }
-    let deferred_cost: u64 = defer_now.iter().map(|r| per_tool[&r.entry.name] as u64).sum();
-    let inline_cost: u64 = per_tool.values().map(|n| *n as u64).sum::<u64>() - deferred_cost + meta_cost;
+
+    let deferred_cost: u64 = slots.iter().filter(|s| s.deferred).map(|s| s.tokens as u64).sum();
+    let all_cost: u64 = slots.iter().map(|s| s.tokens as u64).sum::<u64>() + client_tokens.iter().map(|n| *n as u64).sum::<u64>();
     Plan {
         tools,
-        deferred: defer_now
+        deferred: slots
             .iter()
-            .map(|r| DeferredRef { name: r.entry.name.clone(), namespace: r.entry.namespace.clone() })
+            .filter(|s| s.deferred)
+            .map(|s| DeferredRef { name: s.r.entry.name.clone(), namespace: s.r.entry.namespace.clone() })
             .collect(),
         system_prompt,
         encoding: enc,
         tokens: Tokens {
-            inline: inline_cost,
+            inline: all_cost - deferred_cost + meta_cost,
             deferred: deferred_cost,
             threshold,
-            meta_overhead: if defer_now.is_empty() { candidate_overhead } else { meta_cost },
+            meta_overhead: if any_deferred { meta_cost } else { candidate_overhead },
             auto_pool: pool_cost,
             context_window,
             per_tool,
             per_namespace,
         },
-        decision: Decision { deferred: !defer_now.is_empty(), gate },
+        decision: Decision { deferred: any_deferred, gate },
         placements,
     }
 }

@@ -51,7 +51,9 @@ use serde_json::Value;
 
 /// The identifier splitter shared by index and query, re-exported for callers and tests.
 pub use super::search_text::split_words;
-use super::search_text::{lead, norm_literal, squash, walk_schema, Analyzer, FxHashMap};
+use super::search_text::{
+    clauses, lead, norm_literal, query_words, squash, walk_schema, Analyzer, FxHashMap, WordOrigin,
+};
 
 /// One tool definition as the search sees it.
 #[derive(Debug, Clone)]
@@ -109,6 +111,24 @@ pub struct SearchParams {
     pub server_prior: f32,
     /// Field weights of that server document: namespace, tool names, descriptions.
     pub server_field_weight: [f32; 3],
+    /// Long queries: the multipliers above fade linearly from their value at `long_terms.0`
+    /// query terms to `value * long_scale` at `long_terms.1` terms and beyond.
+    pub long_terms: (f32, f32),
+    /// Per multiplier at full length: coverage, name coverage, server prior.
+    pub long_scale: [f32; 3],
+    /// Weight of the term a path ("file") or URL ("url") in the query implies.
+    pub implied_weight: f32,
+    /// Clause fusion for long requests: a query of at least `clause_min_terms` terms that cuts
+    /// into 2+ clauses of at least `clause_terms` terms each is also ranked clause by clause,
+    /// and the rankings are merged by reciprocal rank fusion, `w / (clause_rrf_k + rank)`,
+    /// with weight 1 for the whole query and `clause_weight` for each clause.
+    pub clause_min_terms: usize,
+    pub clause_terms: usize,
+    pub clause_rrf_k: f32,
+    pub clause_weight: f32,
+    /// The n-th hit (0-based) of a server in a long query's fused ranking is multiplied by
+    /// `server_decay^n`, so one server cannot fill the top of a multi-step request.
+    pub server_decay: f32,
 }
 
 impl Default for SearchParams {
@@ -122,6 +142,14 @@ impl Default for SearchParams {
             name_bonus: 0.5,
             server_prior: 0.8,
             server_field_weight: [2.0, 0.75, 0.2],
+            long_terms: (8.0, 16.0),
+            long_scale: [1.0, 1.0, 1.0],
+            implied_weight: 0.0,
+            clause_min_terms: usize::MAX,
+            clause_terms: 2,
+            clause_rrf_k: 10.0,
+            clause_weight: 1.0,
+            server_decay: 1.0,
         }
     }
 }
@@ -269,8 +297,11 @@ impl Ord for Ranked {
 /// One query term: the index terms that stand for it, with weights (1 for the term itself).
 struct QueryGroup {
     terms: Vec<(u32, f32)>,
-    /// A concatenation of adjacent query words, not counted for coverage.
+    /// Evidence only, not counted for coverage: a concatenation of adjacent query words, or a
+    /// term implied by a path or URL in the query.
     compound: bool,
+    /// Implied by a path or URL: not counted as matched either.
+    implied: bool,
 }
 
 /// Build-time term interning with a per-word cache, so each distinct word is stop-checked and
@@ -558,7 +589,12 @@ impl SearchIndex {
     /// ("who am i" -> whoami, "node pool" -> nodepool).
     fn query_groups(&self, query: &str) -> Vec<QueryGroup> {
         let mut words: Vec<String> = Vec::new();
-        split_words(query, |w| words.push(w.to_string()));
+        let (mut has_path, mut has_url) = (false, false);
+        query_words(query, |w, origin| {
+            has_path |= origin == WordOrigin::Path;
+            has_url |= origin == WordOrigin::Url;
+            words.push(w.to_string());
+        });
         let mut seen: Vec<String> = Vec::new();
         let mut groups: Vec<QueryGroup> = Vec::new();
         let add =
@@ -579,7 +615,11 @@ impl SearchIndex {
                 }
                 seen.push(stem);
                 if !terms.is_empty() || !compound {
-                    groups.push(QueryGroup { terms, compound });
+                    groups.push(QueryGroup {
+                        terms,
+                        compound,
+                        implied: false,
+                    });
                 }
             };
         for w in &words {
@@ -614,6 +654,24 @@ impl SearchIndex {
             }
             add(stem, false, &mut groups, &mut seen);
         }
+        // A path means the request involves a file; a URL, a web address. Neither word is
+        // usually written out ("save it to /root/a.md"), yet tools are named for it.
+        if self.params.implied_weight > 0.0 {
+            for (on, w) in [(has_path, "file"), (has_url, "url")] {
+                if on {
+                    if let Some(stem) = self.analyzer.stem_word(w) {
+                        let n = groups.len();
+                        add(stem, true, &mut groups, &mut seen);
+                        if groups.len() > n {
+                            groups[n].implied = true;
+                            for t in &mut groups[n].terms {
+                                t.1 *= self.params.implied_weight;
+                            }
+                        }
+                    }
+                }
+            }
+        }
         for len in 2..=3 {
             for win in words.windows(len) {
                 let joined: String = win.concat();
@@ -647,21 +705,19 @@ impl SearchIndex {
         self.ns_keys[doc].iter().any(|k| !k.is_empty() && k == ns)
     }
 
-    /// Ranked hits, best first, at most `limit`. `namespace` filters to docs whose namespace or
-    /// namespace_label equals it (case-insensitive) or whose server equals it. Ties break by doc
-    /// index. An empty or whitespace query gives no hits.
-    pub fn search(&self, query: &str, namespace: Option<&str>, limit: usize) -> Vec<Hit> {
-        if query.trim().is_empty() || limit == 0 || self.n_docs == 0 {
-            return Vec::new();
-        }
-        let ns = namespace
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_lowercase);
-
-        let groups = self.query_groups(query);
+    /// BM25F scores of every doc any query term reaches: `(touched docs, dense scores)`.
+    fn score(&self, groups: &[QueryGroup]) -> (Vec<u32>, Vec<f32>) {
         // Coverage counts the query's own terms; compounds only add evidence.
         let n_groups = groups.iter().filter(|g| !g.compound).count().max(1) as f32;
+        let p = &self.params;
+        let (l0, l1) = p.long_terms;
+        let long = ((n_groups - l0) / (l1 - l0).max(1e-3)).clamp(0.0, 1.0);
+        let fade = |v: f32, i: usize| v * (1.0 - long + long * p.long_scale[i]);
+        let (coverage_bonus, name_bonus, server_prior) = (
+            fade(p.coverage_bonus, 0),
+            fade(p.name_bonus, 1),
+            fade(p.server_prior, 2),
+        );
 
         let mut acc = vec![0f32; self.n_docs];
         let mut matched = vec![0u16; self.n_docs];
@@ -671,7 +727,8 @@ impl SearchIndex {
         let mut gbest = vec![0f32; self.n_docs];
         let mut gname = vec![0f32; self.n_docs];
         let mut gtouched: Vec<u32> = Vec::new();
-        for g in &groups {
+        for g in groups {
+            let counts = !g.implied as u16;
             let g = &g.terms;
             if g.len() == 1 {
                 let (t, w) = g[0];
@@ -679,13 +736,13 @@ impl SearchIndex {
                 let (ds, ws) = self.postings(t);
                 for (&raw, &pw) in ds.iter().zip(ws) {
                     let d = (raw & !NAME_FLAG) as usize;
-                    if matched[d] == 0 {
+                    if acc[d] == 0.0 && matched[d] == 0 {
                         touched.push(d as u32);
                     }
                     acc[d] += idf * pw;
-                    matched[d] += 1;
+                    matched[d] += counts;
                     if raw & NAME_FLAG != 0 {
-                        name_hit[d] += w;
+                        name_hit[d] += w.min(1.0);
                     }
                 }
                 continue;
@@ -710,11 +767,11 @@ impl SearchIndex {
             }
             for &d in &gtouched {
                 let d = d as usize;
-                if matched[d] == 0 {
+                if acc[d] == 0.0 && matched[d] == 0 {
                     touched.push(d as u32);
                 }
                 acc[d] += gbest[d];
-                matched[d] += 1;
+                matched[d] += counts;
                 name_hit[d] += gname[d];
                 gbest[d] = 0.0;
                 gname[d] = 0.0;
@@ -722,7 +779,52 @@ impl SearchIndex {
             gtouched.clear();
         }
 
-        // Exact-name tiers.
+        // Server prior: score each namespace group as one document, best group = 1.
+        let mut gscore = vec![0f32; self.n_groups];
+        if server_prior > 0.0 {
+            let mut gbest = vec![0f32; self.n_groups];
+            for g in groups {
+                for &(t, w) in &g.terms {
+                    let (a, b) = (
+                        self.gpost_start[t as usize] as usize,
+                        self.gpost_start[t as usize + 1] as usize,
+                    );
+                    let idf = self.gidf[t as usize] * w;
+                    for (&grp, &pw) in self.gpost_group[a..b].iter().zip(&self.gpost_w[a..b]) {
+                        let slot = &mut gbest[grp as usize];
+                        *slot = slot.max(idf * pw);
+                    }
+                }
+                for (s, b) in gscore.iter_mut().zip(gbest.iter_mut()) {
+                    *s += *b;
+                    *b = 0.0;
+                }
+            }
+            let max = gscore.iter().copied().fold(0f32, f32::max);
+            if max > 0.0 {
+                for s in gscore.iter_mut() {
+                    *s = 1.0 + server_prior * *s / max;
+                }
+            } else {
+                gscore.fill(1.0);
+            }
+        } else {
+            gscore.fill(1.0);
+        }
+
+        for &d in &touched {
+            let di = d as usize;
+            let cov = (matched[di] as f32 / n_groups).min(1.0);
+            let name_cov = (name_hit[di] / self.name_len[di].max(1) as f32).min(1.0);
+            acc[di] *= (1.0 + coverage_bonus * cov)
+                * (1.0 + name_bonus * name_cov)
+                * gscore[self.doc_group[di] as usize];
+        }
+        (touched, acc)
+    }
+
+    /// Exact-name tiers of `query`: (doc, tier 1-4).
+    fn exact_tiers(&self, query: &str) -> Vec<(u32, u8)> {
         let mut tiers: Vec<(u32, u8)> = Vec::new();
         let mut add_tier = |d: u32, tier: u8| match tiers.iter_mut().find(|(x, _)| *x == d) {
             Some(e) => e.1 = e.1.max(tier),
@@ -755,38 +857,113 @@ impl SearchIndex {
         {
             add_tier(d, tier);
         }
+        tiers
+    }
 
-        // Server prior: score each namespace group as one document, best group = 1.
-        let mut gscore = vec![0f32; self.n_groups];
-        if self.params.server_prior > 0.0 {
-            let mut gbest = vec![0f32; self.n_groups];
-            for g in &groups {
-                for &(t, w) in &g.terms {
-                    let (a, b) = (
-                        self.gpost_start[t as usize] as usize,
-                        self.gpost_start[t as usize + 1] as usize,
-                    );
-                    let idf = self.gidf[t as usize] * w;
-                    for (&grp, &pw) in self.gpost_group[a..b].iter().zip(&self.gpost_w[a..b]) {
-                        let slot = &mut gbest[grp as usize];
-                        *slot = slot.max(idf * pw);
+    /// Clause groups of a long multi-step request, or empty when the query is not one.
+    fn clause_groups(&self, query: &str, n_terms: usize) -> Vec<Vec<QueryGroup>> {
+        if n_terms < self.params.clause_min_terms {
+            return Vec::new();
+        }
+        let mut parts: Vec<String> = Vec::new();
+        let mut pending = String::new();
+        let enough = |text: &str| {
+            let mut n = 0;
+            query_words(text, |w, _| n += self.analyzer.stem_word(w).is_some() as usize);
+            n >= self.params.clause_terms
+        };
+        for c in clauses(query) {
+            if !pending.is_empty() {
+                pending.push(' ');
+            }
+            pending.push_str(c);
+            if enough(&pending) {
+                parts.push(std::mem::take(&mut pending));
+            }
+        }
+        if !pending.is_empty() {
+            // A short tail joins the last clause.
+            match parts.last_mut() {
+                Some(last) => {
+                    last.push(' ');
+                    last.push_str(&pending);
+                }
+                None => return Vec::new(),
+            }
+        }
+        let out: Vec<Vec<QueryGroup>> = parts.iter().map(|p| self.query_groups(p)).collect();
+        if out.len() < 2 {
+            return Vec::new();
+        }
+        out
+    }
+
+    /// Ranked hits, best first, at most `limit`. `namespace` filters to docs whose namespace or
+    /// namespace_label equals it (case-insensitive) or whose server equals it. Ties break by doc
+    /// index. An empty or whitespace query gives no hits.
+    pub fn search(&self, query: &str, namespace: Option<&str>, limit: usize) -> Vec<Hit> {
+        if query.trim().is_empty() || limit == 0 || self.n_docs == 0 {
+            return Vec::new();
+        }
+        let ns = namespace
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_lowercase);
+        let keep = |d: usize| ns.as_ref().is_none_or(|ns| self.in_namespace(d, ns));
+
+        let groups = self.query_groups(query);
+        let n_terms = groups.iter().filter(|g| !g.compound).count();
+        let tiers = self.exact_tiers(query);
+        let (touched, mut scores) = self.score(&groups);
+
+        let clause_groups = self.clause_groups(query, n_terms);
+        let mut touched = touched;
+        if !clause_groups.is_empty() {
+            // Reciprocal rank fusion of the whole query's ranking with each clause's.
+            const DEPTH: usize = 50;
+            let k = self.params.clause_rrf_k;
+            let mut fused = vec![0f32; self.n_docs];
+            let mut fused_touched: Vec<u32> = Vec::new();
+            let mut rank_into = |touched: &[u32], scores: &[f32], w: f32| {
+                let mut ranked: Vec<Ranked> = touched
+                    .iter()
+                    .filter(|&&d| keep(d as usize))
+                    .map(|&d| Ranked(scores[d as usize] as f64, d))
+                    .collect();
+                if ranked.len() > DEPTH {
+                    ranked.select_nth_unstable_by(DEPTH - 1, |a, b| b.cmp(a));
+                    ranked.truncate(DEPTH);
+                }
+                ranked.sort_unstable_by(|a, b| b.cmp(a));
+                for (r, Ranked(_, d)) in ranked.iter().enumerate() {
+                    let slot = &mut fused[*d as usize];
+                    if *slot == 0.0 {
+                        fused_touched.push(*d);
                     }
+                    *slot += w / (k + r as f32 + 1.0);
                 }
-                for (s, b) in gscore.iter_mut().zip(gbest.iter_mut()) {
-                    *s += *b;
-                    *b = 0.0;
+            };
+            rank_into(&touched, &scores, 1.0);
+            for cg in &clause_groups {
+                let (t, s) = self.score(cg);
+                rank_into(&t, &s, self.params.clause_weight);
+            }
+            // Per-server diversity: a server's n-th hit is discounted by decay^n.
+            if self.params.server_decay < 1.0 {
+                let mut order: Vec<Ranked> = fused_touched
+                    .iter()
+                    .map(|&d| Ranked(fused[d as usize] as f64, d))
+                    .collect();
+                order.sort_unstable_by(|a, b| b.cmp(a));
+                let mut seen = vec![0i32; self.n_groups];
+                for Ranked(_, d) in order {
+                    let g = self.doc_group[d as usize] as usize;
+                    fused[d as usize] *= self.params.server_decay.powi(seen[g]);
+                    seen[g] += 1;
                 }
             }
-            let max = gscore.iter().copied().fold(0f32, f32::max);
-            if max > 0.0 {
-                for s in gscore.iter_mut() {
-                    *s = 1.0 + self.params.server_prior * *s / max;
-                }
-            } else {
-                gscore.fill(1.0);
-            }
-        } else {
-            gscore.fill(1.0);
+            touched = fused_touched;
+            scores = fused;
         }
 
         // Keep the best `limit` in a bounded min-heap (root = worst kept).
@@ -801,31 +978,18 @@ impl SearchIndex {
         };
         for &d in &touched {
             let di = d as usize;
-            if let Some(ns) = &ns {
-                if !self.in_namespace(di, ns) {
-                    continue;
-                }
+            if !keep(di) {
+                continue;
             }
-            let cov = (matched[di] as f32 / n_groups).min(1.0);
-            let name_cov = (name_hit[di] / self.name_len[di].max(1) as f32).min(1.0);
-            let s = acc[di]
-                * (1.0 + self.params.coverage_bonus * cov)
-                * (1.0 + self.params.name_bonus * name_cov)
-                * gscore[self.doc_group[di] as usize];
             let tier = if tiers.is_empty() {
                 0
             } else {
                 tiers.iter().find(|(x, _)| *x == d).map_or(0, |t| t.1)
             };
-            offer(Ranked(s as f64 + tier as f64 * TIER_SCORE, d));
+            offer(Ranked(scores[di] as f64 + tier as f64 * TIER_SCORE, d));
         }
         for &(d, tier) in &tiers {
-            if matched[d as usize] == 0 {
-                if let Some(ns) = &ns {
-                    if !self.in_namespace(d as usize, ns) {
-                        continue;
-                    }
-                }
+            if scores[d as usize] == 0.0 && keep(d as usize) {
                 offer(Ranked(tier as f64 * TIER_SCORE, d));
             }
         }

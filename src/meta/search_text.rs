@@ -54,6 +54,99 @@ pub fn split_words(text: &str, mut f: impl FnMut(&str)) {
     }
 }
 
+/// Extensions that mark a bare token as a file name (`report.md`, `clock.png`).
+const FILE_EXTENSIONS: &[&str] = &[
+    "bib", "bmp", "c", "cpp", "css", "csv", "doc", "docx", "gif", "go", "html", "ipynb", "java",
+    "jpeg", "jpg", "js", "json", "jsx", "log", "md", "mov", "mp3", "mp4", "pdf", "png", "ppt",
+    "pptx", "py", "rs", "svg", "toml", "ts", "tsx", "txt", "wav", "webp", "xls", "xlsx", "xml",
+    "yaml", "yml", "zip",
+];
+
+/// What a query word came from: plain prose, a filesystem path or file name, or a URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WordOrigin {
+    Prose,
+    Path,
+    Url,
+}
+
+/// Splits a query like [`split_words`], but reads paths and URLs as what they are. A path
+/// (`/root/markdown/report.md`, `~/x`, `./x`, or a bare `name.ext` with a known extension) is a
+/// location, not a topic: its directory components are dropped, its base name and extension are
+/// kept (the extension names the format), and the caller learns that a file is involved. A URL
+/// keeps its words minus the scheme and `www`. Everything else goes through [`split_words`].
+pub fn query_words(text: &str, mut f: impl FnMut(&str, WordOrigin)) {
+    for tok in text.split_whitespace() {
+        let t = tok.trim_matches(|c: char| !c.is_alphanumeric() && c != '/' && c != '~' && c != '.');
+        let t = t.trim_end_matches('.');
+        let lower = t.to_ascii_lowercase();
+        if lower.contains("://") || lower.starts_with("www.") {
+            split_words(t, |w| {
+                if !matches!(w, "http" | "https" | "www") {
+                    f(w, WordOrigin::Url)
+                }
+            });
+            continue;
+        }
+        let base = t.rsplit('/').next().unwrap_or(t);
+        let ext = base
+            .rsplit_once('.')
+            .map(|(_, e)| e.to_ascii_lowercase())
+            .filter(|e| FILE_EXTENSIONS.contains(&e.as_str()));
+        let is_path = t.starts_with('/')
+            || t.starts_with("~/")
+            || t.starts_with("./")
+            || (ext.is_some() && !base.starts_with('.'));
+        if is_path && !base.is_empty() {
+            split_words(base, |w| f(w, WordOrigin::Path));
+            continue;
+        }
+        split_words(tok, |w| f(w, WordOrigin::Prose));
+    }
+}
+
+/// Cuts a long request into clauses: at sentence ends (`.`, `!`, `?`, `;`, `:` before a space),
+/// line breaks, commas, and the words "and", "then", "also". Paths and dotted names stay whole
+/// (a dot only cuts before whitespace).
+pub fn clauses(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        let next_ws = i + 1 >= bytes.len() || bytes[i + 1].is_ascii_whitespace();
+        let cut = match c {
+            b'\n' | b',' => Some(1),
+            b'.' | b'!' | b'?' | b';' | b':' if next_ws => Some(1),
+            b' ' | b'\t' => {
+                let rest = &text[i + 1..];
+                ["and ", "then ", "also "]
+                    .iter()
+                    .find(|w| {
+                        rest.len() >= w.len()
+                            && rest.as_bytes()[..w.len()].eq_ignore_ascii_case(w.as_bytes())
+                    })
+                    .map(|w| w.len() + 1)
+            }
+            _ => None,
+        };
+        if let Some(len) = cut {
+            if i > start {
+                out.push(&text[start..i]);
+            }
+            start = i + len;
+            i = start;
+            continue;
+        }
+        i += 1;
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
 /// FxHash (rustc's hasher): the index hashes many short strings and `u32`s, where SipHash's
 /// DoS resistance buys nothing (keys come from the catalog, not from the network).
 #[derive(Default, Clone, Copy)]

@@ -79,3 +79,4 @@ notification!(Progress, "$/progress", ProgressParams);
 notification!(LogMessage, "window/logMessage", LogMessageParams);
 notification!(CatalogDidChange, "catalog/didChange", DidChangeParams);
 notification!(ApprovalRequestNotification, "approval/request", ApprovalRequestParams);
+notification!(ApprovalWithdrawn, "approval/withdrawn", ApprovalWithdrawnParams);

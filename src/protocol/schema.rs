@@ -12,6 +12,14 @@ fn file_name(method: &str) -> String {
     format!("{}.schema.json", method.trim_start_matches("$/").replace('/', "."))
 }
 
+fn direction_id(direction: &str) -> &'static str {
+    if direction.starts_with("host") {
+        "hostToSidecar"
+    } else {
+        "sidecarToHost"
+    }
+}
+
 fn request<R: Request>(out: &mut BTreeMap<String, Value>, direction: &str) {
     let mut gen = SchemaSettings::draft2020_12().into_generator();
     let params = gen.subschema_for::<R::Params>();
@@ -23,6 +31,8 @@ fn request<R: Request>(out: &mut BTreeMap<String, Value>, direction: &str) {
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "title": R::METHOD,
             "description": format!("Request, {direction}."),
+            "x-kind": "request",
+            "x-direction": direction_id(direction),
             "type": "object",
             "properties": {"params": params, "result": result},
             "$defs": defs,
@@ -40,6 +50,8 @@ fn notification<N: Notification>(out: &mut BTreeMap<String, Value>, direction: &
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "title": N::METHOD,
             "description": format!("Notification, {direction}."),
+            "x-kind": "notification",
+            "x-direction": direction_id(direction),
             "type": "object",
             "properties": {"params": params},
             "$defs": defs,
@@ -77,6 +89,7 @@ pub fn generate() -> BTreeMap<String, String> {
     notification::<LogMessage>(&mut out, FROM);
     notification::<CatalogDidChange>(&mut out, FROM);
     notification::<ApprovalRequestNotification>(&mut out, FROM);
+    notification::<ApprovalWithdrawn>(&mut out, FROM);
     out.into_iter()
         .map(|(k, v)| (k, serde_json::to_string_pretty(&v).expect("schema serializes") + "\n"))
         .collect()

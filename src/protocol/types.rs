@@ -399,3 +399,12 @@ pub struct RepairToolCallParams {
 pub struct RepairToolCallResult {
     pub arguments: Value,
 }
+
+/// `approval/withdrawn`: an `approval/request` that no longer needs an answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalWithdrawnParams {
+    pub approval_id: String,
+    /// `timeout` or `cancelled`.
+    pub reason: String,
+}

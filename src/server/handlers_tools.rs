@@ -96,7 +96,7 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
         approval_timeout: Duration::from_millis(t.approval_ms.unwrap_or(300_000)),
         cancel: current_cancel(),
     };
-    let call_id = p.call_id.unwrap_or_else(|| format!("call-{}", ctx.call_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1));
+    let call_id = p.call_id.unwrap_or_else(|| format!("toolreg-call-{}", ctx.call_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1));
     let call = Call { name: p.name, arguments: p.arguments, call_id, plan_id: p.plan_id };
     match inv.invoke(call).await {
         Ok(done) => Ok(InvokeResult { output: done.output, is_error: done.is_error, raw: done.raw, repaired: done.repaired }),

@@ -4,7 +4,7 @@
 use super::outgoing::Outgoing;
 use crate::catalog::{Catalog, CatalogError, ServerState};
 use crate::invoke::{ApprovalRequest, HostPort, McpCallError, McpPort};
-use crate::protocol::{ApprovalRequestNotification, HostExecuteTool, HostRepairToolCall, Notification, Request};
+use crate::protocol::{ApprovalRequestNotification, ApprovalWithdrawn, HostExecuteTool, HostRepairToolCall, Notification, Request};
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -18,6 +18,10 @@ pub struct Host<'a> {
 impl HostPort for Host<'_> {
     fn approval_request(&self, req: ApprovalRequest) {
         self.out.notify(ApprovalRequestNotification::METHOD, req);
+    }
+
+    fn approval_withdrawn(&self, approval_id: &str, reason: &str) {
+        self.out.notify(ApprovalWithdrawn::METHOD, json!({"approvalId": approval_id, "reason": reason}));
     }
 
     fn progress(&self, token: &str, value: Value) {
