@@ -111,3 +111,28 @@ fn scope_passes_through_unknown_fields() {
     assert_eq!(names(&r), ["custom"]);
     s.shutdown();
 }
+
+#[test]
+fn large_responses_arrive_whole_and_in_order() {
+    // Far more than a pipe's 64 KiB buffer: the partial-write path of the writer is taken.
+    let mut s = Sidecar::ready();
+    let entries: Vec<Value> = (0..3000).map(|i| {
+        let mut e = entry(&format!("bulk_{i:04}"), "bulk");
+        e["description"] = json!(format!("{} {}", "lorem ipsum dolor sit amet ".repeat(8), i));
+        e
+    }).collect();
+    s.ok("registry/register", json!({"entries": entries}));
+    for round in 0..3 {
+        let a = s.next_id();
+        let b = s.next_id();
+        s.send(&json!({"jsonrpc": "2.0", "id": a, "method": "registry/list", "params": {"namespace": "bulk"}}));
+        s.send(&json!({"jsonrpc": "2.0", "id": b, "method": "registry/list", "params": {"namespace": "none"}}));
+        let first = s.recv();
+        assert_eq!(first["id"], a, "round {round}");
+        assert_eq!(first["result"]["entries"].as_array().unwrap().len(), 3000);
+        assert_eq!(first["result"]["entries"][2999]["name"], "bulk_2999");
+        let second = s.recv();
+        assert_eq!((second["id"].clone(), second["result"].clone()), (json!(b), json!({"entries": []})));
+    }
+    s.shutdown();
+}

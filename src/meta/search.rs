@@ -129,6 +129,9 @@ pub struct SearchParams {
     /// The n-th hit (0-based) of a server in a long query's fused ranking is multiplied by
     /// `server_decay^n`, so one server cannot fill the top of a multi-step request.
     pub server_decay: f32,
+    /// Clause fusion rule: 0 = reciprocal rank, 1 = sum of max-normalised scores, 2 = the whole
+    /// query's normalised score plus `clause_weight` x the best clause's normalised score.
+    pub clause_fusion: u8,
 }
 
 impl Default for SearchParams {
@@ -150,6 +153,7 @@ impl Default for SearchParams {
             clause_rrf_k: 10.0,
             clause_weight: 1.0,
             server_decay: 1.0,
+            clause_fusion: 0,
         }
     }
 }
@@ -924,6 +928,8 @@ impl SearchIndex {
             let k = self.params.clause_rrf_k;
             let mut fused = vec![0f32; self.n_docs];
             let mut fused_touched: Vec<u32> = Vec::new();
+            let fusion = self.params.clause_fusion;
+            let mut best_clause = vec![0f32; if fusion == 2 { self.n_docs } else { 0 }];
             let mut rank_into = |touched: &[u32], scores: &[f32], w: f32| {
                 let mut ranked: Vec<Ranked> = touched
                     .iter()
@@ -935,18 +941,34 @@ impl SearchIndex {
                     ranked.truncate(DEPTH);
                 }
                 ranked.sort_unstable_by(|a, b| b.cmp(a));
-                for (r, Ranked(_, d)) in ranked.iter().enumerate() {
+                let max = ranked.first().map_or(1.0, |r| r.0 as f32).max(1e-9);
+                for (r, Ranked(s, d)) in ranked.iter().enumerate() {
                     let slot = &mut fused[*d as usize];
-                    if *slot == 0.0 {
+                    if *slot == 0.0 && (fusion != 2 || w == 1.0) {
                         fused_touched.push(*d);
                     }
-                    *slot += w / (k + r as f32 + 1.0);
+                    match fusion {
+                        0 => *slot += w / (k + r as f32 + 1.0),
+                        1 => *slot += w * *s as f32 / max,
+                        _ if w == 1.0 => *slot += *s as f32 / max,
+                        _ => {
+                            let b = &mut best_clause[*d as usize];
+                            *b = b.max(*s as f32 / max);
+                        }
+                    }
                 }
             };
             rank_into(&touched, &scores, 1.0);
             for cg in &clause_groups {
                 let (t, s) = self.score(cg);
-                rank_into(&t, &s, self.params.clause_weight);
+                rank_into(&t, &s, self.params.clause_weight.min(0.999));
+            }
+            if fusion == 2 {
+                for (d, b) in best_clause.iter().enumerate() {
+                    if *b > 0.0 && fused[d] > 0.0 {
+                        fused[d] += self.params.clause_weight * b;
+                    }
+                }
             }
             // Per-server diversity: a server's n-th hit is discounted by decay^n.
             if self.params.server_decay < 1.0 {

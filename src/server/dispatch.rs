@@ -17,6 +17,8 @@ pub enum Kind {
     /// Runs to completion before the next message is read: the methods that change state, so
     /// a request sent after them sees their effect.
     Ordered,
+    /// A cheap read (microseconds): answered by the main loop itself, without a task hop.
+    Inline,
     /// Runs concurrently on a snapshot of the state.
     Concurrent,
 }
@@ -30,6 +32,11 @@ pub fn kind(method: &str) -> Kind {
         | p::RegistrySyncMcp::METHOD
         | p::CatalogSetServers::METHOD
         | p::ApprovalRespond::METHOD => Kind::Ordered,
+        p::RegistryList::METHOD
+        | p::RegistrySelectActive::METHOD
+        | p::RegistryResolveMcpToolIds::METHOD
+        | p::CatalogListTools::METHOD
+        | p::CatalogStatus::METHOD => Kind::Inline,
         _ => Kind::Concurrent,
     }
 }

@@ -116,7 +116,8 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
         },
         None => None,
     };
-    let out = outgoing::start(crate::transport::stdio::stdout(), recorder.clone());
+    let (stdout, direct_fd) = crate::transport::stdio::stdout();
+    let out = outgoing::start(stdout, direct_fd, recorder.clone());
     let (events_tx, events_rx) = mpsc::unbounded_channel();
     tokio::spawn(forward_catalog_events(events_rx, out.clone()));
     let ctx = Ctx {
@@ -319,6 +320,9 @@ impl Server {
                     "shutdown" if ok => self.lifecycle = Lifecycle::ShuttingDown,
                     _ => {}
                 }
+            }
+            dispatch::Kind::Inline => {
+                run(&self.module, &self.out, id, &text).await;
             }
             dispatch::Kind::Concurrent => {
                 let key = id_key(&id);

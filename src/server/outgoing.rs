@@ -1,7 +1,8 @@
 //! Everything the sidecar sends: responses, notifications, and its own requests to the host.
 //!
-//! One writer task owns stdout; everyone else hands it bodies through a channel, so frames never
-//! interleave. Reverse requests (`host/executeTool`, ...) wait on a oneshot that the main loop
+//! Frames never interleave: a sender writes its frame straight to the stdout pipe while nothing
+//! is queued (holding the `backlog` lock), and otherwise queues it for the writer task, which
+//! writes in order and batches. Reverse requests (`host/executeTool`, ...) wait on a oneshot that the main loop
 //! completes when the host's response arrives, matched by id.
 
 use crate::protocol::{ErrorCode, RpcError};
@@ -16,30 +17,45 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot};
 
 enum WriterMsg {
-    Body(Bytes),
+    /// A framed message (header + body).
+    Frame(Bytes),
     Close(oneshot::Sender<()>),
 }
 
 pub struct Outgoing {
     tx: mpsc::UnboundedSender<WriterMsg>,
+    recorder: Option<Arc<Recorder>>,
+    /// Whether frames are queued for the writer task; while they are, every frame queues behind
+    /// them. While none are, a frame is written straight to a non-blocking stdout pipe by the
+    /// sender (one thread hop less per reply); what does not fit goes to the queue.
+    backlog: Mutex<bool>,
+    direct_fd: Option<i32>,
     pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, RpcError>>>>,
     next_id: AtomicU64,
 }
 
-/// Starts the writer task over `out`.
-pub fn start(mut out: crate::transport::stdio::BoxWrite, recorder: Option<Arc<Recorder>>) -> Arc<Outgoing> {
+/// Starts the writer task over `out`. `direct_fd`: stdout's fd when it is a non-blocking pipe.
+pub fn start(
+    mut out: crate::transport::stdio::BoxWrite,
+    direct_fd: Option<i32>,
+    recorder: Option<Arc<Recorder>>,
+) -> Arc<Outgoing> {
     let (tx, mut rx) = mpsc::unbounded_channel::<WriterMsg>();
+    let outgoing = Arc::new(Outgoing {
+        tx,
+        recorder,
+        backlog: Mutex::new(false),
+        direct_fd,
+        pending: Mutex::new(HashMap::new()),
+        next_id: AtomicU64::new(1),
+    });
+    let me = Arc::downgrade(&outgoing);
     tokio::spawn(async move {
         let mut buf = BytesMut::with_capacity(64 * 1024);
         while let Some(msg) = rx.recv().await {
             let mut close = None;
             let mut push = |msg: WriterMsg, buf: &mut BytesMut| match msg {
-                WriterMsg::Body(body) => {
-                    if let Some(r) = &recorder {
-                        r.record(Direction::Out, &body);
-                    }
-                    encode_frame(&body, buf);
-                }
+                WriterMsg::Frame(frame) => buf.extend_from_slice(&frame),
                 WriterMsg::Close(ack) => close = Some(ack),
             };
             push(msg, &mut buf);
@@ -56,14 +72,52 @@ pub fn start(mut out: crate::transport::stdio::BoxWrite, recorder: Option<Arc<Re
                 let _ = ack.send(());
                 return;
             }
+            // Queue drained: senders may write directly again, unless more arrived meanwhile.
+            if let Some(o) = me.upgrade() {
+                let mut backlog = o.backlog.lock().unwrap_or_else(|e| e.into_inner());
+                if rx.is_empty() {
+                    *backlog = false;
+                }
+            }
         }
     });
-    Arc::new(Outgoing { tx, pending: Mutex::new(HashMap::new()), next_id: AtomicU64::new(1) })
+    outgoing
+}
+
+/// Writes as much of `data` as the pipe takes without blocking; returns how much.
+fn write_nonblocking(fd: i32, data: &[u8]) -> usize {
+    let mut done = 0;
+    while done < data.len() {
+        // SAFETY: the slice is valid for reads of its length; fd is stdout, open for our life.
+        let n = unsafe { libc::write(fd, data[done..].as_ptr().cast(), data.len() - done) };
+        if n > 0 {
+            done += n as usize;
+        } else if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        } else {
+            break; // would block, or an error the writer task will meet and report
+        }
+    }
+    done
 }
 
 impl Outgoing {
     pub fn send_raw(&self, body: Bytes) {
-        let _ = self.tx.send(WriterMsg::Body(body));
+        let mut frame = BytesMut::with_capacity(body.len() + 32);
+        encode_frame(&body, &mut frame);
+        let mut backlog = self.backlog.lock().unwrap_or_else(|e| e.into_inner());
+        // Recorded under the lock, so the transcript has the wire's order.
+        if let Some(r) = &self.recorder {
+            r.record(Direction::Out, &body);
+        }
+        let written = match (self.direct_fd, *backlog) {
+            (Some(fd), false) => write_nonblocking(fd, &frame),
+            _ => 0,
+        };
+        if written < frame.len() {
+            *backlog = true;
+            let _ = self.tx.send(WriterMsg::Frame(frame.freeze().slice(written..)));
+        }
     }
 
     fn send_value(&self, v: &Value) {

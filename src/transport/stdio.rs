@@ -21,12 +21,14 @@ pub fn stdin() -> BoxRead {
     Box::new(tokio::io::stdin())
 }
 
-pub fn stdout() -> BoxWrite {
+/// Stdout, and its fd when it is a non-blocking pipe (which may then also be written directly
+/// with non-blocking `write(2)` calls, never blocking a thread).
+pub fn stdout() -> (BoxWrite, Option<i32>) {
     #[cfg(unix)]
     if let Some(pipe) = unix::Pipe::new(1) {
-        return Box::new(pipe);
+        return (Box::new(pipe), Some(1));
     }
-    Box::new(tokio::io::stdout())
+    (Box::new(tokio::io::stdout()), None)
 }
 
 #[cfg(unix)]
