@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every test of the project. Installs what the tests need from the registries when it is
-# missing (the MCP reference servers), then runs the Rust suite.
+# Every test of the project: the Rust suite (unit, real-binary, reference MCP servers, search
+# quality, transcripts, schema drift), then both clients' suites against the release binary.
+# Installs what the tests need from the registries when it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,3 +13,6 @@ if ! python3 -c "import mcp_server_time" 2>/dev/null; then
 fi
 
 cargo test --locked
+
+cargo build --release --locked
+TOOLREG_BIN="$PWD/target/release/toolreg" TOOLREG_FIXTURE_MCP="$PWD/target/release/toolreg-fixture-mcp" clients/test.sh

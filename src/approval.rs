@@ -29,7 +29,7 @@ pub enum Outcome {
 
 #[derive(Default)]
 pub struct Approvals {
-    pending: Mutex<HashMap<String, oneshot::Sender<Decision>>>,
+    pending: Mutex<HashMap<String, (oneshot::Sender<Decision>, CancellationToken)>>,
     seq: AtomicU64,
 }
 
@@ -47,31 +47,34 @@ impl Drop for Pending {
 }
 
 impl Approvals {
-    pub fn open(self: &Arc<Self>) -> Pending {
+    /// `cancel` is the waiting call's token: once it is cancelled, an answer is refused.
+    pub fn open(self: &Arc<Self>, cancel: &CancellationToken) -> Pending {
         let id = format!("approval-{}", self.seq.fetch_add(1, Ordering::Relaxed) + 1);
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), tx);
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), (tx, cancel.clone()));
         Pending { id, rx, owner: self.clone() }
     }
 
     /// Delivers the host's answer; false when no call waits for that id (unknown, answered,
     /// timed out or cancelled).
     pub fn respond(&self, id: &str, decision: Decision) -> bool {
-        let tx = self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
-        tx.is_some_and(|tx| tx.send(decision).is_ok())
+        let waiter = self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
+        waiter.is_some_and(|(tx, cancel)| !cancel.is_cancelled() && tx.send(decision).is_ok())
     }
 }
 
 impl Pending {
     pub async fn wait(mut self, timeout: Duration, cancel: &CancellationToken) -> Outcome {
         tokio::select! {
+            // A call cancelled before (or while) its answer arrived is not approved.
+            biased;
+            _ = cancel.cancelled() => Outcome::Cancelled,
             d = &mut self.rx => match d {
                 Ok(Decision::Approve) => Outcome::Approved,
                 Ok(Decision::Deny { reason }) => Outcome::Denied { reason },
                 Err(_) => Outcome::Cancelled,
             },
             _ = tokio::time::sleep(timeout) => Outcome::TimedOut(timeout),
-            _ = cancel.cancelled() => Outcome::Cancelled,
         }
     }
 }
@@ -83,9 +86,9 @@ mod tests {
     #[tokio::test]
     async fn each_call_waits_for_its_own_answer() {
         let a = Arc::new(Approvals::default());
-        let (p1, p2) = (a.open(), a.open());
-        let (id1, id2) = (p1.id.clone(), p2.id.clone());
         let never = CancellationToken::new();
+        let (p1, p2) = (a.open(&never), a.open(&never));
+        let (id1, id2) = (p1.id.clone(), p2.id.clone());
         assert!(a.respond(&id2, Decision::Deny { reason: Some("no".into()) }));
         assert!(a.respond(&id1, Decision::Approve));
         assert!(!a.respond(&id1, Decision::Approve), "answered twice");
@@ -97,12 +100,12 @@ mod tests {
     async fn timeout_and_cancel_are_not_approval() {
         let a = Arc::new(Approvals::default());
         let never = CancellationToken::new();
-        let p = a.open();
+        let p = a.open(&never);
         let id = p.id.clone();
         assert_eq!(p.wait(Duration::from_millis(10), &never).await, Outcome::TimedOut(Duration::from_millis(10)));
         assert!(!a.respond(&id, Decision::Approve), "a late answer finds nobody");
         let cancel = CancellationToken::new();
         cancel.cancel();
-        assert_eq!(a.open().wait(DEFAULT_TIMEOUT, &cancel).await, Outcome::Cancelled);
+        assert_eq!(a.open(&cancel).wait(DEFAULT_TIMEOUT, &cancel).await, Outcome::Cancelled);
     }
 }

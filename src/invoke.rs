@@ -196,7 +196,7 @@ impl<H: HostPort, M: McpPort> Invoker<'_, H, M> {
 
     /// Runs one registered tool: arguments, approval, execution.
     pub async fn run_entry(&self, entry: &ToolEntry, raw: Value, call_id: &str) -> Result<Invoked, InvokeError> {
-        let (mut arguments, repaired) = match self.prepare(entry, raw).await {
+        let (arguments, repaired) = match self.prepare(entry, raw).await {
             Prepared::Ready { arguments, repaired } => (arguments, repaired),
             Prepared::Invalid { errors } => {
                 let sig = meta::inspect::signature(&entry.name, &entry.description, &entry.input_schema);
@@ -207,7 +207,19 @@ impl<H: HostPort, M: McpPort> Invoker<'_, H, M> {
                 )));
             }
         };
+        self.run_prepared(entry, arguments, repaired, call_id).await
+    }
+
+    /// Runs arguments that `prepare` accepted: defaults, approval, execution.
+    pub async fn run_prepared(&self, entry: &ToolEntry, mut arguments: Value, repaired: Option<Repair>, call_id: &str) -> Result<Invoked, InvokeError> {
         apply_defaults(&entry.input_schema, &mut arguments);
+        // Never ask the user to approve a call that could not run anyway.
+        if matches!(entry.source, Source::Builtin | Source::Host) && !self.abilities.host_tools {
+            return Ok(Invoked::error(format!(
+                "{} is executed by the host, but the host did not offer to execute tools.",
+                entry.name
+            )));
+        }
         if entry.approval {
             if let Some(refusal) = self.approve(entry, &arguments, call_id).await? {
                 return Ok(refusal);
@@ -226,7 +238,7 @@ impl<H: HostPort, M: McpPort> Invoker<'_, H, M> {
                 entry.name
             ))));
         }
-        let pending = self.approvals.open();
+        let pending = self.approvals.open(&self.cancel);
         self.host.approval_request(ApprovalRequest {
             approval_id: pending.id.clone(),
             call_id: call_id.to_string(),
@@ -257,6 +269,9 @@ impl<H: HostPort, M: McpPort> Invoker<'_, H, M> {
     }
 
     async fn execute(&self, entry: &ToolEntry, arguments: Value, call_id: &str) -> Result<Invoked, InvokeError> {
+        if self.cancel.is_cancelled() {
+            return Err(InvokeError::Cancelled);
+        }
         let raw = match &entry.source {
             Source::Mcp { server_id, tool_name } => {
                 let (tx, mut rx) = mpsc::unbounded_channel();
@@ -288,8 +303,9 @@ impl<H: HostPort, M: McpPort> Invoker<'_, H, M> {
                 }
                 let call = self.host.execute_tool(&entry.name, &arguments, call_id);
                 let result = tokio::select! {
-                    r = call => r,
+                    biased;
                     _ = self.cancel.cancelled() => return Err(InvokeError::Cancelled),
+                    r = call => r,
                 };
                 match result {
                     Ok(v) => v,

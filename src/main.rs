@@ -66,10 +66,10 @@ fn main() -> ExitCode {
                 .enable_all()
                 .build()
                 .expect("tokio runtime starts");
-            let code = runtime.block_on(toolreg::server::serve(
-                toolreg::server::ServeOptions { max_frame_bytes, record },
-                log,
-            ));
+            // The loop runs on a worker, not on the main thread: the worker that sees stdin
+            // become readable runs it directly, one thread hop less per message.
+            let opts = toolreg::server::ServeOptions { max_frame_bytes, record };
+            let code = runtime.block_on(async move { tokio::spawn(toolreg::server::serve(opts, log)).await.unwrap_or(1) });
             // Do not wait for stray blocking tasks: the host is gone or said exit.
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(code as u8)

@@ -232,16 +232,20 @@ async fn invoke_tool<H: HostPort, M: McpPort>(
             sig()
         )));
     }
-    // Invalid params are answered here, with the signature, rather than deep in the call.
-    if let Prepared::Invalid { errors } = inv.prepare(entry, a.params.clone()).await {
-        return Ok(Invoked::error(format!(
-            "Invalid params for {}; it was not run.\n{}\nSignature:\n{}",
-            a.name,
-            errors.join("\n"),
-            sig()
-        )));
-    }
+    // Invalid params are answered here, with the signature, rather than deep in the call; valid
+    // (or repaired) ones run as prepared, so a host repair is asked for at most once.
+    let (arguments, repaired) = match inv.prepare(entry, a.params).await {
+        Prepared::Ready { arguments, repaired } => (arguments, repaired),
+        Prepared::Invalid { errors } => {
+            return Ok(Invoked::error(format!(
+                "Invalid params for {}; it was not run.\n{}\nSignature:\n{}",
+                a.name,
+                errors.join("\n"),
+                sig()
+            )));
+        }
+    };
     // Nested calls carry a derived id so the host can tell them apart.
     let call_id = format!("{outer_call_id}::{}", a.name);
-    inv.run_entry(entry, a.params, &call_id).await
+    inv.run_prepared(entry, arguments, repaired, &call_id).await
 }

@@ -52,7 +52,7 @@ use serde_json::Value;
 /// The identifier splitter shared by index and query, re-exported for callers and tests.
 pub use super::search_text::split_words;
 use super::search_text::{
-    clauses, lead, norm_literal, query_words, squash, walk_schema, Analyzer, FxHashMap, WordOrigin,
+    clauses, is_request_boilerplate, lead, norm_literal, query_words, squash, walk_schema, Analyzer, FxHashMap, WordOrigin,
 };
 
 /// One tool definition as the search sees it.
@@ -132,6 +132,13 @@ pub struct SearchParams {
     /// Clause fusion rule: 0 = reciprocal rank, 1 = sum of max-normalised scores, 2 = the whole
     /// query's normalised score plus `clause_weight` x the best clause's normalised score.
     pub clause_fusion: u8,
+    /// Server diversity (`server_decay`) applies from this many query terms on.
+    pub decay_min_terms: usize,
+    /// Weight of words that come from a path (base name, extension): arguments, not intent.
+    pub path_word_weight: f32,
+    /// From this many query terms on, the boilerplate of a request ("help", "tell", "give") is
+    /// dropped: in a long task description it names no tool.
+    pub boilerplate_min_terms: f32,
 }
 
 impl Default for SearchParams {
@@ -147,13 +154,16 @@ impl Default for SearchParams {
             server_field_weight: [2.0, 0.75, 0.2],
             long_terms: (8.0, 16.0),
             long_scale: [1.0, 1.0, 1.0],
-            implied_weight: 0.0,
+            implied_weight: 0.5,
             clause_min_terms: usize::MAX,
             clause_terms: 2,
             clause_rrf_k: 10.0,
             clause_weight: 1.0,
             server_decay: 1.0,
             clause_fusion: 0,
+            decay_min_terms: usize::MAX,
+            path_word_weight: 1.0,
+            boilerplate_min_terms: f32::INFINITY,
         }
     }
 }
@@ -593,12 +603,30 @@ impl SearchIndex {
     /// ("who am i" -> whoami, "node pool" -> nodepool).
     fn query_groups(&self, query: &str) -> Vec<QueryGroup> {
         let mut words: Vec<String> = Vec::new();
+        let mut origins: Vec<WordOrigin> = Vec::new();
         let (mut has_path, mut has_url) = (false, false);
         query_words(query, |w, origin| {
             has_path |= origin == WordOrigin::Path;
             has_url |= origin == WordOrigin::Url;
             words.push(w.to_string());
+            origins.push(origin);
         });
+        // Long requests: drop the boilerplate of asking ("help me", "tell me", "give me").
+        let n_content = words
+            .iter()
+            .filter(|w| self.analyzer.stem_word(w).is_some())
+            .count();
+        let drop_boilerplate = n_content as f32 >= self.params.boilerplate_min_terms;
+        let path_scale = self.params.path_word_weight;
+        let scale_from = |groups: &mut Vec<QueryGroup>, n0: usize, origin: WordOrigin| {
+            if origin == WordOrigin::Path && path_scale != 1.0 {
+                for g in &mut groups[n0..] {
+                    for t in &mut g.terms {
+                        t.1 *= path_scale;
+                    }
+                }
+            }
+        };
         let mut seen: Vec<String> = Vec::new();
         let mut groups: Vec<QueryGroup> = Vec::new();
         let add =
@@ -626,10 +654,14 @@ impl SearchIndex {
                     });
                 }
             };
-        for w in &words {
+        for (w, &origin) in words.iter().zip(&origins) {
+            if drop_boilerplate && is_request_boilerplate(w) {
+                continue;
+            }
             let Some(stem) = self.analyzer.stem_word(w) else {
                 continue;
             };
+            let n0 = groups.len();
             if self.term(&stem).is_none() && w.len() >= 6 {
                 // Decompound an unknown word into the split whose rarer half is most common.
                 let mut best: Option<(u32, String, String)> = None;
@@ -653,10 +685,12 @@ impl SearchIndex {
                 if let Some((_, sa, sb)) = best {
                     add(sa, false, &mut groups, &mut seen);
                     add(sb, false, &mut groups, &mut seen);
+                    scale_from(&mut groups, n0, origin);
                     continue;
                 }
             }
             add(stem, false, &mut groups, &mut seen);
+            scale_from(&mut groups, n0, origin);
         }
         // A path means the request involves a file; a URL, a web address. Neither word is
         // usually written out ("save it to /root/a.md"), yet tools are named for it.
@@ -970,22 +1004,40 @@ impl SearchIndex {
                     }
                 }
             }
-            // Per-server diversity: a server's n-th hit is discounted by decay^n.
-            if self.params.server_decay < 1.0 {
-                let mut order: Vec<Ranked> = fused_touched
-                    .iter()
-                    .map(|&d| Ranked(fused[d as usize] as f64, d))
-                    .collect();
-                order.sort_unstable_by(|a, b| b.cmp(a));
-                let mut seen = vec![0i32; self.n_groups];
-                for Ranked(_, d) in order {
-                    let g = self.doc_group[d as usize] as usize;
-                    fused[d as usize] *= self.params.server_decay.powi(seen[g]);
-                    seen[g] += 1;
-                }
-            }
             touched = fused_touched;
             scores = fused;
+        }
+
+        // Per-server diversity in long requests: a server's n-th hit is discounted by decay^n.
+        if self.params.server_decay < 1.0 && n_terms >= self.params.decay_min_terms {
+            const DEPTH: usize = 50;
+            let mut order: Vec<Ranked> = touched
+                .iter()
+                .filter(|&&d| keep(d as usize))
+                .map(|&d| Ranked(scores[d as usize] as f64, d))
+                .collect();
+            if order.len() > DEPTH {
+                order.select_nth_unstable_by(DEPTH - 1, |a, b| b.cmp(a));
+                order.truncate(DEPTH);
+            }
+            order.sort_unstable_by(|a, b| b.cmp(a));
+            let mut seen: Vec<(u32, i32)> = Vec::new();
+            let floor = order.last().map_or(0.0, |r| r.0 as f32);
+            for Ranked(_, d) in &order {
+                let g = self.doc_group[*d as usize];
+                let n = match seen.iter_mut().find(|x| x.0 == g) {
+                    Some(x) => {
+                        x.1 += 1;
+                        x.1
+                    }
+                    None => {
+                        seen.push((g, 0));
+                        0
+                    }
+                };
+                let s = &mut scores[*d as usize];
+                *s = (*s * self.params.server_decay.powi(n)).max(floor);
+            }
         }
 
         // Keep the best `limit` in a bounded min-heap (root = worst kept).

@@ -217,6 +217,17 @@ const STOP_WORDS: &[&str] = &[
     "would", "you", "your", "yours",
 ];
 
+/// Words that frame a request to an assistant rather than name what it needs ("help me make",
+/// "tell me", "give me a list"). Dropped from long queries only; sorted for binary search.
+const REQUEST_BOILERPLATE: &[&str] = &[
+    "able", "based", "could", "give", "help", "kindly", "know", "like", "provide", "tell",
+    "thank", "thanks",
+];
+
+pub fn is_request_boilerplate(w: &str) -> bool {
+    REQUEST_BOILERPLATE.binary_search(&w).is_ok()
+}
+
 pub fn is_stop_word(w: &str) -> bool {
     STOP_WORDS.binary_search(&w).is_ok()
 }

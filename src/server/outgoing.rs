@@ -137,10 +137,16 @@ impl Outgoing {
         let id = format!("toolreg-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
         self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), tx);
+        // Removes the waiter however this future ends (answered, timed out, cancelled).
+        struct Forget<'a>(&'a Outgoing, &'a str);
+        impl Drop for Forget<'_> {
+            fn drop(&mut self) {
+                self.0.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(self.1);
+            }
+        }
+        let _forget = Forget(self, &id);
         self.send_value(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let res = rx.await;
-        self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
-        res.unwrap_or_else(|_| Err(RpcError::new(ErrorCode::INTERNAL_ERROR, "the host went away")))
+        rx.await.unwrap_or_else(|_| Err(RpcError::new(ErrorCode::INTERNAL_ERROR, "the host went away")))
     }
 
     /// Completes a reverse request; false when nothing was waiting for that id.

@@ -1,0 +1,659 @@
+"""asyncio client for the toolreg sidecar: JSON-RPC 2.0 over the child's stdin/stdout with
+LSP-style Content-Length framing. Stdlib only."""
+from __future__ import annotations
+
+import asyncio
+import collections
+import inspect
+import json
+import os
+import signal as _signal
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Mapping, Optional, Sequence, Union, cast
+
+from ._protocol import (
+    ApprovalDecision,
+    ApprovalRequest,
+    ApprovalRespondParams,
+    Assistant,
+    CallToolResult,
+    CatalogStatusResult,
+    DeregisterResult,
+    DidChangeParams,
+    Empty,
+    ExecuteToolParams,
+    HostCapabilities,
+    HostRepairToolCallResult,
+    InitializeParams,
+    InitializeResult,
+    InvokeParams,
+    InvokeResult,
+    ListResult,
+    ListToolsResult,
+    LogMessageParams,
+    LogSettings,
+    PlanResult,
+    ProgressParams,
+    RegisterResult,
+    RepairToolCallParams,
+    ResolveResult,
+    Scope,
+    SelectActiveResult,
+    ServerConfig,
+    ServerStatus,
+    SyncResult,
+    Timeouts,
+    ToolDefinition,
+    ToolEntry,
+)
+
+__all__ = ["ToolregClient", "ToolregError", "ToolregRpcError", "ToolregExitedError", "ExitInfo"]
+
+MaybeAwaitable = Union[Any, Awaitable[Any]]
+ApprovalAnswer = Union[ApprovalDecision, Mapping[str, Any]]
+
+REQUEST_CANCELLED = -32800
+
+
+class ToolregError(Exception):
+    """Base class of the client's errors."""
+
+
+class ToolregRpcError(ToolregError):
+    """A JSON-RPC error response from the sidecar."""
+
+    def __init__(self, method: str, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{method}: {message} ({code})")
+        self.method = method
+        self.code = code
+        self.rpc_message = message
+        self.data = data
+
+
+class ToolregExitedError(ToolregError):
+    """The sidecar ended (or could not start) while a call was pending, or before it was made."""
+
+    def __init__(self, exit_code: Optional[int], signal: Optional[str], stderr: Sequence[str], method: Optional[str] = None) -> None:
+        how = f"killed by {signal}" if signal else f"exited with code {exit_code}"
+        tail = ("; last stderr lines:\n" + "\n".join(list(stderr)[-10:])) if stderr else ""
+        super().__init__(f"toolreg sidecar {how}{f' during {method}' if method else ''}{tail}")
+        self.exit_code = exit_code
+        self.signal = signal
+        self.stderr = list(stderr)
+        self.method = method
+
+    @classmethod
+    def spawn_failed(cls, binary: str, cause: BaseException) -> "ToolregExitedError":
+        """The process could not be started at all (e.g. FileNotFoundError, the `__cause__`)."""
+        e = cls(None, None, [], "spawn")
+        e.args = (f"could not start the toolreg sidecar {binary}: {cause}",)
+        return e
+
+
+@dataclass(frozen=True)
+class ExitInfo:
+    code: Optional[int]
+    signal: Optional[str]
+    stderr: list[str] = field(default_factory=list)
+    expected: bool = False
+    """Whether the exit followed `close()` (shutdown + exit)."""
+
+
+async def _maybe_await(v: MaybeAwaitable) -> Any:
+    return await v if inspect.isawaitable(v) else v
+
+
+class ToolregClient:
+    """Use `await ToolregClient.spawn(...)`; `await client.close()` (or `async with`)."""
+
+    initialize_result: InitializeResult
+
+    def __init__(self, proc: asyncio.subprocess.Process, callbacks: dict[str, Any], stderr_lines: int) -> None:
+        self.process = proc
+        self._cb = callbacks
+        self._loop = asyncio.get_running_loop()
+        self._next_id = 0
+        self._pending: dict[int, tuple[asyncio.Future[Any], str]] = {}
+        self._incoming: dict[Any, asyncio.Task[None]] = {}
+        self._stderr: collections.deque[str] = collections.deque(maxlen=stderr_lines)
+        self._exit_info: Optional[ExitInfo] = None
+        self._exited: asyncio.Future[ExitInfo] = self._loop.create_future()
+        self._closing = False
+        self._stdout_eof = asyncio.Event()
+        # callId -> approval callbacks waiting for the user, and tool/invoke calls in flight
+        self._approvals_by_call: dict[str, set[asyncio.Task[Any]]] = {}
+        # approvalId -> the approval callback's task, until it answers or is withdrawn
+        self._approvals_by_id: dict[str, asyncio.Task[Any]] = {}
+        self._moot: set[str] = set()  # approvalIds whose answer nobody waits for any more
+        self._invokes_in_flight: dict[str, int] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._reader = self._spawn_task(self._read_loop())
+        self._stderr_task = self._spawn_task(self._stderr_loop())
+        self._watcher = self._spawn_task(self._watch())
+
+    # ---- construction --------------------------------------------------------------------------
+
+    @classmethod
+    async def spawn(
+        cls,
+        binary_path: Optional[str] = None,
+        *,
+        args: Sequence[str] = ("serve",),
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        client_info: Optional[Mapping[str, str]] = None,
+        capabilities: Optional[HostCapabilities] = None,
+        cache_dir: Optional[str] = None,
+        log: Optional[LogSettings] = None,
+        timeouts: Optional[Timeouts] = None,
+        on_approval_request: Optional[Callable[[ApprovalRequest], MaybeAwaitable]] = None,
+        on_execute_tool: Optional[Callable[[ExecuteToolParams], Union[CallToolResult, Awaitable[CallToolResult]]]] = None,
+        on_repair_tool_call: Optional[Callable[[RepairToolCallParams], Union[HostRepairToolCallResult, Awaitable[HostRepairToolCallResult]]]] = None,
+        on_catalog_did_change: Optional[Callable[[DidChangeParams], MaybeAwaitable]] = None,
+        on_progress: Optional[Callable[[ProgressParams], MaybeAwaitable]] = None,
+        on_log_message: Optional[Callable[[LogMessageParams], MaybeAwaitable]] = None,
+        on_exit: Optional[Callable[[ExitInfo], MaybeAwaitable]] = None,
+        on_stderr: Optional[Callable[[str], Any]] = None,
+        on_error: Optional[Callable[[BaseException], Any]] = None,
+        stderr_lines: int = 50,
+    ) -> "ToolregClient":
+        """Spawns the sidecar (default binary: env TOOLREG_BIN, else `toolreg` on PATH) and runs
+        `initialize` + `initialized`. Capabilities `approval` / `hostTools` / `repair` are declared
+        for the callbacks given (and can be overridden with `capabilities`).
+
+        A coroutine `on_approval_request` is cancelled when its answer becomes moot: the sidecar
+        sent `approval/withdrawn` for its approvalId (timed out, or the call was cancelled), or the
+        `tool_invoke` with the same callId made through this client has settled. No
+        `approval/respond` is sent for it then."""
+        binary = binary_path or os.environ.get("TOOLREG_BIN") or "toolreg"
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                binary,
+                *args,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=dict(env) if env is not None else None,
+                cwd=cwd,
+            )
+        except OSError as e:
+            raise ToolregExitedError.spawn_failed(binary, e) from e
+        callbacks = dict(
+            approval=on_approval_request,
+            execute=on_execute_tool,
+            repair=on_repair_tool_call,
+            catalog=on_catalog_did_change,
+            progress=on_progress,
+            log=on_log_message,
+            exit=on_exit,
+            stderr=on_stderr,
+            error=on_error,
+        )
+        client = cls(proc, callbacks, stderr_lines)
+        caps: HostCapabilities = {
+            "approval": on_approval_request is not None,
+            "hostTools": on_execute_tool is not None,
+            "repair": on_repair_tool_call is not None,
+        }
+        caps.update(capabilities or {})
+        params: InitializeParams = {
+            "clientInfo": cast(Any, dict(client_info) if client_info else {"name": "toolreg-client-py", "version": "0.1.0"}),
+            "protocolVersion": "0.1",
+            "capabilities": caps,
+        }
+        if cache_dir is not None:
+            params["cacheDir"] = cache_dir
+        if log is not None:
+            params["log"] = log
+        if timeouts is not None:
+            params["timeouts"] = timeouts
+        try:
+            client.initialize_result = await client.request("initialize", params)
+            await client.notify("initialized", {})
+        except BaseException:
+            client.kill(_signal.SIGKILL)
+            await asyncio.shield(client._exited)
+            raise
+        return client
+
+    async def __aenter__(self) -> "ToolregClient":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    # ---- plumbing ------------------------------------------------------------------------------
+
+    def _spawn_task(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _report(self, e: BaseException) -> None:
+        cb = self._cb.get("error")
+        if cb is not None:
+            try:
+                cb(e)
+            except Exception:
+                pass
+
+    def _write_nowait(self, msg: Mapping[str, Any]) -> None:
+        body = json.dumps(msg, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+        self._write_bytes(body)
+
+    def _write_bytes(self, body: bytes) -> None:
+        stdin = self.process.stdin
+        if stdin is None or stdin.is_closing():
+            return
+        stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    async def _drain(self) -> None:
+        stdin = self.process.stdin
+        if stdin is None or stdin.is_closing():
+            return
+        try:
+            await stdin.drain()
+        except (ConnectionError, BrokenPipeError, RuntimeError):
+            pass  # the process is gone; its exit rejects the pending calls
+
+    async def _read_loop(self) -> None:
+        stdout = self.process.stdout
+        assert stdout is not None
+        try:
+            while True:
+                header = await stdout.readuntil(b"\r\n\r\n")
+                length = None
+                for line in header.split(b"\r\n"):
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value.strip())
+                if length is None:
+                    self._report(ToolregError(f"frame without Content-Length: {header!r}"))
+                    continue
+                body = await stdout.readexactly(length)
+                try:
+                    msg = json.loads(body)
+                except ValueError as e:
+                    self._report(ToolregError(f"sidecar sent a body that is not JSON: {e}"))
+                    continue
+                self._dispatch(msg)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        except asyncio.LimitOverrunError as e:
+            self._report(ToolregError(f"frame header too long: {e}"))
+        self._stdout_eof.set()
+        # stdout is closed: the sidecar can answer nothing more. Make sure it ends, so that the
+        # exit handler rejects what is pending.
+        try:
+            await asyncio.wait_for(asyncio.shield(self._exited), 2.0)
+        except asyncio.TimeoutError:
+            self.kill(_signal.SIGKILL)
+
+    def _dispatch(self, msg: Any) -> None:
+        if not isinstance(msg, dict):
+            self._report(ToolregError(f"unexpected message: {msg!r}"))
+            return
+        method = msg.get("method")
+        if method is None:
+            entry = self._pending.get(msg.get("id"))  # type: ignore[arg-type]
+            if entry is None:
+                return  # e.g. the -32800 answer to a call the host already gave up on
+            fut, m = entry
+            if fut.done():
+                return
+            err = msg.get("error")
+            if err is not None:
+                fut.set_exception(ToolregRpcError(m, int(err.get("code", 0)), str(err.get("message", "")), err.get("data")))
+            else:
+                fut.set_result(msg.get("result"))
+        elif "id" in msg:
+            rid = msg["id"]
+            self._incoming[rid] = self._spawn_task(self._answer(rid, method, msg.get("params")))
+        else:
+            self._notification(method, msg.get("params"))
+
+    def _notification(self, method: str, params: Any) -> None:
+        if method == "approval/request":
+            task = self._spawn_task(self._approval(params))
+            # Registered now, not when the task first runs: an approval/withdrawn already in the
+            # read buffer is dispatched before that.
+            call_id, approval_id = (params or {}).get("callId"), (params or {}).get("approvalId")
+            if isinstance(call_id, str):
+                self._approvals_by_call.setdefault(call_id, set()).add(task)
+            if isinstance(approval_id, str):
+                self._approvals_by_id[approval_id] = task
+            task.add_done_callback(lambda t: self._approval_done(t, call_id, approval_id))
+            return
+        if method == "approval/withdrawn":
+            withdrawn_id = (params or {}).get("approvalId")
+            waiting = self._approvals_by_id.pop(withdrawn_id, None) if isinstance(withdrawn_id, str) else None
+            if waiting is not None:
+                # Only a request still waiting for its callback: one that answered is left alone.
+                self._moot.add(cast(str, withdrawn_id))
+                waiting.cancel(f"approval/withdrawn: {(params or {}).get('reason')}")
+            return
+        if method == "$/cancelRequest":
+            incoming = self._incoming.get((params or {}).get("id"))
+            if incoming is not None:
+                incoming.cancel()
+            return
+        key = {"catalog/didChange": "catalog", "$/progress": "progress", "window/logMessage": "log"}.get(method)
+        cb = self._cb.get(key) if key else None
+        if cb is None:
+            return
+        try:
+            r = cb(params)
+            if inspect.isawaitable(r):
+                self._spawn_task(self._guard(r))
+        except Exception as e:
+            self._report(e)
+
+    async def _guard(self, aw: Awaitable[Any]) -> None:
+        try:
+            await aw
+        except Exception as e:
+            self._report(e)
+
+    async def _answer(self, rid: Any, method: str, params: Any) -> None:
+        cb = {"host/executeTool": self._cb.get("execute"), "host/repairToolCall": self._cb.get("repair")}.get(method)
+        try:
+            if cb is None:
+                reply: dict[str, Any] = {"error": {"code": -32601, "message": f"the host does not answer {method}", "data": {"method": method}}}
+            else:
+                try:
+                    reply = {"result": await _maybe_await(cb(params))}
+                except asyncio.CancelledError:
+                    reply = {"error": {"code": REQUEST_CANCELLED, "message": "request cancelled"}}
+                except Exception as e:
+                    reply = {"error": {"code": -32603, "message": f"{type(e).__name__}: {e}"}}
+            try:
+                self._write_nowait({"jsonrpc": "2.0", "id": rid, **reply})
+            except (TypeError, ValueError) as e:
+                self._write_nowait({"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": f"result is not JSON: {e}"}})
+            await self._drain()
+        finally:
+            self._incoming.pop(rid, None)
+
+    def _approval_done(self, task: asyncio.Task[Any], call_id: Any, approval_id: Any) -> None:
+        # Also covers a task cancelled before it ever ran (its own cleanup never ran then).
+        if isinstance(approval_id, str):
+            if self._approvals_by_id.get(approval_id) is task:
+                del self._approvals_by_id[approval_id]
+            self._moot.discard(approval_id)
+        waiting = self._approvals_by_call.get(call_id) if isinstance(call_id, str) else None
+        if waiting is not None:
+            waiting.discard(task)
+            if not waiting:
+                del self._approvals_by_call[call_id]
+
+    async def _approval(self, req: ApprovalRequest) -> None:
+        decision: str = "deny"
+        reason: Optional[str] = None
+        cb = self._cb.get("approval")
+        call_id = req.get("callId")
+        me = asyncio.current_task()
+        approval_id = req.get("approvalId")
+        try:
+            if cb is None:
+                reason = "the host has no approval handler"
+            else:
+                answer = await _maybe_await(cb(req))
+                if isinstance(answer, str):
+                    decision = answer
+                else:
+                    decision = answer.get("decision", "deny")
+                    reason = answer.get("reason")
+        except asyncio.CancelledError:
+            # The sidecar withdrew the request (approval/withdrawn), or the tool/invoke with this
+            # callId settled: nobody waits for the answer any more.
+            return
+        except Exception as e:
+            reason = f"approval handler failed: {type(e).__name__}: {e}"
+        finally:
+            if isinstance(approval_id, str) and self._approvals_by_id.get(approval_id) is me:
+                del self._approvals_by_id[approval_id]
+            if isinstance(call_id, str) and me is not None:
+                waiting = self._approvals_by_call.get(call_id)
+                if waiting is not None:
+                    waiting.discard(me)
+                    if not waiting:
+                        del self._approvals_by_call[call_id]
+        if isinstance(approval_id, str) and approval_id in self._moot:
+            # The callback swallowed the cancellation of a moot request: still send nothing.
+            return
+        if decision not in ("approve", "deny"):
+            reason, decision = f"approval handler answered {decision!r}", "deny"
+        params: ApprovalRespondParams = {"approvalId": req["approvalId"], "decision": cast(ApprovalDecision, decision)}
+        if reason is not None:
+            params["reason"] = reason
+        try:
+            await self.approval_respond(params)
+        except Exception as e:
+            self._report(e)
+
+    async def _stderr_loop(self) -> None:
+        stderr = self.process.stderr
+        assert stderr is not None
+        cb = self._cb.get("stderr")
+        while True:
+            try:
+                line = await stderr.readline()
+            except (ValueError, asyncio.LimitOverrunError):
+                continue
+            if not line:
+                return
+            text = line.decode("utf-8", "replace").rstrip("\r\n")
+            self._stderr.append(text)
+            if cb is not None:
+                try:
+                    cb(text)
+                except Exception as e:
+                    self._report(e)
+
+    async def _watch(self) -> None:
+        rc = await self.process.wait()
+        # Let stdout and stderr drain, but not forever (a grandchild may hold the pipes).
+        eof = asyncio.ensure_future(self._stdout_eof.wait())
+        await asyncio.wait([eof, self._stderr_task], timeout=0.5)
+        eof.cancel()
+        code, sig = (rc, None) if rc >= 0 else (None, _signal_name(-rc))
+        info = ExitInfo(code=code, signal=sig, stderr=list(self._stderr), expected=self._closing)
+        self._exit_info = info
+        for rid, (fut, method) in list(self._pending.items()):
+            if not fut.done():
+                fut.set_exception(ToolregExitedError(code, sig, info.stderr, method))
+        for t in list(self._incoming.values()):
+            t.cancel()
+        if not self._exited.done():
+            self._exited.set_result(info)
+        cb = self._cb.get("exit")
+        if cb is not None:
+            try:
+                await _maybe_await(cb(info))
+            except Exception as e:
+                self._report(e)
+
+    # ---- public API ----------------------------------------------------------------------------
+
+    @property
+    def is_exited(self) -> bool:
+        return self._exit_info is not None
+
+    @property
+    def exit_info(self) -> Optional[ExitInfo]:
+        return self._exit_info
+
+    async def wait_for_exit(self) -> ExitInfo:
+        return await asyncio.shield(self._exited)
+
+    async def request(self, method: str, params: Optional[Mapping[str, Any]] = None) -> Any:
+        """Sends any request. Cancelling the awaiting task sends `$/cancelRequest`."""
+        if self._exit_info is not None:
+            raise ToolregExitedError(self._exit_info.code, self._exit_info.signal, self._exit_info.stderr, method)
+        if params is not None and not isinstance(params, Mapping):
+            raise TypeError(f"{method}: params must be a mapping (by name), got {type(params).__name__}")
+        self._next_id += 1
+        rid = self._next_id
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        try:
+            body = json.dumps(msg, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{method}: params are not JSON: {e}") from e
+        call_id = params.get("callId") if method == "tool/invoke" and params is not None else None
+        if isinstance(call_id, str):
+            self._invokes_in_flight[call_id] = self._invokes_in_flight.get(call_id, 0) + 1
+        fut: asyncio.Future[Any] = self._loop.create_future()
+        self._pending[rid] = (fut, method)
+        try:
+            self._write_bytes(body)
+            await self._drain()
+            return await fut
+        except asyncio.CancelledError:
+            # Awaiting `fut` from a cancelled task cancels `fut` itself: only a real answer means done.
+            if (not fut.done() or fut.cancelled()) and self._exit_info is None:
+                try:
+                    self._write_nowait({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": rid}})
+                except Exception:
+                    pass
+            raise
+        finally:
+            self._pending.pop(rid, None)
+            if isinstance(call_id, str):
+                self._invoke_settled(call_id)
+
+    def _invoke_settled(self, call_id: str) -> None:
+        left = self._invokes_in_flight.get(call_id, 1) - 1
+        if left > 0:
+            self._invokes_in_flight[call_id] = left
+            return
+        self._invokes_in_flight.pop(call_id, None)
+        for task in self._approvals_by_call.pop(call_id, set()):
+            approval_id = next((a for a, t in self._approvals_by_id.items() if t is task), None)
+            if approval_id is not None:
+                del self._approvals_by_id[approval_id]
+                self._moot.add(approval_id)
+            task.cancel()
+
+    async def notify(self, method: str, params: Optional[Mapping[str, Any]] = None) -> None:
+        if self._exit_info is not None:
+            raise ToolregExitedError(self._exit_info.code, self._exit_info.signal, self._exit_info.stderr, method)
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        self._write_nowait(msg)
+        await self._drain()
+
+    async def shutdown(self) -> None:
+        await self.request("shutdown")
+
+    async def close(self, timeout: float = 5.0) -> ExitInfo:
+        """`shutdown` + `exit`, then waits for the process (SIGKILL after `timeout` seconds)."""
+        if self._exit_info is not None:
+            return self._exit_info
+        self._closing = True
+        try:
+            await asyncio.wait_for(self.shutdown(), timeout)
+            await self.notify("exit")
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+        except (ToolregError, asyncio.TimeoutError, OSError):
+            pass
+        try:
+            return await asyncio.wait_for(asyncio.shield(self._exited), timeout)
+        except asyncio.TimeoutError:
+            self.kill(_signal.SIGKILL)
+            return await asyncio.shield(self._exited)
+
+    def kill(self, sig: int = _signal.SIGTERM) -> None:
+        """Signals the process without the shutdown handshake."""
+        if self._exit_info is None and self.process.returncode is None:
+            try:
+                self.process.send_signal(sig)
+            except ProcessLookupError:
+                pass
+
+    # registry
+    async def registry_register(self, entries: Sequence[ToolEntry]) -> RegisterResult:
+        return cast(RegisterResult, await self.request("registry/register", {"entries": list(entries)}))
+
+    async def registry_deregister(self, names: Sequence[str]) -> DeregisterResult:
+        return cast(DeregisterResult, await self.request("registry/deregister", {"names": list(names)}))
+
+    async def registry_list(self, namespace: Optional[str] = None, query: Optional[str] = None) -> ListResult:
+        params: dict[str, Any] = {}
+        if namespace is not None:
+            params["namespace"] = namespace
+        if query is not None:
+            params["query"] = query
+        return cast(ListResult, await self.request("registry/list", params))
+
+    async def registry_select_active(self, scope: Optional[Scope] = None) -> SelectActiveResult:
+        return cast(SelectActiveResult, await self.request("registry/selectActive", {"scope": scope or {}}))
+
+    async def registry_resolve_mcp_tool_ids(self, assistant: Optional[Assistant] = None) -> ResolveResult:
+        return cast(ResolveResult, await self.request("registry/resolveMcpToolIds", {"assistant": assistant or {}}))
+
+    async def registry_sync_mcp(self, selected_tool_ids: Optional[Sequence[str]] = None) -> SyncResult:
+        params: dict[str, Any] = {} if selected_tool_ids is None else {"selectedToolIds": list(selected_tool_ids)}
+        return cast(SyncResult, await self.request("registry/syncMcp", params))
+
+    # exposition and tools
+    async def exposition_plan(
+        self,
+        scope: Optional[Scope] = None,
+        *,
+        context_window: Optional[int] = None,
+        model: Optional[str] = None,
+        client_tools: Optional[Sequence[ToolDefinition]] = None,
+    ) -> PlanResult:
+        params: dict[str, Any] = {"scope": scope or {}}
+        if context_window is not None:
+            params["contextWindow"] = context_window
+        if model is not None:
+            params["model"] = model
+        if client_tools is not None:
+            params["clientTools"] = list(client_tools)
+        return cast(PlanResult, await self.request("exposition/plan", params))
+
+    async def tool_invoke(
+        self, name: str, arguments: Any = None, *, call_id: Optional[str] = None, plan_id: Optional[str] = None
+    ) -> InvokeResult:
+        params: InvokeParams = {"name": name, "arguments": arguments}
+        if call_id is not None:
+            params["callId"] = call_id
+        if plan_id is not None:
+            params["planId"] = plan_id
+        return cast(InvokeResult, await self.request("tool/invoke", params))
+
+    async def approval_respond(self, params: ApprovalRespondParams) -> Empty:
+        return cast(Empty, await self.request("approval/respond", params))
+
+    # MCP catalog
+    async def catalog_set_servers(self, servers: Sequence[ServerConfig]) -> Empty:
+        return cast(Empty, await self.request("catalog/setServers", {"servers": list(servers)}))
+
+    async def catalog_list_tools(self, server_id: str, include_disabled: Optional[bool] = None) -> ListToolsResult:
+        params: dict[str, Any] = {"serverId": server_id}
+        if include_disabled is not None:
+            params["includeDisabled"] = include_disabled
+        return cast(ListToolsResult, await self.request("catalog/listTools", params))
+
+    async def catalog_refresh(self, server_id: str) -> ServerStatus:
+        return cast(ServerStatus, await self.request("catalog/refresh", {"serverId": server_id}))
+
+    async def catalog_restart(self, server_id: str) -> ServerStatus:
+        return cast(ServerStatus, await self.request("catalog/restart", {"serverId": server_id}))
+
+    async def catalog_status(self) -> CatalogStatusResult:
+        return cast(CatalogStatusResult, await self.request("catalog/status"))
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return _signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+

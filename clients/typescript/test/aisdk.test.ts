@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ToolregRpcError } from '../src/index.js';
+import { installedAiMajor, toAiSdkTools } from '../src/aisdk.js';
+import { entry, spawnReal } from './helpers.js';
+
+describe('AI SDK adapter', () => {
+  it('turns a plan into ai tools routed to tool/invoke with planId and callId', async () => {
+    const { client, transcript } = await spawnReal();
+    try {
+      const big = (i: number) =>
+        entry(`big_tool_${i}`, { namespace: 'bulk', description: `Bulk tool ${i}. ` + 'Many options here. '.repeat(60) });
+      await client.registryRegister({ entries: [...Array.from({ length: 6 }, (_, i) => big(i)), entry('notes_delete', { approval: true })] });
+      const plan = await client.expositionPlan({
+        scope: {},
+        contextWindow: 8000,
+        clientTools: [{ name: 'my_tool', description: 'Mine.', inputSchema: { type: 'object' } }],
+      });
+      const { tools, systemPrompt } = toAiSdkTools(client, plan);
+      assert.deepEqual(Object.keys(tools).sort(), ['notes_delete', 'tool_inspect', 'tool_invoke', 'tool_search']);
+      assert.equal(systemPrompt, plan.systemPrompt);
+      const t = tools['notes_delete'] as any;
+      assert.match(t.description, /notes_delete/);
+      assert.equal(t.inputSchema.jsonSchema.type, 'object');
+      // ai v5 has no tool approval: not marked unless forced
+      assert.equal(t.needsApproval, (installedAiMajor() ?? 0) >= 6 ? true : undefined);
+      assert.equal((toAiSdkTools(client, plan, { needsApproval: true }).tools['notes_delete'] as any).needsApproval, true);
+      assert.equal((toAiSdkTools(client, plan, { needsApproval: true }).tools['tool_search'] as any).needsApproval, undefined);
+      assert.ok('my_tool' in toAiSdkTools(client, plan, { includeClientTools: true }).tools);
+
+      const run = (tools['tool_search'] as any).execute({ query: 'bulk' }, { toolCallId: 'tc-1', messages: [] });
+      const answered = new Set(client.initializeResult.capabilities.methods);
+      if (!answered.has('tool/invoke')) {
+        await assert.rejects(run, (e: unknown) => e instanceof ToolregRpcError && e.code === -32601);
+      } else {
+        await run.catch(() => undefined);
+      }
+      const fixed = toAiSdkTools(client, plan, { callId: 'fixed-call' });
+      await (fixed.tools['notes_delete'] as any).execute({ title: 'x' }, { toolCallId: 'ignored', messages: [] }).catch(() => undefined);
+      const invokes = transcript().filter((r) => r.msg.method === 'tool/invoke').map((r) => r.msg.params);
+      assert.deepEqual(invokes, [
+        { name: 'tool_search', arguments: { query: 'bulk' }, planId: plan.planId, callId: 'tc-1' },
+        { name: 'notes_delete', arguments: { title: 'x' }, planId: plan.planId, callId: 'fixed-call' },
+      ]);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('AI SDK adapter with generateText (mock model, real sidecar)', () => {
+  it('the model calls tool_search, the sidecar answers, the model sees the sidecar output', async (t) => {
+    const { generateText, stepCountIs } = await import('ai');
+    const { MockLanguageModelV2 } = await import('ai/test');
+    const { client } = await spawnReal({ onExecuteTool: async () => ({ content: [{ type: 'text', text: 'ran' }] }) });
+    try {
+      if (!client.initializeResult.capabilities.methods.includes('tool/invoke')) {
+        t.skip('this binary does not answer tool/invoke yet');
+        return;
+      }
+      const bulk = Array.from({ length: 8 }, (_, i) =>
+        entry(`crm_tool_${i}`, { namespace: 'crm', description: `CRM operation ${i} on customer records. ` + 'Many options. '.repeat(60) }),
+      );
+      await client.registryRegister({ entries: bulk });
+      const plan = await client.expositionPlan({ scope: {}, contextWindow: 8000 });
+      const { tools, systemPrompt } = toAiSdkTools(client, plan);
+      const prompts: any[] = [];
+      let step = 0;
+      const model = new MockLanguageModelV2({
+        doGenerate: async (options: any) => {
+          prompts.push(options);
+          const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
+          if (step++ === 0) {
+            return {
+              content: [{ type: 'tool-call', toolCallId: 'tc-42', toolName: 'tool_search', input: JSON.stringify({ query: 'customer' }) }],
+              finishReason: 'tool-calls',
+              usage,
+              warnings: [],
+            };
+          }
+          return { content: [{ type: 'text', text: 'done' }], finishReason: 'stop', usage, warnings: [] };
+        },
+      });
+      const result = await generateText({ model, tools, system: systemPrompt, prompt: 'find the customer tools', stopWhen: stepCountIs(3) });
+      assert.equal(result.text, 'done');
+      const toolResult = result.steps[0]!.toolResults[0] as any;
+      assert.equal(toolResult.toolName, 'tool_search');
+      assert.equal(toolResult.output.isError, false);
+      // The system prompt section reached the model, and the second call carried the sidecar's output.
+      assert.match(JSON.stringify(prompts[0].prompt), /DEFERRED_TOOLS/);
+      assert.deepEqual(
+        prompts[0].tools.map((x: any) => x.name),
+        ['tool_search', 'tool_inspect', 'tool_invoke'],
+      );
+      const toolMsg = prompts[1].prompt.find((m: any) => m.role === 'tool');
+      assert.equal(toolMsg.content[0].output.type, 'text');
+      assert.match(toolMsg.content[0].output.value, /crm_tool_/);
+    } finally {
+      await client.close();
+    }
+  });
+});
