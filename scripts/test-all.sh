@@ -15,4 +15,5 @@ fi
 cargo test --locked
 
 cargo build --release --locked
-TOOLREG_BIN="$PWD/target/release/toolreg" TOOLREG_FIXTURE_MCP="$PWD/target/release/toolreg-fixture-mcp" clients/test.sh
+bin="${CARGO_TARGET_DIR:-$PWD/target}/release"
+TOOLREG_BIN="$bin/toolreg" TOOLREG_FIXTURE_MCP="$bin/toolreg-fixture-mcp" clients/test.sh
