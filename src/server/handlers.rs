@@ -97,6 +97,13 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanResult, RpcError> {
     });
     let deferred: BTreeSet<String> = plan.deferred.iter().map(|d| d.name.clone()).collect();
     let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
+    let any_deferred = !deferred.is_empty();
     let scope = ctx.plans.create(deferred, inline);
+    if any_deferred {
+        // Build (or fetch) tool_search's index now, off the request path, so the model's first
+        // search does not wait for it.
+        let (scope, registry) = (scope.clone(), ctx.snapshot());
+        tokio::task::spawn_blocking(move || crate::meta::plan_index(&scope, &registry));
+    }
     Ok(PlanResult { plan_id: scope.id.clone(), plan, warnings })
 }
