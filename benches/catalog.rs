@@ -107,12 +107,12 @@ fn direct_calls(n: usize) -> Vec<Duration> {
     let mut child = Command::new(FIXTURE).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
     let mut w = child.stdin.take().unwrap();
     let mut r = BufReader::new(child.stdout.take().unwrap());
-    let mut send = |w: &mut ChildStdin, v: Value| {
+    let send = |w: &mut ChildStdin, v: Value| {
         w.write_all(serde_json::to_string(&v).unwrap().as_bytes()).unwrap();
         w.write_all(b"\n").unwrap();
         w.flush().unwrap();
     };
-    let mut recv = |r: &mut BufReader<ChildStdout>| {
+    let recv = |r: &mut BufReader<ChildStdout>| {
         let mut line = String::new();
         r.read_line(&mut line).unwrap();
         serde_json::from_str::<Value>(&line).unwrap()

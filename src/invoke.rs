@@ -283,6 +283,7 @@ impl<H: HostPort, M: McpPort> Invoker<'_, H, M> {
                         Some(p) = rx.recv() => self.host.progress(call_id, p),
                     }
                 };
+                // Progress that was already delivered goes out before the result does.
                 while let Ok(p) = rx.try_recv() {
                     self.host.progress(call_id, p);
                 }

@@ -274,10 +274,13 @@ impl Connection {
         };
         if registered {
             // rmcp runs each notification handler in its own task, so the last progress
-            // notifications may still be in flight when the response is already here. They
-            // were spawned before the response was delivered: a short pause lets them land.
-            tokio::time::sleep(Duration::from_millis(15)).await;
-            self.handler.progress.lock().unwrap().sinks.remove(&key);
+            // notifications may still be in flight when the response is already here. The sink
+            // stays registered a little longer so they land, without delaying the result.
+            let handler = self.handler.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(15)).await;
+                handler.progress.lock().unwrap().sinks.remove(&key);
+            });
         }
         let response = outcome?;
         let mut value = serde_json::to_value(&response).map_err(|e| CatalogError::Mcp(e.to_string()))?;
