@@ -31,8 +31,12 @@ async def main():
         gated = {"name": "send_invoice", "namespace": "billing", "description": "Send an invoice.", "approval": True,
                  "defer": "never", "inputSchema": {"type": "object", "properties": {"amount": {"type": "number"}}, "required": ["amount"]}}
         await toolreg.registry_register(bulk + [gated])
-        plan = await toolreg.exposition_plan({}, context_window=16_000, model="gpt-4o")
+        # 12 CRM tools of ~100 tokens each: more than 10% of an 8k window and more than the
+        # meta-tools cost, so they are deferred behind tool_search.
+        plan = await toolreg.exposition_plan({}, context_window=8_000, model="gpt-4o")
         print("inline:", [t["name"] for t in plan["tools"]], "deferred:", len(plan["deferred"]), "gate:", plan["decision"]["gate"])
+        if not plan["deferred"]:
+            sys.exit("expected the CRM tools to be deferred")
         try:
             for call_id, (name, args) in enumerate([
                 ("tool_search", {"query": "customer records", "limit": 3}),
