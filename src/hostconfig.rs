@@ -3,7 +3,7 @@
 //! the plan a host would get without writing a host.
 
 use crate::exposition::{self, Plan, PlanInput, Reason};
-use crate::registry::{mcp, Registry, Warning};
+use crate::registry::{Registry, Warning};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -37,27 +37,12 @@ pub struct ServerSnapshot {
     #[serde(default)]
     pub disabled_tools: Vec<String>,
     #[serde(default)]
-    pub tools: Vec<SnapshotTool>,
+    /// The server's tools as its `tools/list` gave them.
+    pub tools: Vec<crate::catalog::McpTool>,
 }
 
 fn yes() -> bool {
     true
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SnapshotTool {
-    pub name: String,
-    #[serde(default)]
-    pub title: Option<String>,
-    #[serde(default)]
-    pub description: String,
-    #[serde(default)]
-    pub input_schema: Value,
-    #[serde(default)]
-    pub output_schema: Option<Value>,
-    #[serde(default)]
-    pub annotations: Option<Value>,
 }
 
 impl HostConfig {
@@ -66,21 +51,8 @@ impl HostConfig {
         reg.register(self.entries.clone()).map_err(|e| e.to_string())?;
         for s in self.servers.iter().filter(|s| s.enabled) {
             for t in s.tools.iter().filter(|t| !s.disabled_tools.contains(&t.name)) {
-                let wire = reg.mcp_wire_name(&s.id, &s.name, &t.name);
-                reg.insert(mcp::entry(
-                    &mcp::McpTool {
-                        server_id: &s.id,
-                        server_name: &s.name,
-                        tool_name: &t.name,
-                        title: t.title.as_deref(),
-                        description: &t.description,
-                        input_schema: &t.input_schema,
-                        output_schema: t.output_schema.as_ref(),
-                        annotations: t.annotations.as_ref(),
-                        approval: s.approval_tools.contains(&t.name),
-                    },
-                    wire,
-                ));
+                let e = crate::sync::mcp_entry(&reg, &s.id, &s.name, &s.approval_tools, t);
+                reg.insert(e);
             }
         }
         Ok(reg)

@@ -19,22 +19,33 @@ pub enum Mode {
     Manual,
 }
 
-fn tool_entry(registry: &Registry, cfg: &ServerConfig, t: &crate::catalog::McpTool) -> crate::registry::ToolEntry {
-    let wire = registry.mcp_wire_name(&cfg.id, &cfg.name, &t.name);
+/// An MCP tool as a registry entry, under the wire name it has or would get in `registry`.
+pub fn mcp_entry(
+    registry: &Registry,
+    server_id: &str,
+    server_name: &str,
+    approval_tools: &[String],
+    t: &crate::catalog::McpTool,
+) -> crate::registry::ToolEntry {
+    let wire = registry.mcp_wire_name(server_id, server_name, &t.name);
     mcp::entry(
         &mcp::McpTool {
-            server_id: &cfg.id,
-            server_name: &cfg.name,
+            server_id,
+            server_name,
             tool_name: &t.name,
             title: t.title.as_deref(),
             description: &t.description,
             input_schema: &t.input_schema,
             output_schema: t.output_schema.as_ref(),
             annotations: t.annotations.as_ref(),
-            approval: cfg.approval_tools.contains(&t.name),
+            approval: approval_tools.contains(&t.name),
         },
         wire,
     )
+}
+
+fn tool_entry(registry: &Registry, cfg: &ServerConfig, t: &crate::catalog::McpTool) -> crate::registry::ToolEntry {
+    mcp_entry(registry, &cfg.id, &cfg.name, &cfg.approval_tools, t)
 }
 
 /// The wire names of every enabled, non-disabled cached tool of the chosen servers.
