@@ -113,3 +113,20 @@ fn query_exact(bencher: Bencher, copies: usize) {
     let idx = index(copies);
     bencher.bench(|| idx.search(black_box("list_loki_label_names"), None, 10));
 }
+
+/// A long multi-step task description (sentences, a path, request boilerplate).
+#[divan::bench(args = SIZES)]
+fn query_task(bencher: Bencher, copies: usize) {
+    let idx = index(copies);
+    bencher.bench(|| {
+        idx.search(
+            black_box(
+                "Please help me find the open pull requests in the toolreg repository, summarize \
+                 the review comments on each, and save the summary as Markdown to \
+                 /root/markdown/reviews.md. Then tell me which ones are failing CI.",
+            ),
+            None,
+            10,
+        )
+    });
+}

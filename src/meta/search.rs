@@ -14,7 +14,7 @@
 //! | name             | raw MCP name (else wire name) + wire-name words it lacks | 6.0    | 0.2  |
 //! | namespace        | words of namespace, label and server id (minus "mcp")    | 2.0    | 0.3  |
 //! | description      | the whole description (capped at 3,000 words)            | 1.0    | 0.75 |
-//! | parameter names  | property names, nested up to depth 4 (`$defs` included)  | 0.2    | 0.5  |
+//! | parameter names  | property names, nested up to depth 4 (`$defs` included)  | 0.5    | 0.5  |
 //! | parameter text   | property descriptions, titles, enum values               | 0.2    | 0.3  |
 //! | description lead | the description's first sentence (<= 40 words), again   | 0.6    | 0.3  |
 //!
@@ -38,6 +38,17 @@
 //! unknown words are split into two known ones ("websocket" -> web socket, matching `WebSocket`);
 //! and adjacent words whose concatenation is known join ("who am i" -> whoami).
 //!
+//! Long task descriptions ("Generate a deep report of bitcoin and save it in
+//! /root/markdown/bitcoin.md") get two more query-side rules, both generic:
+//! - paths and URLs are read as what they are (`search_text::query_words`): a path's directory
+//!   components are a location, not a topic, and are dropped ("/root/music" must not pull the
+//!   music tools); its base name and extension are kept; and the query gains the implied term
+//!   "file" (for a URL, "url") at weight 0.5, since "save it to /root/a.md" asks for a file tool
+//!   without saying "file". Implied terms add evidence but do not count for coverage;
+//! - from 8 content words on, the boilerplate of asking ("help me", "tell me", "give me",
+//!   "provide") is dropped: in a request that long it names no tool, while in a short query
+//!   every word may be the intent ("get help") and is kept.
+//!
 //! Exact names sort in tiers above every BM25F score (the tier adds 10^6 per level to `score`):
 //! 4 = server-qualified exact name (`github create_branch`, `github/create_branch`,
 //! `github__create_branch`, `mcp:github create_branch`), 3 = exact wire or raw name,
@@ -52,7 +63,8 @@ use serde_json::Value;
 /// The identifier splitter shared by index and query, re-exported for callers and tests.
 pub use super::search_text::split_words;
 use super::search_text::{
-    clauses, is_request_boilerplate, lead, norm_literal, query_words, squash, walk_schema, Analyzer, FxHashMap, WordOrigin,
+    is_request_boilerplate, is_stop_word, lead, norm_literal, query_words, squash, walk_schema,
+    Analyzer, FxHashMap, WordOrigin,
 };
 
 /// One tool definition as the search sees it.
@@ -111,59 +123,26 @@ pub struct SearchParams {
     pub server_prior: f32,
     /// Field weights of that server document: namespace, tool names, descriptions.
     pub server_field_weight: [f32; 3],
-    /// Long queries: the multipliers above fade linearly from their value at `long_terms.0`
-    /// query terms to `value * long_scale` at `long_terms.1` terms and beyond.
-    pub long_terms: (f32, f32),
-    /// Per multiplier at full length: coverage, name coverage, server prior.
-    pub long_scale: [f32; 3],
     /// Weight of the term a path ("file") or URL ("url") in the query implies.
     pub implied_weight: f32,
-    /// Clause fusion for long requests: a query of at least `clause_min_terms` terms that cuts
-    /// into 2+ clauses of at least `clause_terms` terms each is also ranked clause by clause,
-    /// and the rankings are merged by reciprocal rank fusion, `w / (clause_rrf_k + rank)`,
-    /// with weight 1 for the whole query and `clause_weight` for each clause.
-    pub clause_min_terms: usize,
-    pub clause_terms: usize,
-    pub clause_rrf_k: f32,
-    pub clause_weight: f32,
-    /// The n-th hit (0-based) of a server in a long query's fused ranking is multiplied by
-    /// `server_decay^n`, so one server cannot fill the top of a multi-step request.
-    pub server_decay: f32,
-    /// Clause fusion rule: 0 = reciprocal rank, 1 = sum of max-normalised scores, 2 = the whole
-    /// query's normalised score plus `clause_weight` x the best clause's normalised score.
-    pub clause_fusion: u8,
-    /// Server diversity (`server_decay`) applies from this many query terms on.
-    pub decay_min_terms: usize,
-    /// Weight of words that come from a path (base name, extension): arguments, not intent.
-    pub path_word_weight: f32,
     /// From this many query terms on, the boilerplate of a request ("help", "tell", "give") is
     /// dropped: in a long task description it names no tool.
-    pub boilerplate_min_terms: f32,
+    pub boilerplate_min_terms: usize,
 }
 
 impl Default for SearchParams {
     fn default() -> Self {
         SearchParams {
             k1: 1.4,
-            field_weight: [6.0, 2.0, 1.0, 0.2, 0.2, 0.6],
+            field_weight: [6.0, 2.0, 1.0, 0.5, 0.2, 0.6],
             field_b: [0.2, 0.3, 0.75, 0.5, 0.3, 0.3],
             synonym_weight: 0.4,
             coverage_bonus: 0.8,
             name_bonus: 0.5,
             server_prior: 0.8,
             server_field_weight: [2.0, 0.75, 0.2],
-            long_terms: (8.0, 16.0),
-            long_scale: [1.0, 1.0, 1.0],
             implied_weight: 0.5,
-            clause_min_terms: usize::MAX,
-            clause_terms: 2,
-            clause_rrf_k: 10.0,
-            clause_weight: 1.0,
-            server_decay: 1.0,
-            clause_fusion: 0,
-            decay_min_terms: usize::MAX,
-            path_word_weight: 1.0,
-            boilerplate_min_terms: f32::INFINITY,
+            boilerplate_min_terms: 8,
         }
     }
 }
@@ -603,30 +582,16 @@ impl SearchIndex {
     /// ("who am i" -> whoami, "node pool" -> nodepool).
     fn query_groups(&self, query: &str) -> Vec<QueryGroup> {
         let mut words: Vec<String> = Vec::new();
-        let mut origins: Vec<WordOrigin> = Vec::new();
         let (mut has_path, mut has_url) = (false, false);
         query_words(query, |w, origin| {
             has_path |= origin == WordOrigin::Path;
             has_url |= origin == WordOrigin::Url;
             words.push(w.to_string());
-            origins.push(origin);
         });
         // Long requests: drop the boilerplate of asking ("help me", "tell me", "give me").
-        let n_content = words
-            .iter()
-            .filter(|w| self.analyzer.stem_word(w).is_some())
-            .count();
-        let drop_boilerplate = n_content as f32 >= self.params.boilerplate_min_terms;
-        let path_scale = self.params.path_word_weight;
-        let scale_from = |groups: &mut Vec<QueryGroup>, n0: usize, origin: WordOrigin| {
-            if origin == WordOrigin::Path && path_scale != 1.0 {
-                for g in &mut groups[n0..] {
-                    for t in &mut g.terms {
-                        t.1 *= path_scale;
-                    }
-                }
-            }
-        };
+        let n_content = words.iter().filter(|w| !is_stop_word(w)).count();
+        let drop_boilerplate = n_content >= self.params.boilerplate_min_terms;
+
         let mut seen: Vec<String> = Vec::new();
         let mut groups: Vec<QueryGroup> = Vec::new();
         let add =
@@ -654,14 +619,13 @@ impl SearchIndex {
                     });
                 }
             };
-        for (w, &origin) in words.iter().zip(&origins) {
+        for w in &words {
             if drop_boilerplate && is_request_boilerplate(w) {
                 continue;
             }
             let Some(stem) = self.analyzer.stem_word(w) else {
                 continue;
             };
-            let n0 = groups.len();
             if self.term(&stem).is_none() && w.len() >= 6 {
                 // Decompound an unknown word into the split whose rarer half is most common.
                 let mut best: Option<(u32, String, String)> = None;
@@ -685,12 +649,10 @@ impl SearchIndex {
                 if let Some((_, sa, sb)) = best {
                     add(sa, false, &mut groups, &mut seen);
                     add(sb, false, &mut groups, &mut seen);
-                    scale_from(&mut groups, n0, origin);
                     continue;
                 }
             }
             add(stem, false, &mut groups, &mut seen);
-            scale_from(&mut groups, n0, origin);
         }
         // A path means the request involves a file; a URL, a web address. Neither word is
         // usually written out ("save it to /root/a.md"), yet tools are named for it.
@@ -748,14 +710,8 @@ impl SearchIndex {
         // Coverage counts the query's own terms; compounds only add evidence.
         let n_groups = groups.iter().filter(|g| !g.compound).count().max(1) as f32;
         let p = &self.params;
-        let (l0, l1) = p.long_terms;
-        let long = ((n_groups - l0) / (l1 - l0).max(1e-3)).clamp(0.0, 1.0);
-        let fade = |v: f32, i: usize| v * (1.0 - long + long * p.long_scale[i]);
-        let (coverage_bonus, name_bonus, server_prior) = (
-            fade(p.coverage_bonus, 0),
-            fade(p.name_bonus, 1),
-            fade(p.server_prior, 2),
-        );
+        let (coverage_bonus, name_bonus, server_prior) =
+            (p.coverage_bonus, p.name_bonus, p.server_prior);
 
         let mut acc = vec![0f32; self.n_docs];
         let mut matched = vec![0u16; self.n_docs];
@@ -898,44 +854,6 @@ impl SearchIndex {
         tiers
     }
 
-    /// Clause groups of a long multi-step request, or empty when the query is not one.
-    fn clause_groups(&self, query: &str, n_terms: usize) -> Vec<Vec<QueryGroup>> {
-        if n_terms < self.params.clause_min_terms {
-            return Vec::new();
-        }
-        let mut parts: Vec<String> = Vec::new();
-        let mut pending = String::new();
-        let enough = |text: &str| {
-            let mut n = 0;
-            query_words(text, |w, _| n += self.analyzer.stem_word(w).is_some() as usize);
-            n >= self.params.clause_terms
-        };
-        for c in clauses(query) {
-            if !pending.is_empty() {
-                pending.push(' ');
-            }
-            pending.push_str(c);
-            if enough(&pending) {
-                parts.push(std::mem::take(&mut pending));
-            }
-        }
-        if !pending.is_empty() {
-            // A short tail joins the last clause.
-            match parts.last_mut() {
-                Some(last) => {
-                    last.push(' ');
-                    last.push_str(&pending);
-                }
-                None => return Vec::new(),
-            }
-        }
-        let out: Vec<Vec<QueryGroup>> = parts.iter().map(|p| self.query_groups(p)).collect();
-        if out.len() < 2 {
-            return Vec::new();
-        }
-        out
-    }
-
     /// Ranked hits, best first, at most `limit`. `namespace` filters to docs whose namespace or
     /// namespace_label equals it (case-insensitive) or whose server equals it. Ties break by doc
     /// index. An empty or whitespace query gives no hits.
@@ -950,95 +868,8 @@ impl SearchIndex {
         let keep = |d: usize| ns.as_ref().is_none_or(|ns| self.in_namespace(d, ns));
 
         let groups = self.query_groups(query);
-        let n_terms = groups.iter().filter(|g| !g.compound).count();
         let tiers = self.exact_tiers(query);
-        let (touched, mut scores) = self.score(&groups);
-
-        let clause_groups = self.clause_groups(query, n_terms);
-        let mut touched = touched;
-        if !clause_groups.is_empty() {
-            // Reciprocal rank fusion of the whole query's ranking with each clause's.
-            const DEPTH: usize = 50;
-            let k = self.params.clause_rrf_k;
-            let mut fused = vec![0f32; self.n_docs];
-            let mut fused_touched: Vec<u32> = Vec::new();
-            let fusion = self.params.clause_fusion;
-            let mut best_clause = vec![0f32; if fusion == 2 { self.n_docs } else { 0 }];
-            let mut rank_into = |touched: &[u32], scores: &[f32], w: f32| {
-                let mut ranked: Vec<Ranked> = touched
-                    .iter()
-                    .filter(|&&d| keep(d as usize))
-                    .map(|&d| Ranked(scores[d as usize] as f64, d))
-                    .collect();
-                if ranked.len() > DEPTH {
-                    ranked.select_nth_unstable_by(DEPTH - 1, |a, b| b.cmp(a));
-                    ranked.truncate(DEPTH);
-                }
-                ranked.sort_unstable_by(|a, b| b.cmp(a));
-                let max = ranked.first().map_or(1.0, |r| r.0 as f32).max(1e-9);
-                for (r, Ranked(s, d)) in ranked.iter().enumerate() {
-                    let slot = &mut fused[*d as usize];
-                    if *slot == 0.0 && (fusion != 2 || w == 1.0) {
-                        fused_touched.push(*d);
-                    }
-                    match fusion {
-                        0 => *slot += w / (k + r as f32 + 1.0),
-                        1 => *slot += w * *s as f32 / max,
-                        _ if w == 1.0 => *slot += *s as f32 / max,
-                        _ => {
-                            let b = &mut best_clause[*d as usize];
-                            *b = b.max(*s as f32 / max);
-                        }
-                    }
-                }
-            };
-            rank_into(&touched, &scores, 1.0);
-            for cg in &clause_groups {
-                let (t, s) = self.score(cg);
-                rank_into(&t, &s, self.params.clause_weight.min(0.999));
-            }
-            if fusion == 2 {
-                for (d, b) in best_clause.iter().enumerate() {
-                    if *b > 0.0 && fused[d] > 0.0 {
-                        fused[d] += self.params.clause_weight * b;
-                    }
-                }
-            }
-            touched = fused_touched;
-            scores = fused;
-        }
-
-        // Per-server diversity in long requests: a server's n-th hit is discounted by decay^n.
-        if self.params.server_decay < 1.0 && n_terms >= self.params.decay_min_terms {
-            const DEPTH: usize = 50;
-            let mut order: Vec<Ranked> = touched
-                .iter()
-                .filter(|&&d| keep(d as usize))
-                .map(|&d| Ranked(scores[d as usize] as f64, d))
-                .collect();
-            if order.len() > DEPTH {
-                order.select_nth_unstable_by(DEPTH - 1, |a, b| b.cmp(a));
-                order.truncate(DEPTH);
-            }
-            order.sort_unstable_by(|a, b| b.cmp(a));
-            let mut seen: Vec<(u32, i32)> = Vec::new();
-            let floor = order.last().map_or(0.0, |r| r.0 as f32);
-            for Ranked(_, d) in &order {
-                let g = self.doc_group[*d as usize];
-                let n = match seen.iter_mut().find(|x| x.0 == g) {
-                    Some(x) => {
-                        x.1 += 1;
-                        x.1
-                    }
-                    None => {
-                        seen.push((g, 0));
-                        0
-                    }
-                };
-                let s = &mut scores[*d as usize];
-                *s = (*s * self.params.server_decay.powi(n)).max(floor);
-            }
-        }
+        let (touched, scores) = self.score(&groups);
 
         // Keep the best `limit` in a bounded min-heap (root = worst kept).
         let mut top: BinaryHeap<Reverse<Ranked>> = BinaryHeap::with_capacity(limit + 1);

@@ -77,7 +77,8 @@ pub enum WordOrigin {
 /// keeps its words minus the scheme and `www`. Everything else goes through [`split_words`].
 pub fn query_words(text: &str, mut f: impl FnMut(&str, WordOrigin)) {
     for tok in text.split_whitespace() {
-        let t = tok.trim_matches(|c: char| !c.is_alphanumeric() && c != '/' && c != '~' && c != '.');
+        let t =
+            tok.trim_matches(|c: char| !c.is_alphanumeric() && c != '/' && c != '~' && c != '.');
         let t = t.trim_end_matches('.');
         let lower = t.to_ascii_lowercase();
         if lower.contains("://") || lower.starts_with("www.") {
@@ -103,48 +104,6 @@ pub fn query_words(text: &str, mut f: impl FnMut(&str, WordOrigin)) {
         }
         split_words(tok, |w| f(w, WordOrigin::Prose));
     }
-}
-
-/// Cuts a long request into clauses: at sentence ends (`.`, `!`, `?`, `;`, `:` before a space),
-/// line breaks, commas, and the words "and", "then", "also". Paths and dotted names stay whole
-/// (a dot only cuts before whitespace).
-pub fn clauses(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i];
-        let next_ws = i + 1 >= bytes.len() || bytes[i + 1].is_ascii_whitespace();
-        let cut = match c {
-            b'\n' | b',' => Some(1),
-            b'.' | b'!' | b'?' | b';' | b':' if next_ws => Some(1),
-            b' ' | b'\t' => {
-                let rest = &text[i + 1..];
-                ["and ", "then ", "also "]
-                    .iter()
-                    .find(|w| {
-                        rest.len() >= w.len()
-                            && rest.as_bytes()[..w.len()].eq_ignore_ascii_case(w.as_bytes())
-                    })
-                    .map(|w| w.len() + 1)
-            }
-            _ => None,
-        };
-        if let Some(len) = cut {
-            if i > start {
-                out.push(&text[start..i]);
-            }
-            start = i + len;
-            i = start;
-            continue;
-        }
-        i += 1;
-    }
-    if start < text.len() {
-        out.push(&text[start..]);
-    }
-    out
 }
 
 /// FxHash (rustc's hasher): the index hashes many short strings and `u32`s, where SipHash's
@@ -220,8 +179,8 @@ const STOP_WORDS: &[&str] = &[
 /// Words that frame a request to an assistant rather than name what it needs ("help me make",
 /// "tell me", "give me a list"). Dropped from long queries only; sorted for binary search.
 const REQUEST_BOILERPLATE: &[&str] = &[
-    "able", "based", "could", "give", "help", "kindly", "know", "like", "provide", "tell",
-    "thank", "thanks",
+    "able", "based", "could", "give", "help", "kindly", "know", "like", "provide", "tell", "thank",
+    "thanks",
 ];
 
 pub fn is_request_boilerplate(w: &str) -> bool {
