@@ -213,6 +213,12 @@ impl<H: HostPort, M: McpPort> Invoker<'_, H, M> {
     /// Runs arguments that `prepare` accepted: defaults, approval, execution.
     pub async fn run_prepared(&self, entry: &ToolEntry, mut arguments: Value, repaired: Option<Repair>, call_id: &str) -> Result<Invoked, InvokeError> {
         apply_defaults(&entry.input_schema, &mut arguments);
+        if entry.approval && !self.abilities.approval {
+            return Ok(Invoked::error(format!(
+                "{} needs the user's approval, but this host cannot ask for it, so it was not run.",
+                entry.name
+            )));
+        }
         // Never ask the user to approve a call that could not run anyway.
         if matches!(entry.source, Source::Builtin | Source::Host) && !self.abilities.host_tools {
             return Ok(Invoked::error(format!(

@@ -18,9 +18,7 @@ def text(o: dict[str, Any]) -> str:
 
 async def spawn_invoking(spawn_real, **kw):
     s = await spawn_real(**kw)
-    if "tool/invoke" not in s.client.initialize_result["capabilities"]["methods"]:
-        await s.client.close()
-        pytest.skip("this binary does not answer tool/invoke yet")
+    assert "tool/invoke" in s.client.initialize_result["capabilities"]["methods"], "the sidecar must answer tool/invoke"
     return s
 
 
@@ -161,7 +159,8 @@ async def test_cancelling_invoke_cancels_its_approval(spawn_real):
             raise
         return "approve"
 
-    s = await spawn_invoking(spawn_real, on_approval_request=slow_user)
+    # A host tool the host can run: the sidecar only asks to approve a call that could run.
+    s = await spawn_invoking(spawn_real, on_approval_request=slow_user, on_execute_tool=lambda p: {"content": []})
     c = s.client
     try:
         await c.registry_register([entry("notes_delete", approval=True)])

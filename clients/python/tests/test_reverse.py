@@ -203,7 +203,8 @@ async def test_withdrawn_on_timeout_cancels_the_callback(spawn_real):
 async def test_withdrawn_on_cancel_cancels_the_callback(spawn_real):
     asked: list[dict[str, Any]] = []
     cancelled: list[str] = []
-    s = await spawn_real(on_approval_request=waiting_user(asked, cancelled))
+    # A host tool the host can run: the sidecar only asks to approve a call that could run.
+    s = await spawn_real(on_approval_request=waiting_user(asked, cancelled), on_execute_tool=lambda p: {"content": []})
     c = s.client
     try:
         await c.registry_register([entry("notes_delete", approval=True)])
@@ -234,7 +235,7 @@ async def test_withdrawn_callback_that_swallows_the_cancel_sends_nothing(spawn_r
         done.set()
         return "approve"
 
-    s = await spawn_real(timeouts={"approvalMs": 200}, on_approval_request=stubborn)
+    s = await spawn_real(timeouts={"approvalMs": 200}, on_approval_request=stubborn, on_execute_tool=lambda p: {"content": []})
     c = s.client
     try:
         await c.registry_register([entry("notes_delete", approval=True)])

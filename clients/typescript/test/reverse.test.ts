@@ -191,7 +191,8 @@ describe('approval/withdrawn (real binary)', () => {
   it('aborting the toolInvoke withdraws the approval (reason cancelled); no approval/respond', async () => {
     const asked: ApprovalRequest[] = [];
     const reasons: unknown[] = [];
-    const { client, transcript } = await spawnReal({ onApprovalRequest: waitForAbort(asked, reasons) });
+    // A host tool the host can run: the sidecar only asks to approve a call that could run.
+    const { client, transcript } = await spawnReal({ onApprovalRequest: waitForAbort(asked, reasons), onExecuteTool: async () => ({ content: [] }) });
     try {
       await client.registryRegister({ entries: [entry('notes_delete', { approval: true })] });
       const ac = new AbortController();
@@ -220,6 +221,7 @@ describe('approval/withdrawn (real binary)', () => {
         answered = true;
         return 'approve' as const;
       },
+      onExecuteTool: async () => ({ content: [] }),
     });
     try {
       await client.registryRegister({ entries: [entry('notes_delete', { approval: true })] });
