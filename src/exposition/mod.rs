@@ -182,10 +182,24 @@ struct Slot<'a> {
     deferred: bool,
 }
 
+/// Counts per namespace label. Entries come in name order, so a server's tools are mostly
+/// adjacent: runs are counted first and the map is touched once per run.
 fn label_counts<'a>(slots: impl Iterator<Item = &'a Slot<'a>>) -> BTreeMap<&'a str, usize> {
     let mut m = BTreeMap::new();
+    let mut run: Option<(&str, usize)> = None;
     for s in slots {
-        *m.entry(s.r.entry.namespace_label()).or_insert(0usize) += 1;
+        let label = s.r.entry.namespace_label();
+        match &mut run {
+            Some((l, n)) if *l == label => *n += 1,
+            _ => {
+                if let Some((l, n)) = run.replace((label, 1)) {
+                    *m.entry(l).or_insert(0usize) += n;
+                }
+            }
+        }
+    }
+    if let Some((l, n)) = run {
+        *m.entry(l).or_insert(0usize) += n;
     }
     m
 }
@@ -259,19 +273,33 @@ pub fn plan(input: &PlanInput) -> Plan {
 
     // Outputs. Slots are in byte order of the name, so the maps are built from sorted input.
     let mut per_namespace: BTreeMap<String, NamespaceTokens> = BTreeMap::new();
-    let mut per_ns: std::collections::HashMap<&str, NamespaceTokens> = std::collections::HashMap::new();
+    let mut last: Option<(&str, NamespaceTokens)> = None;
+    let flush = |(k, v): (&str, NamespaceTokens), out: &mut BTreeMap<String, NamespaceTokens>| match out.get_mut(k) {
+        Some(t) => {
+            t.tools += v.tools;
+            t.tokens += v.tokens;
+            t.deferred += v.deferred;
+        }
+        None => {
+            out.insert(k.to_string(), v);
+        }
+    };
     for s in &slots {
-        let ns = per_ns.entry(s.r.entry.namespace.as_str()).or_insert_with(|| NamespaceTokens {
-            label: s.r.entry.namespace_label().to_string(),
-            tools: 0,
-            tokens: 0,
-            deferred: 0,
-        });
-        ns.tools += 1;
-        ns.tokens += s.tokens as u64;
-        ns.deferred += s.deferred as usize;
+        let ns = s.r.entry.namespace.as_str();
+        if last.as_ref().is_none_or(|(k, _)| *k != ns) {
+            let fresh = NamespaceTokens { label: s.r.entry.namespace_label().to_string(), tools: 0, tokens: 0, deferred: 0 };
+            if let Some(done) = last.replace((ns, fresh)) {
+                flush(done, &mut per_namespace);
+            }
+        }
+        let (_, t) = last.as_mut().expect("set above");
+        t.tools += 1;
+        t.tokens += s.tokens as u64;
+        t.deferred += s.deferred as usize;
     }
-    per_namespace.extend(per_ns.into_iter().map(|(k, v)| (k.to_string(), v)));
+    if let Some(done) = last {
+        flush(done, &mut per_namespace);
+    }
 
     let mut per_tool: BTreeMap<String, u32> = slots.iter().map(|s| (s.r.entry.name.clone(), s.tokens)).collect();
     let mut placements: BTreeMap<String, Placement> = slots
