@@ -250,6 +250,9 @@ fn cancel_while_the_host_runs_a_tool_answers_once_and_ignores_the_late_result() 
         }
     });
     assert_eq!(error_of(&r[0])["code"], -32800, "{:?}", r[0]);
+    // The sidecar withdraws its own request to the host, as LSP does.
+    let withdrawn = s.recv();
+    assert_eq!(withdrawn, json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": asked[0]["id"]}}));
     answer(&mut s, &asked[0], text_result("created"));
     // No second response to the cancelled request; the next request is answered normally.
     let st = call(&mut s, "registry/list", json!({"namespace": "notes"}), &mut |_, m| panic!("unexpected: {m}"));

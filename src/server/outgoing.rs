@@ -137,11 +137,15 @@ impl Outgoing {
         let id = format!("toolreg-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
         self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), tx);
-        // Removes the waiter however this future ends (answered, timed out, cancelled).
+        // Removes the waiter however this future ends. Still waiting means the call was
+        // cancelled or timed out: the host is told, as LSP does, and a late answer is ignored.
         struct Forget<'a>(&'a Outgoing, &'a str);
         impl Drop for Forget<'_> {
             fn drop(&mut self) {
-                self.0.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(self.1);
+                let waiting = self.0.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(self.1);
+                if waiting.is_some() {
+                    self.0.notify("$/cancelRequest", json!({"id": self.1}));
+                }
             }
         }
         let _forget = Forget(self, &id);
