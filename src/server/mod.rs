@@ -311,10 +311,13 @@ impl Server {
         if self.module.method(&method).is_none() {
             return self.out.error(id, refuse(ErrorCode::METHOD_NOT_FOUND, format!("unknown method {method:?}")));
         }
-        let text = String::from_utf8_lossy(&body).into_owned();
+        // `body` parsed as JSON above, so it is UTF-8 and this borrows rather than copies.
         match dispatch::kind(&method) {
             dispatch::Kind::Ordered => {
-                let ok = run(&self.module, &self.out, id, &text).await;
+                let resp = call(&self.module, &id, &String::from_utf8_lossy(&body)).await;
+                // Only the lifecycle methods need to know whether they succeeded.
+                let ok = matches!(method.as_str(), "initialize" | "shutdown") && !is_error(&resp);
+                self.out.send_raw(resp);
                 match method.as_str() {
                     "initialize" if ok => self.lifecycle = Lifecycle::Running,
                     "shutdown" if ok => self.lifecycle = Lifecycle::ShuttingDown,
@@ -322,7 +325,8 @@ impl Server {
                 }
             }
             dispatch::Kind::Inline => {
-                run(&self.module, &self.out, id, &text).await;
+                let resp = call(&self.module, &id, &String::from_utf8_lossy(&body)).await;
+                self.out.send_raw(resp);
             }
             dispatch::Kind::Concurrent => {
                 let key = id_key(&id);
@@ -331,7 +335,7 @@ impl Server {
                 let k = key.clone();
                 let token = CancellationToken::new();
                 let task = tokio::spawn(CANCEL.scope(token.clone(), async move {
-                    let (resp, _) = call(&module, &id, &text).await;
+                    let resp = call(&module, &id, &String::from_utf8_lossy(&body)).await;
                     if in_flight.take(&k).is_some() {
                         out.send_raw(resp);
                     }
@@ -342,14 +346,21 @@ impl Server {
     }
 }
 
+/// Whether a response is an error, without building it as a `Value`.
+fn is_error(resp: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        error: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Probe>(resp).map_or(true, |p| p.error.is_some())
+}
+
 /// Runs one request through the method table; a panic becomes -32603 for that request alone.
-async fn call(module: &RpcModule<Ctx>, id: &Value, text: &str) -> (bytes::Bytes, bool) {
+async fn call(module: &RpcModule<Ctx>, id: &Value, text: &str) -> bytes::Bytes {
     match AssertUnwindSafe(module.raw_json_request(text, 1)).catch_unwind().await {
-        Ok(Ok((resp, _))) => {
-            let ok = serde_json::from_str::<Value>(resp.get()).is_ok_and(|v| v.get("error").is_none());
-            (bytes::Bytes::from(resp.get().to_string()), ok)
-        }
-        Ok(Err(e)) => (error_body(id, RpcError::new(ErrorCode::INVALID_REQUEST, format!("invalid request: {e}"))), false),
+        // The response moves into the frame without a copy.
+        Ok(Ok((resp, _))) => bytes::Bytes::from(String::from(Box::<str>::from(resp))),
+        Ok(Err(e)) => error_body(id, RpcError::new(ErrorCode::INVALID_REQUEST, format!("invalid request: {e}"))),
         Err(panic) => {
             let what = panic
                 .downcast_ref::<&str>()
@@ -357,15 +368,9 @@ async fn call(module: &RpcModule<Ctx>, id: &Value, text: &str) -> (bytes::Bytes,
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
             tracing::error!("handler panicked: {what}");
-            (error_body(id, RpcError::new(ErrorCode::INTERNAL_ERROR, format!("internal error: {what}"))), false)
+            error_body(id, RpcError::new(ErrorCode::INTERNAL_ERROR, format!("internal error: {what}")))
         }
     }
-}
-
-async fn run(module: &RpcModule<Ctx>, out: &Outgoing, id: Value, text: &str) -> bool {
-    let (resp, ok) = call(module, &id, text).await;
-    out.send_raw(resp);
-    ok
 }
 
 fn error_body(id: &Value, e: RpcError) -> bytes::Bytes {
