@@ -6,9 +6,13 @@
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "common/frames.rs"]
+mod frames;
+use frames::{median, read_frame};
 
 const FIXTURE: &str = env!("CARGO_BIN_EXE_toolreg-fixture-mcp");
 
@@ -37,21 +41,7 @@ impl Peer {
     }
 
     fn read(&mut self) -> Value {
-        let mut len = 0;
-        loop {
-            let mut line = String::new();
-            self.r.read_line(&mut line).unwrap();
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(v) = line.strip_prefix("Content-Length:") {
-                len = v.trim().parse().unwrap();
-            }
-        }
-        let mut body = vec![0; len];
-        self.r.read_exact(&mut body).unwrap();
-        serde_json::from_slice(&body).unwrap()
+        serde_json::from_slice(&read_frame(&mut self.r)).unwrap()
     }
 
     /// Sends a request; returns (result, notifications seen meanwhile).
@@ -97,10 +87,6 @@ fn fixture(id: &str, args: &[&str]) -> Value {
     json!({"id": id, "name": id, "enabled": true, "transport": {"type": "stdio", "command": FIXTURE, "args": args}})
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
 
 /// A minimal MCP client over newline-delimited JSON: the direct path to compare against.
 fn direct_calls(n: usize) -> Vec<Duration> {

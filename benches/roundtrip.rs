@@ -5,38 +5,15 @@
 
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "common/frames.rs"]
+mod frames;
+use frames::{frame, median, read_frame};
+
 const ROUNDS: usize = 5000;
-
-fn frame(body: &str) -> Vec<u8> {
-    format!("Content-Length: {}\r\n\r\n{}", body.len(), body).into_bytes()
-}
-
-fn read_frame(r: &mut impl BufRead) -> Vec<u8> {
-    let mut len = 0;
-    loop {
-        let mut line = String::new();
-        r.read_line(&mut line).unwrap();
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.strip_prefix("Content-Length:") {
-            len = v.trim().parse().unwrap();
-        }
-    }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).unwrap();
-    body
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
 
 fn spawn_toolreg() -> Child {
     Command::new(env!("CARGO_BIN_EXE_toolreg"))
