@@ -230,7 +230,15 @@ fn a_restarted_sidecar_answers_from_its_persisted_cache_and_survives_a_corrupt_o
     let mut s = Sidecar::spawn();
     init(&mut s, Some(&cache));
     ok(&mut s, "catalog/setServers", json!({"servers": [cfg.clone()]}));
-    let list = ok(&mut s, "catalog/listTools", json!({"serverId": "cached"}));
+    // The file is read off the async threads: the list shows up as soon as it is loaded.
+    let start = Instant::now();
+    let list = loop {
+        let list = ok(&mut s, "catalog/listTools", json!({"serverId": "cached"}));
+        if list["state"] != "cold" || start.elapsed() > TIMEOUT {
+            break list;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
     assert_eq!(list["state"], "ready");
     assert_eq!(list["tools"].as_array().unwrap().len(), 6);
     assert_ne!(state(&mut s, "cached"), "ready", "the server itself has not answered");
@@ -349,4 +357,215 @@ fn no_mcp_server_survives_a_sigkilled_sidecar() {
         assert!(start.elapsed() < Duration::from_secs(10), "MCP server {pid} outlived the sidecar");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+fn init_with(s: &mut Sidecar, params: Value) {
+    s.ok("initialize", params);
+}
+
+fn pid_alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|st| !st.split_whitespace().nth(2).is_some_and(|state| state == "Z"))
+}
+
+fn read_pid(path: &std::path::Path) -> i32 {
+    let start = Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path).ok().and_then(|t| t.trim().parse().ok()) {
+            return pid;
+        }
+        assert!(start.elapsed() < TIMEOUT, "no pid in {}", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Servers that ignore stdin EOF and SIGTERM, started directly and behind a shell that forks
+/// (no `exec`): none survives a SIGKILLed sidecar. The first dies by PDEATHSIG, the second
+/// (a grandchild, which PDEATHSIG does not reach) by the reaper killing its process group.
+#[test]
+fn stubborn_mcp_servers_die_with_a_sigkilled_sidecar_even_behind_a_shell() {
+    let dir = tempfile::tempdir().unwrap();
+    let direct = dir.path().join("direct");
+    let nested = dir.path().join("nested");
+    let stubborn = ["--ignore-eof", "--ignore-sigterm", "--pid-file"];
+    let script = format!("'{}' --ignore-eof --ignore-sigterm --pid-file '{}'; exit $?", fixture(), nested.display());
+    let mut s = Sidecar::spawn();
+    init(&mut s, None);
+    ok(&mut s, "catalog/setServers", json!({"servers": [
+        server("direct", &[stubborn[0], stubborn[1], stubborn[2], direct.to_str().unwrap()]),
+        {"id": "nested", "name": "nested", "transport": {"type": "stdio", "command": "sh", "args": ["-c", script]}},
+    ]}));
+    wait_state(&mut s, "direct", "ready");
+    wait_state(&mut s, "nested", "ready");
+    let pids = [read_pid(&direct), read_pid(&nested)];
+    assert!(pids.iter().all(|p| pid_alive(*p)));
+    // The nested server really is a grandchild: its parent is the shell, not the sidecar.
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pids[1])).unwrap();
+    let ppid: u32 = stat.rsplit(')').next().unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert_ne!(ppid, s.child.id(), "the shell exec'd the server; this test needs a grandchild");
+    unsafe { libc::kill(s.child.id() as i32, libc::SIGKILL) };
+    s.wait();
+    let start = Instant::now();
+    while pids.iter().any(|p| pid_alive(*p)) {
+        if start.elapsed() > Duration::from_secs(10) {
+            let survivors: Vec<_> = pids.iter().filter(|p| pid_alive(**p)).copied().collect();
+            for p in &survivors {
+                unsafe { libc::kill(*p, libc::SIGKILL) };
+            }
+            panic!("MCP servers {survivors:?} outlived the sidecar (direct {}, nested {})", pids[0], pids[1]);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A response over the message limit fails its request at once, naming the limit, instead of
+/// being dropped while the request waits out its timeout (callMs / listMs are 60 s here, far
+/// beyond the harness's read deadline).
+#[test]
+fn oversized_mcp_messages_fail_fast_and_name_the_limit() {
+    let mut s = Sidecar::spawn();
+    init_with(&mut s, json!({"timeouts": {"connectMs": 20000, "listMs": 60000, "callMs": 60000},
+        "mcp": {"maxResultBytes": 100000}}));
+    // 17 MiB: over the default limit (16 MiB). The list of 20,000 tools goes to a sidecar-wide
+    // limit lowered to 1 MB below (a second sidecar), so it stays cheap.
+    ok(&mut s, "catalog/setServers", json!({"servers": [
+        server("huge", &["--big-result-bytes", "17825792"]),
+        server("large", &["--big-result-bytes", "300000"]),
+    ]}));
+    wait_state(&mut s, "huge", "ready");
+    wait_state(&mut s, "large", "ready");
+    ok(&mut s, "registry/syncMcp", json!({}));
+    let r = ok(&mut s, "tool/invoke", json!({"name": "mcp__huge__big", "arguments": {}}));
+    assert_eq!(r["isError"], true, "{r}");
+    let text = r["output"]["value"].as_str().unwrap();
+    assert!(text.contains("over the limit of 16777216 bytes (maxMessageBytes)"), "{text}");
+    // The session survives: the next call on the same server answers.
+    let r = ok(&mut s, "tool/invoke", json!({"name": "mcp__huge__echo", "arguments": {"a": 1}}));
+    assert_eq!(r["isError"], false, "{r}");
+
+    // Under the message limit but over maxResultBytes: cut, with a note saying so.
+    let r = ok(&mut s, "tool/invoke", json!({"name": "mcp__large__big", "arguments": {}}));
+    assert_eq!(r["isError"], false, "{r}");
+    let text = r["output"]["value"].as_str().unwrap();
+    assert!(text.ends_with("\n[... truncated: 100000 of 300000 bytes shown]"), "{}", &text[text.len().saturating_sub(200)..]);
+    assert!(text.starts_with("0123456789abcdef") && text.len() < 100_100, "{}", text.len());
+    quit(s);
+
+    let mut s = Sidecar::spawn();
+    init_with(&mut s, json!({"timeouts": {"connectMs": 20000, "listMs": 60000}, "mcp": {"maxMessageBytes": 1000000}}));
+    ok(&mut s, "catalog/setServers", json!({"servers": [server("many", &["--tools", "20000"]), server("few", &["--tools", "3"])]}));
+    wait_state(&mut s, "few", "ready");
+    wait_state(&mut s, "many", "error");
+    let st = ok(&mut s, "catalog/status", json!({}));
+    let many = st["servers"].as_array().unwrap().iter().find(|x| x["id"] == "many").unwrap().clone();
+    assert!(many["error"].as_str().unwrap().contains("over the limit of 1000000 bytes (maxMessageBytes)"), "{many}");
+    quit(s);
+}
+
+fn vm_kb(pid: u32, key: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with(key)).unwrap_or_else(|| panic!("no {key} in {status}"));
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// 200 MB of stderr without a newline: the sidecar reads it in bounded chunks (its peak RSS
+/// stays far below the flood) and goes on answering.
+#[test]
+fn an_mcp_server_flooding_stderr_does_not_grow_the_sidecar() {
+    let mut s = Sidecar::spawn();
+    init_with(&mut s, json!({"timeouts": {"connectMs": 60000, "listMs": 60000}}));
+    // The flood is written before the server answers `initialize`, so `ready` means read.
+    ok(&mut s, "catalog/setServers", json!({"servers": [server("loud", &["--stderr-flood-bytes", "200000000", "--tools", "1"])]}));
+    wait_state(&mut s, "loud", "ready");
+    let peak_kb = vm_kb(s.child.id(), "VmHWM:");
+    assert!(peak_kb < 100 * 1024, "sidecar peak RSS {peak_kb} kB after a 200 MB stderr line");
+    ok(&mut s, "registry/syncMcp", json!({}));
+    let r = ok(&mut s, "tool/invoke", json!({"name": "mcp__loud__echo", "arguments": {"still": "here"}}));
+    assert_eq!(r["isError"], false, "{r}");
+    quit(s);
+}
+
+fn list_count(path: &std::path::Path) -> usize {
+    std::fs::read_to_string(path).map(|t| t.lines().count()).unwrap_or(0)
+}
+
+/// Reads of a cold server while its (slow) warm-up refresh runs start no other `tools/list`;
+/// explicit refreshes asked at once share one; a server warmed with an empty list is not
+/// cold, so reading it starts nothing.
+#[test]
+fn refreshes_are_single_flight_and_reads_start_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let slow = dir.path().join("slow");
+    let empty = dir.path().join("empty");
+    let mut s = Sidecar::spawn();
+    init(&mut s, None);
+    ok(&mut s, "catalog/setServers", json!({"servers": [
+        server("slow", &["--slow-list-ms", "3000", "--list-count-file", slow.to_str().unwrap()]),
+        server("empty", &["--empty-list", "--list-count-file", empty.to_str().unwrap()]),
+    ]}));
+    let mut cold_reads = 0;
+    while list_count(&slow) == 0 || cold_reads < 5 {
+        let l = ok(&mut s, "catalog/listTools", json!({"serverId": "slow"}));
+        assert_eq!(l["state"], "cold", "the warm-up list takes 3 s; this machine is too slow for the test");
+        cold_reads += 1;
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Five explicit refreshes at once, while the warm-up refresh is still listing.
+    let ids: Vec<Value> = (0..5)
+        .map(|_| {
+            let id = s.next_id();
+            s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "catalog/refresh", "params": {"serverId": "slow"}}));
+            json!(id)
+        })
+        .collect();
+    let mut answered = 0;
+    while answered < ids.len() {
+        let m = s.recv();
+        if m.get("method").is_none() && ids.contains(&m["id"]) {
+            assert_eq!(m["result"]["state"], "ready", "{m}");
+            answered += 1;
+        }
+    }
+    assert_eq!(list_count(&slow), 1, "one tools/list for the warm-up, the cold reads and five refreshes");
+    wait_state(&mut s, "empty", "ready");
+    for _ in 0..5 {
+        let l = ok(&mut s, "catalog/listTools", json!({"serverId": "empty"}));
+        assert_eq!((l["state"].as_str(), l["tools"].as_array().unwrap().len()), (Some("ready"), 0));
+        ok(&mut s, "catalog/listTools", json!({"serverId": "slow"}));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!((list_count(&slow), list_count(&empty)), (1, 1), "reads of a warmed server start no refresh");
+    // A refresh asked after the last one finished is a new one.
+    ok(&mut s, "catalog/refresh", json!({"serverId": "slow"}));
+    assert_eq!(list_count(&slow), 2);
+    quit(s);
+}
+
+/// A server stuck in its handshake holds no lock that others need: status, reads, another
+/// server's refresh and calls answer; and restarting the stuck server abandons its connect at
+/// once instead of waiting it out (connectMs is 60 s here, beyond the harness's read deadline).
+#[test]
+fn a_hanging_connect_delays_no_one_and_a_restart_abandons_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = dir.path().join("flags");
+    std::fs::write(&flags, "--slow-start-ms 600000").unwrap();
+    let script = format!("exec '{}' $(cat '{}')", fixture(), flags.display());
+    let mut s = Sidecar::spawn();
+    init_with(&mut s, json!({"timeouts": {"connectMs": 60000, "listMs": 60000}}));
+    ok(&mut s, "catalog/setServers", json!({"servers": [
+        {"id": "stuck", "name": "stuck", "transport": {"type": "stdio", "command": "sh", "args": ["-c", script]}},
+        server("good", &["--tools", "2"]),
+    ]}));
+    wait_state(&mut s, "good", "ready");
+    assert_eq!(state(&mut s, "stuck"), "connecting");
+    assert_eq!(ok(&mut s, "catalog/listTools", json!({"serverId": "stuck"}))["state"], "cold");
+    assert_eq!(ok(&mut s, "catalog/refresh", json!({"serverId": "good"}))["state"], "ready");
+    ok(&mut s, "registry/syncMcp", json!({}));
+    let r = ok(&mut s, "tool/invoke", json!({"name": "mcp__good__echo", "arguments": {}}));
+    assert_eq!(r["isError"], false, "{r}");
+    // The next start of `stuck` is quick: the restart must not wait for the first one.
+    std::fs::write(&flags, "--tools 1").unwrap();
+    let st = ok(&mut s, "catalog/restart", json!({"serverId": "stuck"}));
+    assert_eq!((st["state"].as_str(), st["toolCount"].as_u64()), (Some("ready"), Some(3)), "{st}");
+    quit(s);
 }

@@ -4,16 +4,25 @@
 //! Invariants:
 //! - Every child runs in its own process group (so stopping it reaches its own children too)
 //!   with PDEATHSIG=SIGKILL (so a SIGKILLed sidecar still takes it along).
+//! - A SIGKILLed sidecar runs no code, and PDEATHSIG reaches only the direct child: a server
+//!   behind `sh -c 'server; …'` (or any wrapper that forks) would outlive us. So each child's
+//!   group is also registered with a reaper: a small `/bin/sh` loop, in its own process group
+//!   and deaf to HUP/INT/TERM, reading `add PGID` / `del PGID` lines from a pipe only we hold.
+//!   When we die, for any reason, the pipe closes and it SIGKILLs every group still registered.
+//!   Not covered: a server that leaves its group (`setsid`, daemonizing), and a reaper that was
+//!   itself SIGKILLed (then PDEATHSIG alone still covers direct children). A group is
+//!   deregistered when we kill it, so a recycled pgid is not hit later.
 //! - PDEATHSIG fires when the *spawning thread* exits, not the process, and tokio may retire a
 //!   worker thread into the blocking pool; so children are spawned from one dedicated thread
 //!   that lives as long as the process.
 //! - A child's stderr is drained to EOF into `tracing` (never our stdout, which is the host
-//!   protocol); a full pipe would otherwise hang the child.
+//!   protocol); a full pipe would otherwise hang the child. It is read in fixed chunks and a
+//!   logged line is capped, so no amount of stderr grows our memory.
 //! - Env values are never logged, only their keys.
 
 use std::sync::OnceLock;
 
-use tokio::io::AsyncBufReadExt;
+use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
 pub(crate) struct ChildProc {
@@ -40,6 +49,55 @@ impl ChildProc {
 impl Drop for ChildProc {
     fn drop(&mut self) {
         kill_group(self.pgid, libc::SIGKILL);
+        reaper_send("del", self.pgid);
+    }
+}
+
+const REAPER_SCRIPT: &str = r#"trap '' HUP INT TERM
+groups=' '
+while read -r op pg; do
+  case $op in
+    add) groups="$groups$pg " ;;
+    del) rest=' '; for g in $groups; do [ "$g" = "$pg" ] || rest="$rest$g "; done; groups=$rest ;;
+  esac
+done
+for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
+"#;
+
+/// The write end of the reaper's pipe; `None` when it could not be started (logged once).
+fn reaper() -> &'static std::sync::Mutex<Option<std::process::ChildStdin>> {
+    static REAPER: OnceLock<std::sync::Mutex<Option<std::process::ChildStdin>>> = OnceLock::new();
+    REAPER.get_or_init(|| {
+        use std::os::unix::process::CommandExt;
+        let started = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(REAPER_SCRIPT)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn();
+        let stdin = match started {
+            Ok(mut child) => child.stdin.take(),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot start the MCP child reaper; servers behind a wrapper may outlive a killed sidecar");
+                None
+            }
+        };
+        std::sync::Mutex::new(stdin)
+    })
+}
+
+fn reaper_send(op: &str, pgid: i32) {
+    use std::io::Write;
+    if pgid <= 0 {
+        return;
+    }
+    let mut pipe = super::lock(reaper());
+    if let Some(w) = pipe.as_mut() {
+        if w.write_all(format!("{op} {pgid}\n").as_bytes()).is_err() {
+            *pipe = None;
+        }
     }
 }
 
@@ -110,7 +168,11 @@ pub(crate) async fn spawn(
     let (tx, rx) = tokio::sync::oneshot::channel();
     let job: SpawnJob = Box::new(move || {
         let _guard = runtime.enter();
-        let _ = tx.send(cmd.spawn());
+        let spawned = cmd.spawn();
+        if let Ok(child) = &spawned {
+            reaper_send("add", child.id().map_or(0, |p| p as i32));
+        }
+        let _ = tx.send(spawned);
     });
     spawner().send(job).map_err(|_| "spawner thread is gone".to_owned())?;
     match rx.await {
@@ -120,20 +182,43 @@ pub(crate) async fn spawn(
     }
 }
 
-pub(crate) async fn forward_stderr(server_id: String, stderr: tokio::process::ChildStderr) {
+/// The most of one stderr line that is logged; the rest of the line is counted and dropped.
+const MAX_LOGGED_LINE: usize = 4096;
+
+pub(crate) async fn forward_stderr(server_id: String, mut stderr: tokio::process::ChildStderr) {
     // Keep draining to EOF whatever the bytes are: a child blocked on a full stderr pipe hangs.
-    let mut reader = tokio::io::BufReader::new(stderr);
-    let mut buf = Vec::new();
+    // Read in fixed chunks, never "until newline": a server writing gigabytes without one
+    // must not grow our memory.
+    let mut chunk = vec![0u8; 16 * 1024];
+    let mut line: Vec<u8> = Vec::with_capacity(256);
+    let mut dropped = 0usize;
+    let log = |line: &[u8], dropped: usize| {
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim_end();
+        if dropped > 0 {
+            tracing::info!(target: "toolreg::mcp::stderr", server = %server_id, "{text} [... {dropped} more bytes]");
+        } else {
+            tracing::info!(target: "toolreg::mcp::stderr", server = %server_id, "{text}");
+        }
+    };
     loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf).await {
+        let n = match stderr.read(&mut chunk).await {
             Ok(0) | Err(_) => break,
-            Ok(_) => {
-                buf.truncate(4096);
-                let line = String::from_utf8_lossy(&buf);
-                let line = line.trim_end();
-                tracing::info!(target: "toolreg::mcp::stderr", server = %server_id, "{line}");
+            Ok(n) => n,
+        };
+        for piece in chunk[..n].split_inclusive(|b| *b == b'\n') {
+            let room = MAX_LOGGED_LINE - line.len();
+            let body = piece.strip_suffix(b"\n").unwrap_or(piece);
+            line.extend_from_slice(&body[..body.len().min(room)]);
+            dropped += body.len().saturating_sub(room);
+            if piece.ends_with(b"\n") {
+                log(&line, dropped);
+                line.clear();
+                dropped = 0;
             }
         }
+    }
+    if !line.is_empty() || dropped > 0 {
+        log(&line, dropped);
     }
 }

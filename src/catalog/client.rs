@@ -1,4 +1,4 @@
-//! Our small adapter over `rmcp`, the only file that names it: one live MCP session with one
+//! Our small adapter over `rmcp`, the only file besides `stdio.rs` (our stdio reader) that names it: one live MCP session with one
 //! server (a child process over stdio, or Streamable HTTP), and the three things we ask of it:
 //! list tools (following `nextCursor`), call a tool, notice `tools/list_changed`.
 //!
@@ -30,7 +30,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::child::{self, kill_group, ChildProc};
+use super::lock;
 use super::config::{CatalogError, McpTool, ServerConfig, Transport};
+use super::stdio::BoundedStdio;
 
 const MAX_PAGES: usize = 1000;
 
@@ -69,7 +71,7 @@ impl ClientHandler for Handler {
     async fn on_progress(&self, params: ProgressNotificationParam, _cx: NotificationContext<RoleClient>) {
         let key = token_key(&params.progress_token);
         let value = serde_json::to_value(&params).unwrap_or(Value::Null);
-        let mut progress = self.0.progress.lock().unwrap();
+        let mut progress = lock(&self.0.progress);
         match progress.sinks.get(&key) {
             Some(sink) => {
                 let _ = sink.send(value);
@@ -100,6 +102,7 @@ pub(crate) struct Connection {
 pub(crate) async fn connect(
     config: &ServerConfig,
     timeout: Duration,
+    max_message_bytes: usize,
     on_list_changed: Box<dyn Fn() + Send + Sync>,
 ) -> Result<Connection, String> {
     let handler = Arc::new(HandlerShared {
@@ -119,7 +122,7 @@ pub(crate) async fn connect(
             let child = ChildProc::own(child);
             let mut exited = child.exited.clone();
             let served = tokio::select! {
-                r = tokio::time::timeout(timeout, Handler(handler.clone()).serve((stdout, stdin))) => r,
+                r = tokio::time::timeout(timeout, Handler(handler.clone()).serve(BoundedStdio::new(stdout, stdin, max_message_bytes))) => r,
                 why = exited.wait_for(|e| e.is_some()) => {
                     let why = why.map(|w| w.clone().unwrap_or_default()).unwrap_or_default();
                     return Err(format!("{why} during initialize"));
@@ -256,7 +259,7 @@ impl Connection {
         let key = token_key(&handle.progress_token);
         let registered = progress.is_some();
         if let Some(sink) = progress {
-            let mut p = self.handler.progress.lock().unwrap();
+            let mut p = lock(&self.handler.progress);
             for (_, value) in p.early.iter().filter(|(k, _)| *k == key) {
                 let _ = sink.send(value.clone());
             }
@@ -279,7 +282,7 @@ impl Connection {
             let handler = self.handler.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(15)).await;
-                handler.progress.lock().unwrap().sinks.remove(&key);
+                lock(&handler.progress).sinks.remove(&key);
             });
         }
         let response = outcome?;

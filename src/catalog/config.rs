@@ -189,6 +189,11 @@ pub struct CatalogOptions {
     pub backoff_max: Duration,
     /// Grace between SIGTERM and SIGKILL when stopping a child.
     pub stop_grace: Duration,
+    /// The largest single message read from a stdio server; a response over it fails its
+    /// request at once with an error naming the limit (`stdio.rs`).
+    pub max_message_bytes: usize,
+    /// The largest tool result handed on; larger ones are cut with a note (`result_cap.rs`).
+    pub max_result_bytes: usize,
 }
 
 impl Default for CatalogOptions {
@@ -202,6 +207,8 @@ impl Default for CatalogOptions {
             backoff_base: Duration::from_secs(2),
             backoff_max: Duration::from_secs(300),
             stop_grace: Duration::from_millis(500),
+            max_message_bytes: super::stdio::DEFAULT_MAX_MESSAGE_BYTES,
+            max_result_bytes: super::result_cap::DEFAULT_MAX_RESULT_BYTES,
         }
     }
 }

@@ -11,16 +11,31 @@
 //! - Children die with us (`client.rs`).
 //! - No JSON-RPC here and no dependency on the rest of the crate: the server layer maps
 //!   `CatalogEvent`s and `CatalogError`s to the host protocol.
+//!
+//! Locks: every std mutex here guards a few assignments and is never held across an await
+//! (connects and refreshes run in their own tasks, awaited through shared futures). A poisoned
+//! mutex is recovered with `lock()` (`PoisonError::into_inner`), as in the rest of the crate:
+//! the guarded data is plain values whose every state is valid, and one panicked task must not
+//! turn every later status read into a panic. Lock order where two nest: `session` before
+//! `data` before `config`.
+//!
+//! Unbounded channels: `events` (to the server loop) carries edges only: a status change per
+//! server state transition, paced by back-off and single-flight refreshes, and a few progress
+//! messages per `set_servers`. Progress sinks of a call carry what the server sends, one message
+//! at a time through the stdio reader, each under `max_message_bytes`; the consumer (invoke)
+//! forwards them to the host as they come, without awaiting.
 
 mod cache;
 mod child;
 mod client;
 mod config;
 mod refresh;
+mod result_cap;
+mod stdio;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::{json, Value};
@@ -32,6 +47,11 @@ pub use config::{
     ServerState, ServerStatus, Transport,
 };
 use refresh::{Server, Shared};
+
+/// The catalog's one policy for poisoned mutexes: recover the data (see the module docs).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 #[derive(Clone)]
 pub struct Catalog {
@@ -47,7 +67,7 @@ struct Inner {
 impl Drop for Inner {
     /// A catalog dropped without `shutdown` still takes its children down.
     fn drop(&mut self) {
-        for server in self.servers.get_mut().unwrap().values() {
+        for server in self.servers.get_mut().unwrap_or_else(PoisonError::into_inner).values() {
             server.cancel();
         }
     }
@@ -69,7 +89,7 @@ impl Catalog {
         let mut to_stop = Vec::new();
         let mut to_warm = Vec::new();
         {
-            let mut map = self.inner.servers.lock().unwrap();
+            let mut map = lock(&self.inner.servers);
             let mut old = std::mem::take(&mut *map);
             for cfg in servers {
                 if map.contains_key(&cfg.id) {
@@ -142,10 +162,7 @@ impl Catalog {
     }
 
     fn server(&self, server_id: &str) -> Result<Arc<Server>, CatalogError> {
-        self.inner
-            .servers
-            .lock()
-            .unwrap()
+        lock(&self.inner.servers)
             .get(server_id)
             .cloned()
             .ok_or_else(|| CatalogError::UnknownServer(server_id.to_owned()))
@@ -165,7 +182,7 @@ impl Catalog {
         let server = self.enabled_server(server_id)?;
         let config = server.config();
         let (result, kick) = {
-            let d = server.data.lock().unwrap();
+            let d = lock(&server.data);
             let state = match (&d.tools, &d.error) {
                 (Some(_), _) => ListState::Ready,
                 (None, Some(_)) => ListState::Error,
@@ -179,7 +196,7 @@ impl Catalog {
                 .cloned()
                 .collect();
             let result = ListToolsResult { state, tools, refreshed_at: d.refreshed_at.clone(), error: d.error.clone() };
-            (result, state == ListState::Cold && !d.kicked)
+            (result, state == ListState::Cold && !d.kicked && !d.loading)
         };
         if kick {
             server.start_refresh(false);
@@ -204,7 +221,7 @@ impl Catalog {
 
     /// Every configured server, sorted by id.
     pub fn status(&self) -> Vec<ServerStatus> {
-        let servers: Vec<_> = self.inner.servers.lock().unwrap().values().cloned().collect();
+        let servers: Vec<_> = lock(&self.inner.servers).values().cloned().collect();
         servers.iter().map(|s| s.status()).collect()
     }
 
@@ -217,7 +234,7 @@ impl Catalog {
     }
 
     pub fn server_ids(&self) -> Vec<String> {
-        self.inner.servers.lock().unwrap().keys().cloned().collect()
+        lock(&self.inner.servers).keys().cloned().collect()
     }
 
     /// `tools/call` through the server's session (connecting if it has none). The result is
@@ -240,13 +257,14 @@ impl Catalog {
             _ = cancel.cancelled() => return Err(CatalogError::Cancelled),
         };
         let conn = conn.inspect_err(|e| server.record_failure(e.to_string()))?;
-        let timeout = self.inner.shared.opts.call_timeout;
-        conn.call_tool(tool, arguments, timeout, cancel, progress).await
+        let opts = &self.inner.shared.opts;
+        let result = conn.call_tool(tool, arguments, opts.call_timeout, cancel, progress).await?;
+        Ok(result_cap::cap(result, opts.max_result_bytes))
     }
 
     /// Stop every server and wait until their children are gone.
     pub async fn shutdown(&self) {
-        let servers: Vec<_> = std::mem::take(&mut *self.inner.servers.lock().unwrap()).into_values().collect();
+        let servers: Vec<_> = std::mem::take(&mut *lock(&self.inner.servers)).into_values().collect();
         futures::future::join_all(servers.iter().map(|s| s.stop())).await;
     }
 }

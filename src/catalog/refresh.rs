@@ -21,6 +21,7 @@ use tokio::sync::{mpsc, Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::cache::{self, CachedList};
+use super::lock;
 use super::client::{self, Connection};
 use super::config::{
     now_rfc3339, CatalogError, CatalogEvent, CatalogOptions, McpTool, ServerConfig, ServerState,
@@ -35,6 +36,16 @@ pub(crate) struct Shared {
 }
 
 pub(crate) type RefreshFuture = SharedFuture<BoxFuture<'static, ServerStatus>>;
+type ConnectFuture = SharedFuture<BoxFuture<'static, Result<Arc<Connection>, CatalogError>>>;
+
+/// The session slot. A std mutex held for a few assignments: the connect itself runs in its
+/// own task, awaited through `Connecting`'s shared future, outside the lock.
+enum Session {
+    Idle,
+    /// `abort` ends the connect early (restart, stop); it is a child of the server's stop token.
+    Connecting { fut: ConnectFuture, abort: CancellationToken },
+    Live(Arc<Connection>),
+}
 
 /// The mutable part of a server, behind a std mutex held only for a few assignments.
 #[derive(Default)]
@@ -49,6 +60,8 @@ pub(crate) struct Data {
     retry_scheduled: bool,
     /// Some automatic refresh was started: a cold read must not start another.
     pub kicked: bool,
+    /// The list on disk is still being read: a read is cold but must not start a refresh.
+    pub loading: bool,
     in_flight: Option<(RefreshFuture, Arc<Notify>)>,
     rerun: bool,
     last_published: Option<(ServerState, Option<String>, Option<usize>)>,
@@ -59,7 +72,7 @@ pub(crate) struct Server {
     pub identity: String,
     config: Mutex<ServerConfig>,
     pub data: Mutex<Data>,
-    conn: tokio::sync::Mutex<Option<Arc<Connection>>>,
+    session: Mutex<Session>,
     stop: CancellationToken,
     persist_lock: Arc<Mutex<()>>,
     shared: Arc<Shared>,
@@ -67,16 +80,16 @@ pub(crate) struct Server {
 
 impl Server {
     /// `carry` is the last-known-good list of a previous incarnation with the same identity.
+    /// The list from disk is read off the async threads and shows up (with a `DidChange`) as
+    /// soon as it is loaded, unless a refresh got a fresh list first.
     pub fn new(config: ServerConfig, shared: Arc<Shared>, carry: Option<CachedList>) -> Arc<Self> {
         let identity = config.identity_hash();
-        let cached = carry.or_else(|| {
-            let dir = shared.opts.cache_dir.as_ref()?;
-            cache::load(dir, &config.id, &identity)
-        });
+        let cache_dir = if carry.is_none() { shared.opts.cache_dir.clone() } else { None };
         let data = Data {
             state: Some(if config.enabled { ServerState::Connecting } else { ServerState::Disabled }),
-            refreshed_at: cached.as_ref().and_then(|c| c.refreshed_at.clone()),
-            tools: cached.map(|c| c.tools),
+            refreshed_at: carry.as_ref().and_then(|c| c.refreshed_at.clone()),
+            tools: carry.map(|c| c.tools),
+            loading: cache_dir.is_some(),
             ..Data::default()
         };
         let server = Arc::new(Server {
@@ -84,38 +97,55 @@ impl Server {
             identity,
             config: Mutex::new(config),
             data: Mutex::new(data),
-            conn: tokio::sync::Mutex::new(None),
+            session: Mutex::new(Session::Idle),
             stop: CancellationToken::new(),
             persist_lock: Arc::new(Mutex::new(())),
             shared,
         });
-        let mut d = server.data.lock().unwrap();
+        let mut d = lock(&server.data);
         server.publish(&mut d, false);
         drop(d);
+        if let Some(dir) = cache_dir {
+            let me = server.clone();
+            tokio::task::spawn_blocking(move || {
+                let cached = cache::load(&dir, &me.id, &me.identity);
+                me.apply_cached(cached);
+            });
+        }
         server
     }
 
+    fn apply_cached(&self, cached: Option<CachedList>) {
+        let mut d = lock(&self.data);
+        d.loading = false;
+        if let (Some(list), None) = (cached, &d.tools) {
+            d.tools = Some(list.tools);
+            d.refreshed_at = list.refreshed_at;
+            self.publish(&mut d, true);
+        }
+    }
+
     pub fn config(&self) -> ServerConfig {
-        self.config.lock().unwrap().clone()
+        lock(&self.config).clone()
     }
 
     /// Display name and tool filters change in place: they do not touch the connection.
     pub fn set_config(&self, config: ServerConfig) {
-        *self.config.lock().unwrap() = config;
+        *lock(&self.config) = config;
     }
 
     pub fn enabled(&self) -> bool {
-        self.config.lock().unwrap().enabled
+        lock(&self.config).enabled
     }
 
     pub fn last_known_good(&self) -> Option<CachedList> {
-        let d = self.data.lock().unwrap();
+        let d = lock(&self.data);
         d.tools.as_ref().map(|t| CachedList { tools: t.clone(), refreshed_at: d.refreshed_at.clone() })
     }
 
     pub fn status(&self) -> ServerStatus {
-        let name = self.config.lock().unwrap().name.clone();
-        let d = self.data.lock().unwrap();
+        let name = lock(&self.config).name.clone();
+        let d = lock(&self.data);
         ServerStatus {
             id: self.id.clone(),
             name,
@@ -146,7 +176,7 @@ impl Server {
     /// Join the running refresh or start one. Automatic ones wait for a warm-up slot and
     /// respect back-off (returning `None` while backing off); explicit ones do neither.
     pub fn start_refresh(self: &Arc<Self>, explicit: bool) -> Option<RefreshFuture> {
-        let mut d = self.data.lock().unwrap();
+        let mut d = lock(&self.data);
         if let Some((fut, urgent)) = &d.in_flight {
             if explicit {
                 urgent.notify_one();
@@ -181,7 +211,7 @@ impl Server {
             let status = if me.stop.is_cancelled() { me.status() } else { me.refresh_now().await };
             drop(permit);
             let rerun = {
-                let mut d = me.data.lock().unwrap();
+                let mut d = lock(&me.data);
                 d.in_flight = None;
                 std::mem::take(&mut d.rerun)
             };
@@ -197,7 +227,7 @@ impl Server {
     /// (which may have read the list before the change).
     fn on_list_changed(self: &Arc<Self>) {
         {
-            let mut d = self.data.lock().unwrap();
+            let mut d = lock(&self.data);
             if d.in_flight.is_some() {
                 d.rerun = true;
                 return;
@@ -228,7 +258,7 @@ impl Server {
             Err(e) => {
                 // A session that timed out or closed is not worth reusing.
                 if matches!(e, CatalogError::Timeout { .. } | CatalogError::Closed(_)) || !conn.is_alive() {
-                    self.drop_connection(&conn).await;
+                    self.drop_connection(&conn);
                 }
                 Err(e.to_string())
             }
@@ -236,7 +266,7 @@ impl Server {
     }
 
     fn record_success(self: &Arc<Self>, tools: Vec<McpTool>) {
-        let mut d = self.data.lock().unwrap();
+        let mut d = lock(&self.data);
         let changed = d.tools.as_ref() != Some(&tools);
         d.tools = Some(tools);
         d.refreshed_at = Some(now_rfc3339());
@@ -251,7 +281,7 @@ impl Server {
 
     pub fn record_failure(self: &Arc<Self>, error: String) {
         tracing::warn!(server = %self.id, %error, "MCP tool refresh failed");
-        let mut d = self.data.lock().unwrap();
+        let mut d = lock(&self.data);
         d.state = Some(ServerState::Error);
         d.error = Some(error);
         d.failures = d.failures.saturating_add(1);
@@ -272,7 +302,7 @@ impl Server {
                 }
                 if let Some(me) = me.upgrade() {
                     let still_failing = {
-                        let mut d = me.data.lock().unwrap();
+                        let mut d = lock(&me.data);
                         d.retry_scheduled = false;
                         d.state == Some(ServerState::Error)
                     };
@@ -289,9 +319,9 @@ impl Server {
     fn persist(self: &Arc<Self>) {
         let Some(dir) = self.shared.opts.cache_dir.clone() else { return };
         let me = self.clone();
-        let lock = self.persist_lock.clone();
+        let persist_lock = self.persist_lock.clone();
         tokio::task::spawn_blocking(move || {
-            let _guard = lock.lock().unwrap();
+            let _guard = lock(&persist_lock);
             let Some(list) = me.last_known_good() else { return };
             if let Err(e) = cache::store(&dir, &me.id, &me.identity, &list) {
                 tracing::warn!(server = %me.id, error = %e, "cannot write MCP tool cache");
@@ -299,22 +329,38 @@ impl Server {
         });
     }
 
-    /// The live session, connecting if there is none (bounded by the connect timeout).
+    /// The live session, connecting if there is none (bounded by the connect timeout). Every
+    /// caller during a connect awaits the same one; no lock is held while it runs, so a
+    /// restart, a stop or a status read never waits behind a slow server's handshake.
     pub async fn connection(self: &Arc<Self>) -> Result<Arc<Connection>, CatalogError> {
-        let mut slot = self.conn.lock().await;
-        if let Some(conn) = slot.as_ref() {
-            if conn.is_alive() {
-                return Ok(conn.clone());
+        let pending = {
+            let mut slot = lock(&self.session);
+            match &*slot {
+                Session::Live(conn) if conn.is_alive() => return Ok(conn.clone()),
+                Session::Connecting { fut, .. } => fut.clone(),
+                Session::Live(_) | Session::Idle => {
+                    if let Session::Live(old) = std::mem::replace(&mut *slot, Session::Idle) {
+                        let grace = self.shared.opts.stop_grace;
+                        tokio::spawn(async move { old.close(grace).await });
+                    }
+                    if self.stop.is_cancelled() {
+                        return Err(CatalogError::NotConnected("server stopped".into()));
+                    }
+                    let abort = self.stop.child_token();
+                    let fut = self.start_connect(abort.clone());
+                    *slot = Session::Connecting { fut: fut.clone(), abort };
+                    fut
+                }
             }
-            let old = slot.take().expect("checked");
-            let grace = self.shared.opts.stop_grace;
-            tokio::spawn(async move { old.close(grace).await });
-        }
-        if self.stop.is_cancelled() {
-            return Err(CatalogError::NotConnected("server stopped".into()));
-        }
+        };
+        pending.await
+    }
+
+    /// Spawn one connect; the caller stores the returned future as `Session::Connecting`
+    /// (it holds the slot's lock meanwhile, so the task cannot finish before that).
+    fn start_connect(self: &Arc<Self>, abort: CancellationToken) -> ConnectFuture {
         {
-            let mut d = self.data.lock().unwrap();
+            let mut d = lock(&self.data);
             if d.state != Some(ServerState::Connecting) {
                 d.state = Some(ServerState::Connecting);
                 self.publish(&mut d, false);
@@ -326,21 +372,71 @@ impl Server {
                 s.on_list_changed();
             }
         });
-        let config = self.config();
-        let connected = tokio::select! {
-            r = client::connect(&config, self.shared.opts.connect_timeout, on_list_changed) => r,
-            _ = self.stop.cancelled() => Err("server stopped".into()),
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let me = self.clone();
+        let fut: ConnectFuture = async move {
+            rx.await.unwrap_or_else(|_| Err(CatalogError::NotConnected("connect abandoned".into())))
+        }
+        .boxed()
+        .shared();
+        let mine = fut.clone();
+        tokio::spawn(async move {
+            let opts = &me.shared.opts;
+            let config = me.config();
+            let connected = tokio::select! {
+                r = client::connect(&config, opts.connect_timeout, opts.max_message_bytes, on_list_changed) => r,
+                _ = abort.cancelled() => Err("connect abandoned (restart or stop)".into()),
+            };
+            let result = me.finish_connect(&mine, connected);
+            let _ = tx.send(result);
+        });
+        fut
+    }
+
+    /// Store a finished connect, unless a restart or stop replaced it meanwhile.
+    fn finish_connect(
+        self: &Arc<Self>,
+        mine: &ConnectFuture,
+        connected: Result<Connection, String>,
+    ) -> Result<Arc<Connection>, CatalogError> {
+        let mut slot = lock(&self.session);
+        let current = matches!(&*slot, Session::Connecting { fut, .. } if fut.ptr_eq(mine));
+        let conn = match connected {
+            Ok(c) => Arc::new(c),
+            Err(e) => {
+                if current {
+                    *slot = Session::Idle;
+                }
+                return Err(CatalogError::NotConnected(e));
+            }
         };
-        let conn = Arc::new(connected.map_err(CatalogError::NotConnected)?);
-        *slot = Some(conn.clone());
+        if !current || self.stop.is_cancelled() {
+            drop(slot);
+            let grace = self.shared.opts.stop_grace;
+            tokio::spawn(async move { conn.close(grace).await });
+            return Err(CatalogError::NotConnected("the connection was replaced (restart or stop)".into()));
+        }
+        *slot = Session::Live(conn.clone());
         drop(slot);
         self.watch_exit(&conn);
         // Connected outside a refresh (a call): the status is Connecting and a restarted
         // server may have other tools, so list them now.
-        if self.data.lock().unwrap().in_flight.is_none() {
+        if lock(&self.data).in_flight.is_none() {
             self.start_refresh(true);
         }
         Ok(conn)
+    }
+
+    /// Take the session out of the slot (aborting a connect in progress).
+    fn take_session(&self) -> Option<Arc<Connection>> {
+        match std::mem::replace(&mut *lock(&self.session), Session::Idle) {
+            Session::Live(conn) => Some(conn),
+            Session::Connecting { abort, .. } => {
+                abort.cancel();
+                None
+            }
+            Session::Idle => None,
+        }
     }
 
     /// A child that dies (crash, kill) turns the server to Error at once, not at the next use.
@@ -356,23 +452,21 @@ impl Server {
             };
             drop(conn);
             let (Some(me), Some(conn)) = (weak.upgrade(), conn_weak.upgrade()) else { return };
-            let current = {
-                let slot = me.conn.lock().await;
-                slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, &conn))
-            };
+            let current = matches!(&*lock(&me.session), Session::Live(c) if Arc::ptr_eq(c, &conn));
             if current && !me.stop.is_cancelled() {
-                me.drop_connection(&conn).await;
+                me.drop_connection(&conn);
                 me.record_failure(why);
             }
         });
     }
 
-    async fn drop_connection(&self, conn: &Arc<Connection>) {
-        let mut slot = self.conn.lock().await;
-        if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
-            slot.take();
+    fn drop_connection(&self, conn: &Arc<Connection>) {
+        {
+            let mut slot = lock(&self.session);
+            if matches!(&*slot, Session::Live(c) if Arc::ptr_eq(c, conn)) {
+                *slot = Session::Idle;
+            }
         }
-        drop(slot);
         let conn = conn.clone();
         let grace = self.shared.opts.stop_grace;
         tokio::spawn(async move { conn.close(grace).await });
@@ -380,16 +474,15 @@ impl Server {
 
     /// Restart: close the session, forget the back-off, then refresh on a new session.
     pub async fn restart(self: &Arc<Self>) -> Option<ServerStatus> {
-        let running = self.data.lock().unwrap().in_flight.as_ref().map(|(f, _)| f.clone());
-        let old = self.conn.lock().await.take();
-        if let Some(old) = old {
+        let running = lock(&self.data).in_flight.as_ref().map(|(f, _)| f.clone());
+        if let Some(old) = self.take_session() {
             old.close(self.shared.opts.stop_grace).await;
         }
         if let Some(running) = running {
             running.await;
         }
         {
-            let mut d = self.data.lock().unwrap();
+            let mut d = lock(&self.data);
             d.failures = 0;
             d.retry_at = None;
         }
@@ -405,8 +498,7 @@ impl Server {
     /// For good: no more refreshes, the session closed, the child group killed.
     pub async fn stop(&self) {
         self.stop.cancel();
-        let old = self.conn.lock().await.take();
-        if let Some(old) = old {
+        if let Some(old) = self.take_session() {
             old.close(self.shared.opts.stop_grace).await;
         }
     }

@@ -69,6 +69,23 @@ pub struct InitializeParams {
     /// Bounds on waiting; every field is optional.
     #[serde(default)]
     pub timeouts: Timeouts,
+    /// Bounds on what MCP servers send; every field is optional.
+    #[serde(default)]
+    pub mcp: McpLimits,
+}
+
+/// Bytes. Defaults: message 16,777,216 (16 MiB), result 1,048,576 (1 MiB).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpLimits {
+    /// The largest single message read from a stdio MCP server. A response over it fails its
+    /// request at once, with an error that names this setting; it is never buffered whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_message_bytes: Option<u64>,
+    /// The largest MCP tool result passed on. Text over it is cut and ends with
+    /// `[... truncated: N of M bytes shown]`; other parts that do not fit become placeholders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_result_bytes: Option<u64>,
 }
 
 /// Milliseconds. Defaults: connect 30,000, list 30,000, call 300,000, approval 300,000.

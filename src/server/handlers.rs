@@ -32,6 +32,8 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         connect_timeout: ms(p.timeouts.connect_ms, defaults.connect_timeout),
         list_timeout: ms(p.timeouts.list_ms, defaults.list_timeout),
         call_timeout: ms(p.timeouts.call_ms, defaults.call_timeout),
+        max_message_bytes: p.mcp.max_message_bytes.map_or(defaults.max_message_bytes, |b| b as usize),
+        max_result_bytes: p.mcp.max_result_bytes.map_or(defaults.max_result_bytes, |b| b as usize),
         ..defaults
     };
     let _ = ctx.catalog.set(Catalog::new(opts, ctx.catalog_events.clone()));
