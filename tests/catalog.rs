@@ -498,7 +498,7 @@ fn refreshes_are_single_flight_and_reads_start_none() {
     let slow = dir.path().join("slow");
     let empty = dir.path().join("empty");
     let mut s = Sidecar::spawn();
-    init(&mut s, None);
+    init_with(&mut s, json!({"timeouts": {"connectMs": 20000, "listMs": 60000}}));
     ok(&mut s, "catalog/setServers", json!({"servers": [
         server("slow", &["--slow-list-ms", "3000", "--list-count-file", slow.to_str().unwrap()]),
         server("empty", &["--empty-list", "--list-count-file", empty.to_str().unwrap()]),
