@@ -194,6 +194,8 @@ class InitializeParams(TypedDict, total=False):
     capabilities: "HostCapabilities"
     timeouts: "Timeouts"
     """Bounds on waiting; every field is optional."""
+    mcp: "McpLimits"
+    """Bounds on what MCP servers send; every field is optional."""
 
 
 class LogSettings(TypedDict, total=False):
@@ -213,6 +215,16 @@ class Timeouts(TypedDict, total=False):
     """One tool call (MCP server or host)."""
     approvalMs: Union[int, None]
     """Waiting for `approval/respond`; no answer in time means the call does not run."""
+
+
+class McpLimits(TypedDict, total=False):
+    """Bytes. Defaults: message 16,777,216 (16 MiB), result 1,048,576 (1 MiB)."""
+    maxMessageBytes: Union[int, None]
+    """The largest single message read from a stdio MCP server. A response over it fails its
+    request at once, with an error that names this setting; it is never buffered whole."""
+    maxResultBytes: Union[int, None]
+    """The largest MCP tool result passed on. Text over it is cut and ends with
+    `[... truncated: N of M bytes shown]`; other parts that do not fit become placeholders."""
 
 
 class InitializeResult(TypedDict):

@@ -135,6 +135,7 @@ export interface ProtocolTypes {
   ListToolsResult?: ListToolsResult;
   LogMessageParams?: LogMessageParams;
   LogSettings?: LogSettings;
+  McpLimits?: McpLimits;
   McpMode?: McpMode;
   McpTool?: McpTool;
   ModelOutput?: ModelOutput;
@@ -316,6 +317,7 @@ export interface InitializeParams {
   log?: LogSettings | null;
   capabilities?: HostCapabilities;
   timeouts?: Timeouts;
+  mcp?: McpLimits;
 }
 export interface LogSettings {
   /**
@@ -347,6 +349,21 @@ export interface Timeouts {
    * Waiting for `approval/respond`; no answer in time means the call does not run.
    */
   approvalMs?: number | null;
+}
+/**
+ * Bytes. Defaults: message 16,777,216 (16 MiB), result 1,048,576 (1 MiB).
+ */
+export interface McpLimits {
+  /**
+   * The largest single message read from a stdio MCP server. A response over it fails its
+   * request at once, with an error that names this setting; it is never buffered whole.
+   */
+  maxMessageBytes?: number | null;
+  /**
+   * The largest MCP tool result passed on. Text over it is cut and ends with
+   * `[... truncated: N of M bytes shown]`; other parts that do not fit become placeholders.
+   */
+  maxResultBytes?: number | null;
 }
 export interface InitializeResult {
   serverInfo: ServerInfo;
