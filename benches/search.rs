@@ -1,6 +1,9 @@
 //! `tool_search` engine: index build and one query, at the fixture size (97 servers, 2,422 tools)
 //! and at ~10k tools (the catalogs replicated 4x, server ids suffixed -2, -3, -4).
 //!
+//! Also `tool_inspect`'s signature (what verbose search and invalid-argument answers print
+//! too) for schemas that used to take quadratic time: an enum of N values (N = 1k, 100k).
+//!
 //! Run: `cargo bench --bench search`
 
 use std::path::{Path, PathBuf};
@@ -8,6 +11,7 @@ use std::sync::OnceLock;
 
 use divan::{black_box, Bencher};
 use serde_json::Value;
+use toolreg::meta::inspect::signature;
 use toolreg::meta::search::{SearchDoc, SearchIndex};
 
 fn main() {
@@ -129,4 +133,21 @@ fn query_task(bencher: Bencher, copies: usize) {
             10,
         )
     });
+}
+
+/// `{"properties": {"x": {"enum": [0..N]}}}` as a signature (abbreviated to 20 values).
+#[divan::bench(args = [1_000, 100_000], sample_count = 20)]
+fn signature_enum(bencher: Bencher, n: usize) {
+    let schema = serde_json::json!({"properties": {"x": {"enum": (0..n).collect::<Vec<_>>()}}});
+    bencher.bench(|| signature("t", "", black_box(&schema)));
+}
+
+/// A wide object: 2,000 properties, all required (a required-list lookup per property).
+#[divan::bench(sample_count = 20)]
+fn signature_wide_object(bencher: Bencher) {
+    let props: serde_json::Map<String, Value> =
+        (0..2000).map(|i| (format!("p{i}"), serde_json::json!({"type": "string", "description": "A field."}))).collect();
+    let required: Vec<String> = (0..2000).map(|i| format!("p{i}")).collect();
+    let schema = serde_json::json!({"type": "object", "properties": props, "required": required});
+    bencher.bench(|| signature("t", "", black_box(&schema)));
 }

@@ -3,6 +3,7 @@
 //! the plan a host would get without writing a host.
 
 use crate::exposition::{self, Plan, PlanInput, Reason};
+use crate::registry::mcp::ToolId;
 use crate::registry::{Registry, Warning};
 use serde::Deserialize;
 use serde_json::Value;
@@ -49,11 +50,18 @@ impl HostConfig {
     pub fn registry(&self) -> Result<Registry, String> {
         let mut reg = Registry::with_builtins();
         reg.register(self.entries.clone()).map_err(|e| e.to_string())?;
-        for s in self.servers.iter().filter(|s| s.enabled) {
-            for t in s.tools.iter().filter(|t| !s.disabled_tools.contains(&t.name)) {
-                let e = crate::sync::mcp_entry(&reg, &s.id, &s.name, &s.approval_tools, t);
-                reg.insert(e);
-            }
+        // Named all at once, as `registry/syncMcp` names them.
+        let tools: Vec<(&ServerSnapshot, &crate::catalog::McpTool)> = self
+            .servers
+            .iter()
+            .filter(|s| s.enabled)
+            .flat_map(|s| s.tools.iter().filter(|t| !s.disabled_tools.contains(&t.name)).map(move |t| (s, t)))
+            .collect();
+        let ids: Vec<ToolId> =
+            tools.iter().map(|(s, t)| ToolId { server_id: &s.id, server_name: &s.name, tool_name: &t.name }).collect();
+        let names = reg.mcp_wire_names(&ids);
+        for ((s, t), wire) in tools.into_iter().zip(names) {
+            reg.insert(crate::sync::mcp_entry(&s.id, &s.name, &s.approval_tools, t, wire));
         }
         Ok(reg)
     }

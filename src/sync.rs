@@ -7,8 +7,9 @@
 //! its list was confirmed and no longer has the tool (or the host deselected or disabled it).
 //! A cold or failing server without a list keeps what it had.
 
-use crate::catalog::{Catalog, ListState, ServerConfig};
-use crate::registry::{mcp, wire_name, Registry, Source};
+use crate::catalog::{Catalog, ListState, ListToolsResult, ServerConfig};
+use crate::registry::mcp::{self, ToolId};
+use crate::registry::{Registry, Source};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// `mcpMode`: which servers an assistant draws tools from.
@@ -19,15 +20,14 @@ pub enum Mode {
     Manual,
 }
 
-/// An MCP tool as a registry entry, under the wire name it has or would get in `registry`.
+/// An MCP tool as a registry entry under the wire name `wire` (from `Registry::mcp_wire_names`).
 pub fn mcp_entry(
-    registry: &Registry,
     server_id: &str,
     server_name: &str,
     approval_tools: &[String],
     t: &crate::catalog::McpTool,
+    wire: String,
 ) -> crate::registry::ToolEntry {
-    let wire = registry.mcp_wire_name(server_id, server_name, &t.name);
     mcp::entry(
         &mcp::McpTool {
             server_id,
@@ -44,8 +44,34 @@ pub fn mcp_entry(
     )
 }
 
-fn tool_entry(registry: &Registry, cfg: &ServerConfig, t: &crate::catalog::McpTool) -> crate::registry::ToolEntry {
-    mcp_entry(registry, &cfg.id, &cfg.name, &cfg.approval_tools, t)
+/// Every enabled server's cached tools, each with its wire name. Names are decided over all
+/// of them at once (`Registry::mcp_wire_names`), whichever servers the caller then uses, so
+/// `resolve` and `sync` name every tool alike in the same round.
+struct Named {
+    servers: Vec<(ServerConfig, ListToolsResult)>,
+    /// Per server, its tools' wire names in list order.
+    names: Vec<Vec<String>>,
+}
+
+fn named(registry: &Registry, catalog: &Catalog) -> Named {
+    let servers: Vec<(ServerConfig, ListToolsResult)> = catalog
+        .server_ids()
+        .iter()
+        .filter_map(|id| {
+            let cfg = catalog.config(id).filter(|c| c.enabled)?;
+            let list = catalog.list_tools(id, false).ok()?;
+            Some((cfg, list))
+        })
+        .collect();
+    let ids: Vec<ToolId> = servers
+        .iter()
+        .flat_map(|(cfg, list)| {
+            list.tools.iter().map(|t| ToolId { server_id: &cfg.id, server_name: &cfg.name, tool_name: &t.name })
+        })
+        .collect();
+    let mut flat = registry.mcp_wire_names(&ids).into_iter();
+    let names = servers.iter().map(|(_, list)| flat.by_ref().take(list.tools.len()).collect()).collect();
+    Named { servers, names }
 }
 
 /// The wire names of every enabled, non-disabled cached tool of the chosen servers.
@@ -53,16 +79,13 @@ pub fn resolve(registry: &Registry, catalog: &Catalog, mode: Mode, server_ids: &
     if mode == Mode::Disabled {
         return Vec::new();
     }
+    let n = named(registry, catalog);
     let mut ids = BTreeSet::new();
-    for id in catalog.server_ids() {
-        if mode == Mode::Manual && !server_ids.contains(&id) {
+    for ((cfg, _), names) in n.servers.iter().zip(&n.names) {
+        if mode == Mode::Manual && !server_ids.contains(&cfg.id) {
             continue;
         }
-        let Some(cfg) = catalog.config(&id).filter(|c| c.enabled) else { continue };
-        let Ok(list) = catalog.list_tools(&id, false) else { continue };
-        for t in &list.tools {
-            ids.insert(registry.mcp_wire_name(&cfg.id, &cfg.name, &t.name));
-        }
+        ids.extend(names.iter().cloned());
     }
     ids.into_iter().collect()
 }
@@ -90,23 +113,18 @@ pub fn sync(registry: &mut Registry, catalog: &Catalog, selected: Option<&[Strin
         }
     }
 
-    for id in catalog.server_ids() {
-        let Some(cfg) = catalog.config(&id).filter(|c| c.enabled) else { continue };
-        let Ok(list) = catalog.list_tools(&id, false) else { continue };
+    let n = named(registry, catalog);
+    for ((cfg, list), names) in n.servers.iter().zip(n.names) {
         if list.state != ListState::Ready {
             continue; // cold or failing without a list: keep what it had
         }
-        // Two tools of one server may camel-case alike: the later one takes the digest form.
-        let mut taken = BTreeSet::new();
-        let mut desired = Vec::new();
-        for t in &list.tools {
-            let mut e = tool_entry(registry, &cfg, t);
-            if !taken.insert(e.name.clone()) {
-                e.name = wire_name::mcp_name(&cfg.name, &cfg.id, &t.name, true);
-                taken.insert(e.name.clone());
-            }
-            desired.push(e);
-        }
+        let id = &cfg.id;
+        let desired: Vec<_> = list
+            .tools
+            .iter()
+            .zip(names)
+            .map(|(t, wire)| mcp_entry(&cfg.id, &cfg.name, &cfg.approval_tools, t, wire))
+            .collect();
         if let Some(sel) = &selected {
             // Only servers that own a selected tool are synced.
             if !desired.iter().any(|e| sel.contains(e.name.as_str())) {
@@ -119,7 +137,7 @@ pub fn sync(registry: &mut Registry, catalog: &Catalog, selected: Option<&[Strin
             .map(|e| e.name.clone())
             .collect();
         let stale: Vec<String> =
-            registry.mcp_entries(&id).iter().map(|r| r.entry.name.clone()).filter(|n| !keep.contains(n)).collect();
+            registry.mcp_entries(id).iter().map(|r| r.entry.name.clone()).filter(|n| !keep.contains(n)).collect();
         evicted.extend(registry.deregister(&stale));
         for e in desired.into_iter().filter(|e| keep.contains(&e.name)) {
             let name = e.name.clone();

@@ -90,7 +90,7 @@ impl CountCache {
         if let Some(n) = self.map.lock().unwrap_or_else(|e| e.into_inner()).get(&(hash, enc)) {
             return *n;
         }
-        let n = enc.count(&text()) as u32;
+        let n = u32::try_from(enc.count(&text())).unwrap_or(u32::MAX);
         self.map.lock().unwrap_or_else(|e| e.into_inner()).insert((hash, enc), n);
         n
     }

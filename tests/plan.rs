@@ -129,9 +129,45 @@ fn counts_are_real_tokens_and_say_which_encoding() {
     assert_eq!(p["encoding"], json!({"name": "cl100k_base", "exact": true}));
     let q = plan_with(vec![tool("t", 320, json!({}))], json!({"model": "claude-sonnet-4-5"}));
     assert_eq!(q["encoding"], json!({"name": "o200k_base", "exact": false}));
-    // Not characters / 4: the prose tokenizes to far fewer tokens than 320 / 4 + schema.
-    let n = q["tokens"]["perTool"]["t"].as_u64().unwrap();
-    assert!((50..100).contains(&n), "{n}");
+}
+
+/// `{"name":"t","description":<description>,"inputSchema":{"type":"object"}}` is what is counted.
+fn counted(description: &str, model: &str) -> u64 {
+    let e = json!({"name": "t", "namespace": "n", "description": description, "inputSchema": {"type": "object"}});
+    plan_with(vec![e], json!({"model": model}))["tokens"]["perTool"]["t"].as_u64().unwrap()
+}
+
+#[test]
+fn counts_are_exact_o200k_counts_not_characters_over_four() {
+    // Computed once with tiktoken-rs's o200k_base and checked by hand: the JSON frame is 15
+    // tokens (`{"` `name` `":"` `t` `","` `description` `":"` | `","` `input` `Schema` `":{"`
+    // `type` `":"` `object` `"}}`), "hello world" is 2 (`hello`, ` world`), and each further
+    // " hello world" adds exactly 2, where characters / 4 would add 3.
+    const FRAME: u64 = 15;
+    let one = counted("hello world", "gpt-4o");
+    assert_eq!(one, FRAME + 2);
+    let hundred = format!("hello world{}", " hello world".repeat(99));
+    let n = counted(&hundred, "gpt-4o");
+    assert_eq!(n, FRAME + 200);
+    let chars = r#"{"name":"t","description":"","inputSchema":{"type":"object"}}"#.len() + hundred.len();
+    assert_ne!(n, chars as u64 / 4, "{chars} characters");
+    // Digits go in threes in o200k_base: 300 digits are 100 tokens (chars / 4 says 75).
+    let digits = "123".repeat(100);
+    assert_eq!(counted(&digits, "claude-sonnet-4-5"), FRAME + 100);
+}
+
+#[test]
+fn the_largest_context_window_gives_a_plan_and_a_larger_one_a_clear_error() {
+    let p = plan_with(five(100, json!({})), json!({"contextWindow": i64::MAX}));
+    assert_eq!(p["tokens"]["contextWindow"], i64::MAX);
+    assert_eq!(p["tokens"]["threshold"], i64::MAX / 10);
+    assert_eq!(p["decision"], json!({"deferred": false, "gate": "threshold"}));
+    let mut s = Sidecar::ready();
+    for cw in [json!(u64::MAX), json!(1e30), json!("big")] {
+        let e = s.err("exposition/plan", json!({"scope": {}, "contextWindow": cw}));
+        assert_eq!(e["code"], -32602, "{cw}: {e}");
+    }
+    s.shutdown();
 }
 
 #[test]

@@ -136,3 +136,22 @@ fn large_responses_arrive_whole_and_in_order() {
     }
     s.shutdown();
 }
+
+#[test]
+fn any_is_true_when_a_later_branch_is_true_even_if_an_earlier_one_cannot_be_evaluated() {
+    let mut s = Sidecar::ready();
+    let mut e = entry("either", "h");
+    e["applies"] = json!({"any": [{"flag": "notInScope"}, {"member": "mcpToolIds"}]});
+    let mut both = entry("both", "h");
+    both["applies"] = json!({"all": [{"flag": "notInScope"}, {"member": "mcpToolIds"}]});
+    s.ok("registry/register", json!({"entries": [e, both]}));
+    let scope = |ids: Value| json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": [], "mcpToolIds": ids}});
+    let r = s.ok("registry/selectActive", scope(json!(["either"])));
+    assert_eq!(names(&r), ["either"]);
+    assert_eq!(r["warnings"], json!([]), "no branch was undecided in a way that matters");
+    // No true branch: the unknown one is reported. `all` with a false branch is just false.
+    let r = s.ok("registry/selectActive", scope(json!([])));
+    assert_eq!(names(&r), Vec::<String>::new());
+    assert_eq!(r["warnings"], json!([{"name": "either", "message": "scope has no setting \"notInScope\""}]));
+    s.shutdown();
+}

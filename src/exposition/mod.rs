@@ -210,7 +210,8 @@ pub fn plan(input: &PlanInput) -> Plan {
         Some(n) if n > 0 => n,
         _ => DEFAULT_CONTEXT_WINDOW,
     };
-    let threshold = (context_window * THRESHOLD_PERCENT / 100) as u64;
+    // Any i64 the host sends: widened, so `i64::MAX` gives a threshold, not an overflow.
+    let threshold = (i128::from(context_window) * i128::from(THRESHOLD_PERCENT) / 100) as u64;
 
     // Client tools shadow entries of the same name: the host said what it sends.
     let shadowed = |name: &str| input.client_tools.iter().any(|t| t.name == name);
@@ -255,7 +256,7 @@ pub fn plan(input: &PlanInput) -> Plan {
     }
     let any_deferred = slots.iter().any(|s| s.deferred);
 
-    let client_tokens: Vec<u32> = input.client_tools.iter().map(|t| enc.name.count(&t.counted_text()) as u32).collect();
+    let client_tokens: Vec<u32> = input.client_tools.iter().map(|t| u32::try_from(enc.name.count(&t.counted_text())).unwrap_or(u32::MAX)).collect();
     let mut tools: Vec<ToolDefinition> = input.client_tools.to_vec();
     tools.extend(slots.iter().filter(|s| !s.deferred).map(|s| definition(s.r)));
     let (meta_cost, system_prompt) = if !any_deferred {

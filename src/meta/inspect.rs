@@ -4,8 +4,15 @@
 //! over strict TypeScript validity in one place: the function name is the tool's
 //! exact name (a model must call it by that name), even when it is not an identifier.
 //! Output is deterministic: properties keep schema order.
+//!
+//! Work is linear in the schema and the output is bounded, whatever a server sends: unions
+//! dedupe through a hash set, a union shows its first `MAX_UNION` members and says how many
+//! more there are (a 100k-value enum is one line, not 100k), at most `MAX_MEMBERS` object
+//! members and `MAX_NODES` schema nodes are rendered (`$ref` and combinator fan-out can be
+//! exponential otherwise), and literals show hidden characters as escapes.
 
 use serde_json::{Map, Value};
+use std::collections::HashSet;
 
 /// Object/array nesting beyond this renders as `object` / `unknown[]`.
 const MAX_LEVEL: usize = 6;
@@ -13,18 +20,27 @@ const MAX_LEVEL: usize = 6;
 const MAX_GUARD: usize = 64;
 /// At most this many object members are rendered; beyond, nested objects render as `object`.
 const MAX_MEMBERS: usize = 4000;
+/// At most this many schema nodes are rendered; beyond, a node renders as `unknown`.
+const MAX_NODES: usize = 20_000;
+/// A union (enum, `anyOf`/`oneOf`, type list) shows at most this many members.
+const MAX_UNION: usize = 20;
 /// Nested objects without comments are written on one line when this short.
 const INLINE_WIDTH: usize = 80;
 
 pub fn signature(name: &str, description: &str, schema: &Value) -> String {
+    signature_counted(name, description, schema).0
+}
+
+/// The signature and how many schema nodes were rendered (for the bound's tests).
+fn signature_counted(name: &str, description: &str, schema: &Value) -> (String, usize) {
     let mut out = String::new();
     push_doc(&mut out, 0, description);
-    let mut r = Renderer { root: schema, stack: vec!["#".to_string()], budget: MAX_MEMBERS };
+    let mut r = Renderer { root: schema, stack: vec!["#".to_string()], budget: MAX_MEMBERS, nodes: MAX_NODES };
     match r.params(schema) {
         Some(params) => out.push_str(&format!("declare function {name}(params: {params}): unknown;")),
         None => out.push_str(&format!("declare function {name}(): unknown;")),
     }
-    out
+    (out, MAX_NODES - r.nodes)
 }
 
 struct Renderer<'a> {
@@ -33,6 +49,8 @@ struct Renderer<'a> {
     stack: Vec<String>,
     /// Object members still allowed (guards against exponential `$ref` fan-out).
     budget: usize,
+    /// Schema nodes still allowed (guards against combinator fan-out).
+    nodes: usize,
 }
 
 impl<'a> Renderer<'a> {
@@ -71,9 +89,10 @@ impl<'a> Renderer<'a> {
     }
 
     fn ty(&mut self, schema: &'a Value, indent: usize, level: usize, guard: usize) -> String {
-        if guard > MAX_GUARD {
+        if guard > MAX_GUARD || self.nodes == 0 {
             return "unknown".into();
         }
+        self.nodes -= 1;
         let map = match schema {
             Value::Bool(false) => return "never".into(),
             Value::Object(map) => map,
@@ -95,8 +114,7 @@ impl<'a> Renderer<'a> {
         let mut core = if let Some(c) = map.get("const") {
             literal(c)
         } else if let Some(values) = map.get("enum").and_then(Value::as_array) {
-            let lits: Vec<String> = values.iter().map(literal).collect();
-            if lits.is_empty() { "never".into() } else { union(lits) }
+            if values.is_empty() { "never".into() } else { union(values.iter().map(literal), 0) }
         } else {
             self.structural(map, indent, level, guard)
         };
@@ -133,21 +151,35 @@ impl<'a> Renderer<'a> {
             };
             own.push(rendered);
         }
-        let own = (!own.is_empty()).then(|| union(own));
+        let own = (!own.is_empty()).then(|| union(own.into_iter(), 0));
 
+        // Branches are rendered until the union has `MAX_UNION` distinct members; the rest are
+        // counted, not rendered (they may repeat a shown one: the count is an upper bound).
+        let branches: Vec<&'a Value> =
+            ["anyOf", "oneOf"].iter().flat_map(|k| map.get(*k).and_then(Value::as_array).into_iter().flatten()).collect();
         let mut alternatives = Vec::new();
-        for key in ["anyOf", "oneOf"] {
-            for branch in map.get(key).and_then(Value::as_array).into_iter().flatten() {
-                alternatives.push(self.ty(branch, indent, level, guard + 1));
+        let mut distinct = HashSet::new();
+        let mut rendered = 0;
+        for &branch in &branches {
+            if distinct.len() >= MAX_UNION {
+                break;
+            }
+            let t = self.ty(branch, indent, level, guard + 1);
+            rendered += 1;
+            if distinct.insert(t.clone()) {
+                alternatives.push(t);
             }
         }
-        let informative = alternatives.iter().any(|a| a != "unknown");
-        let alternatives = (informative || (own.is_none() && !alternatives.is_empty())).then(|| union(alternatives));
+        let unrendered = branches.len() - rendered;
+        let informative = unrendered > 0 || alternatives.iter().any(|a| a != "unknown");
+        let alternatives = (informative || (own.is_none() && !alternatives.is_empty()))
+            .then(|| union(alternatives.into_iter(), unrendered));
 
         let mut parts: Vec<String> = own.into_iter().chain(alternatives).collect();
+        let mut seen: HashSet<String> = parts.iter().cloned().collect();
         for branch in map.get("allOf").and_then(Value::as_array).into_iter().flatten() {
             let t = self.ty(branch, indent, level, guard + 1);
-            if t != "unknown" && !parts.contains(&t) {
+            if t != "unknown" && seen.insert(t.clone()) {
                 parts.push(t);
             }
         }
@@ -190,11 +222,18 @@ impl<'a> Renderer<'a> {
         if level >= MAX_LEVEL || self.budget == 0 {
             return "object".into();
         }
-        let required: Vec<&str> = map.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+        let required: HashSet<&str> =
+            map.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
         let mut members: Vec<(String, String)> = Vec::new(); // (doc, member)
-        for (key, sub) in map.get("properties").and_then(Value::as_object).into_iter().flatten() {
-            self.budget = self.budget.saturating_sub(1);
-            let optional = if required.contains(&key.as_str()) { "" } else { "?" };
+        let properties = map.get("properties").and_then(Value::as_object);
+        let mut left_out = 0;
+        for (i, (key, sub)) in properties.into_iter().flatten().enumerate() {
+            if self.budget == 0 {
+                left_out = properties.map_or(0, Map::len) - i;
+                break;
+            }
+            self.budget -= 1;
+            let optional = if required.contains(key.as_str()) { "" } else { "?" };
             let t = self.ty(sub, indent + 1, level + 1, guard + 1);
             members.push((doc_text(self.root, sub), format!("{}{optional}: {t}", prop_name(key))));
         }
@@ -206,6 +245,9 @@ impl<'a> Renderer<'a> {
             Some(Value::Bool(false)) => {}
             _ if members.is_empty() => members.push((String::new(), "[key: string]: unknown".into())),
             _ => {}
+        }
+        if left_out > 0 {
+            members.push((String::new(), format!("/* ... and {} more properties */", thousands(left_out))));
         }
         if members.is_empty() {
             return "{}".into();
@@ -221,7 +263,7 @@ impl<'a> Renderer<'a> {
             push_doc(&mut out, indent + 1, doc);
             out.push_str(&"  ".repeat(indent + 1));
             out.push_str(member);
-            out.push_str(";\n");
+            out.push_str(if member.starts_with("/*") { "\n" } else { ";\n" });
         }
         out.push_str(&"  ".repeat(indent));
         out.push('}');
@@ -263,18 +305,65 @@ fn ref_name(r: &str) -> String {
     name
 }
 
+/// A JSON literal. Invisible and direction-changing characters (which JSON leaves raw) are
+/// written as `\u` escapes, so a value can neither hide text nor reorder what the model reads.
 fn literal(v: &Value) -> String {
-    serde_json::to_string(v).unwrap_or_else(|_| "unknown".into())
-}
-
-fn union(parts: Vec<String>) -> String {
-    let mut seen: Vec<String> = Vec::new();
-    for p in parts {
-        if !seen.contains(&p) {
-            seen.push(p);
+    let json = serde_json::to_string(v).unwrap_or_else(|_| "unknown".into());
+    if !json.chars().any(crate::registry::hidden::is_hidden) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if crate::registry::hidden::is_hidden(c) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        } else {
+            out.push(c);
         }
     }
-    seen.iter().map(|p| paren_if(p, &[" & "])).collect::<Vec<_>>().join(" | ")
+    out
+}
+
+/// `a | b | c`, duplicates dropped, at most `MAX_UNION` members shown; the rest (plus
+/// `unrendered` members the caller did not render) are counted in a trailing comment.
+fn union(parts: impl Iterator<Item = String>, unrendered: usize) -> String {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut shown: Vec<String> = Vec::new();
+    let mut more = unrendered;
+    for part in parts {
+        // A member that is itself a union is flattened: `a | (a | b)` is `a | b`.
+        for p in splits(&part, " | ") {
+            if seen.contains(p) {
+                continue;
+            }
+            if shown.len() < MAX_UNION {
+                shown.push(p.to_string());
+            } else {
+                more += 1;
+            }
+            seen.insert(p.to_string());
+        }
+    }
+    let mut out = shown.iter().map(|p| paren_if(p, &[" & "])).collect::<Vec<_>>().join(" | ");
+    if more > 0 {
+        out.push_str(&format!(" /* ... and {} more */", thousands(more)));
+    }
+    out
+}
+
+/// `99990` -> `99,990`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Wrap `t` in parentheses if it contains one of `ops` outside any bracket or string.
@@ -637,7 +726,8 @@ declare function mcp__github__searchIssues(params: {
         let schema = json!({"$ref": "#/$defs/L0", "$defs": defs});
         let out = sig(schema);
         assert!(out.len() < 200_000, "{}", out.len());
-        assert!(out.contains(": object;"));
+        assert!(out.ends_with("  /* ... and 11 more properties */\n}): unknown;"), "{out}");
+        assert_eq!(out.matches("?: string;").count(), MAX_MEMBERS - out.matches("?: {").count());
     }
 
     #[test]
@@ -645,5 +735,64 @@ declare function mcp__github__searchIssues(params: {
         let schema = json!({"type": "object", "properties": {"z": {"type": "string"}, "a": {"type": "string"}}});
         assert_eq!(sig(schema.clone()), sig(schema.clone()));
         assert_eq!(sig(schema), "declare function t(params: {\n  z?: string;\n  a?: string;\n}): unknown;");
+    }
+
+    #[test]
+    fn long_enums_show_the_first_values_and_count_the_rest() {
+        let values: Vec<Value> = (0..100_000).map(|i| json!(i)).collect();
+        let out = sig(json!({"properties": {"x": {"enum": values}}}));
+        let first: Vec<String> = (0..MAX_UNION).map(|i| i.to_string()).collect();
+        assert_eq!(out, format!("declare function t(params: {{\n  x?: {} /* ... and 99,980 more */;\n}}): unknown;", first.join(" | ")));
+        // Duplicates are not counted as more values.
+        let out = sig(json!({"properties": {"x": {"enum": ["a", "a", "b"], "type": "string"}}}));
+        assert_eq!(out, "declare function t(params: {\n  x?: \"a\" | \"b\";\n}): unknown;");
+    }
+
+    #[test]
+    fn long_unions_are_abbreviated_inside_arrays_too() {
+        let branches: Vec<Value> = (0..25).map(|i| json!({"const": format!("v{i}")})).collect();
+        let out = sig(json!({"properties": {"x": {"type": "array", "items": {"anyOf": branches}}}}));
+        let shown: Vec<String> = (0..MAX_UNION).map(|i| format!("\"v{i}\"")).collect();
+        assert_eq!(out, format!("declare function t(params: {{\n  x?: ({} /* ... and 5 more */)[];\n}}): unknown;", shown.join(" | ")));
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(
+            [0, 7, 999, 1000, 99_990, 1_234_567].map(thousands),
+            ["0", "7", "999", "1,000", "99,990", "1,234,567"].map(String::from)
+        );
+    }
+
+    #[test]
+    fn combinator_fan_out_is_bounded_by_the_node_budget() {
+        // Every level is an anyOf of 20 refs to the next (one distinct type each): 20^8 nodes
+        // unbounded. Rendering stops after MAX_NODES.
+        let mut defs = Map::new();
+        for level in 0..8 {
+            let refs: Vec<Value> = (0..20).map(|_| json!({"$ref": format!("#/$defs/L{}", level + 1)})).collect();
+            defs.insert(format!("L{level}"), json!({"anyOf": refs}));
+        }
+        defs.insert("L8".into(), json!({"type": "string"}));
+        let schema = json!({"properties": {"x": {"$ref": "#/$defs/L0"}}, "$defs": defs});
+        let (out, nodes) = signature_counted("t", "", &schema);
+        assert!(nodes <= MAX_NODES, "{nodes}");
+        assert_eq!(out, "declare function t(params: {\n  x?: string | unknown;\n}): unknown;");
+    }
+
+    #[test]
+    fn wide_objects_stop_at_the_member_budget_and_say_how_many_are_left() {
+        let n = MAX_MEMBERS + 10;
+        let props: Map<String, Value> = (0..n).map(|i| (format!("p{i:05}"), json!({"type": "string"}))).collect();
+        let required: Vec<String> = (0..n).map(|i| format!("p{i:05}")).collect();
+        let (out, nodes) = signature_counted("t", "", &json!({"properties": props, "required": required}));
+        assert_eq!(nodes, MAX_MEMBERS);
+        assert!(out.ends_with(&format!("  p{:05}: string;\n  /* ... and 10 more properties */\n}}): unknown;", MAX_MEMBERS - 1)), "{}", &out[out.len() - 200..]);
+    }
+
+    #[test]
+    fn literals_show_hidden_characters_as_escapes() {
+        let out = sig(json!({"properties": {"x": {"enum": ["a\u{202e}b", "c\u{e0041}"], "default": "d\u{200b}"}}}));
+        assert_eq!(out, "declare function t(params: {\n  /** (default \"d\\u200b\") */\n  x?: \"a\\u202eb\" | \"c\\udb40\\udc41\";\n}): unknown;");
     }
 }

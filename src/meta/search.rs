@@ -153,6 +153,11 @@ const MAX_FIELD_WORDS: usize = 3000;
 /// Distinct query terms considered (the rest of a very long query is ignored). This also bounds
 /// a BM25F score well below `TIER_SCORE`.
 const MAX_QUERY_TERMS: usize = 64;
+/// Name and namespace fields keep at most this many words (a real name has a handful; a
+/// server may send anything).
+const MAX_NAME_WORDS: usize = 64;
+/// Longer unknown query words are not split into two known ones.
+const MAX_COMPOUND_LEN: usize = 40;
 /// High bit of a posting's doc id: the term occurs in that doc's name.
 const NAME_FLAG: u32 = 1 << 31;
 /// Score added per exact-name tier; far above any BM25F score.
@@ -380,7 +385,8 @@ impl SearchIndex {
             .flatten()
             {
                 split_words(s, |w| {
-                    if w != "mcp" && !ns_words.iter().any(|x| x == w) {
+                    // Deduped by scan, so capped: the scan is quadratic in the word count.
+                    if w != "mcp" && ns_words.len() < MAX_NAME_WORDS && !ns_words.iter().any(|x| x == w) {
                         ns_words.push(w.to_string());
                     }
                 });
@@ -392,7 +398,9 @@ impl SearchIndex {
             // Name field: the raw name, plus wire-name words it lacks (transliterations etc.).
             name_words.clear();
             split_words(d.raw_name.as_deref().unwrap_or(&d.name), |w| {
-                name_words.push(w.to_string())
+                if name_words.len() < MAX_NAME_WORDS {
+                    name_words.push(w.to_string())
+                }
             });
             if d.raw_name.is_some() {
                 let base = name_words.len();
@@ -626,8 +634,9 @@ impl SearchIndex {
             let Some(stem) = self.analyzer.stem_word(w) else {
                 continue;
             };
-            if self.term(&stem).is_none() && w.len() >= 6 {
-                // Decompound an unknown word into the split whose rarer half is most common.
+            if self.term(&stem).is_none() && (6..=MAX_COMPOUND_LEN).contains(&w.len()) {
+                // Decompound an unknown word into the split whose rarer half is most common
+                // (each cut stems both halves: quadratic in the word, so only short words).
                 let mut best: Option<(u32, String, String)> = None;
                 for cut in 3..=w.len() - 3 {
                     if !w.is_char_boundary(cut) {

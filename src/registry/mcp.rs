@@ -4,6 +4,7 @@
 use super::entry::{Defer, Source, ToolEntry};
 use super::{wire_name, Registry};
 use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 
 /// One MCP tool as the catalog knows it, with what the registry needs of its server.
 pub struct McpTool<'a> {
@@ -18,20 +19,58 @@ pub struct McpTool<'a> {
     pub approval: bool,
 }
 
+/// Who an MCP tool is, for naming: server id and raw name are its identity, the server's
+/// display name is what the wire name shows.
+#[derive(Clone, Copy, Debug)]
+pub struct ToolId<'a> {
+    pub server_id: &'a str,
+    pub server_name: &'a str,
+    pub tool_name: &'a str,
+}
+
 impl Registry {
-    /// The wire name this tool has, or would get: its existing entry's name if it has one;
-    /// else the plain name, or the digest form when the plain one belongs to another tool.
-    pub fn mcp_wire_name(&self, server_id: &str, server_name: &str, tool: &str) -> String {
-        let is_this = |name: &str| {
-            self.get(name).is_some_and(|r| {
-                matches!(&r.entry.source, Source::Mcp { server_id: s, tool_name: t } if s == server_id && t == tool)
-            })
-        };
-        let plain = wire_name::mcp_name(server_name, server_id, tool, false);
-        if self.get(&plain).is_none() || is_this(&plain) {
-            return plain;
+    /// The wire names of `tools`, decided together: the one naming rule that
+    /// `registry/resolveMcpToolIds`, `registry/syncMcp` and `toolreg plan` share, so a name
+    /// one of them gives is the name the others use, in the same round.
+    ///
+    /// A tool with an entry keeps its name (a name never changes under a model). The others,
+    /// in the given order, take the plain name when neither an entry nor an earlier tool of
+    /// `tools` holds it, else the digest form: two servers with one display name, or
+    /// `get_user` beside `getUser`, give two names at once. A tool given twice gets one name.
+    pub fn mcp_wire_names(&self, tools: &[ToolId]) -> Vec<String> {
+        let mut owned: HashMap<(&str, &str), &str> = HashMap::new();
+        for r in self.iter() {
+            if let Source::Mcp { server_id, tool_name } = &r.entry.source {
+                owned.insert((server_id.as_str(), tool_name.as_str()), r.entry.name.as_str());
+            }
         }
-        wire_name::mcp_name(server_name, server_id, tool, true)
+        let mut names: Vec<Option<String>> = tools.iter().map(|t| owned.get(&(t.server_id, t.tool_name)).map(|n| n.to_string())).collect();
+        let mut claimed: HashSet<String> = names.iter().flatten().cloned().collect();
+        let mut given: HashMap<(&str, &str), usize> = HashMap::new();
+        for (i, t) in tools.iter().enumerate() {
+            if names[i].is_some() {
+                continue;
+            }
+            if let Some(&j) = given.get(&(t.server_id, t.tool_name)) {
+                names[i] = names[j].clone();
+                continue;
+            }
+            let plain = wire_name::mcp_name(t.server_name, t.server_id, t.tool_name, false);
+            let name = if claimed.contains(&plain) || self.get(&plain).is_some() {
+                wire_name::mcp_name(t.server_name, t.server_id, t.tool_name, true)
+            } else {
+                plain
+            };
+            claimed.insert(name.clone());
+            given.insert((t.server_id, t.tool_name), i);
+            names[i] = Some(name);
+        }
+        names.into_iter().map(Option::unwrap_or_default).collect()
+    }
+
+    /// The wire name one tool has, or would get alone (see `mcp_wire_names`).
+    pub fn mcp_wire_name(&self, server_id: &str, server_name: &str, tool: &str) -> String {
+        self.mcp_wire_names(&[ToolId { server_id, server_name, tool_name: tool }]).remove(0)
     }
 }
 
@@ -54,5 +93,65 @@ pub fn entry(t: &McpTool, wire: String) -> ToolEntry {
         applies: None,
         annotations: t.annotations.cloned(),
         source: Source::Mcp { server_id: t.server_id.to_string(), tool_name: t.tool_name.to_string() },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::wire_name::{digest, mcp_name};
+    use serde_json::json;
+
+    fn id<'a>(server_id: &'a str, server_name: &'a str, tool_name: &'a str) -> ToolId<'a> {
+        ToolId { server_id, server_name, tool_name }
+    }
+
+    fn tool<'a>(server_id: &'a str, name: &'a str, schema: &'a Value) -> McpTool<'a> {
+        McpTool {
+            server_id,
+            server_name: "GitHub",
+            tool_name: name,
+            title: None,
+            description: "d",
+            input_schema: schema,
+            output_schema: None,
+            annotations: None,
+            approval: false,
+        }
+    }
+
+    #[test]
+    fn colliding_tools_get_distinct_names_in_one_round() {
+        let r = Registry::default();
+        let names = r.mcp_wire_names(&[
+            id("a", "GitHub", "create_issue"),
+            id("b", "GitHub", "create_issue"),
+            id("a", "GitHub", "get_user"),
+            id("a", "GitHub", "getUser"),
+            id("a", "GitHub", "get_user"),
+        ]);
+        assert_eq!(
+            names,
+            [
+                "mcp__gitHub__createIssue".to_string(),
+                format!("mcp__gitHub__createIssue_{}", digest("b", "create_issue")),
+                "mcp__gitHub__getUser".to_string(),
+                format!("mcp__gitHub__getUser_{}", digest("a", "getUser")),
+                "mcp__gitHub__getUser".to_string(),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_entry_keeps_its_name_and_holds_the_plain_one() {
+        let mut r = Registry::default();
+        let schema = json!({"type": "object"});
+        // b's tool was registered first: it keeps the plain name, a's takes the digest form.
+        r.insert(entry(&tool("b", "create_issue", &schema), "mcp__gitHub__createIssue".into()));
+        let names = r.mcp_wire_names(&[id("a", "GitHub", "create_issue"), id("b", "GitHub", "create_issue")]);
+        assert_eq!(names, [mcp_name("GitHub", "a", "create_issue", true), "mcp__gitHub__createIssue".to_string()]);
+        // A host entry holding the plain name counts too.
+        r.register(vec![serde_json::from_value(json!({"name": "mcp__gitHub__x", "namespace": "h", "description": "", "inputSchema": {}})).unwrap()]).unwrap();
+        assert_eq!(r.mcp_wire_name("a", "GitHub", "x"), mcp_name("GitHub", "a", "x", true));
     }
 }

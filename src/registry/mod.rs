@@ -3,9 +3,12 @@
 //! Entries live in a `BTreeMap`, so every listing is in byte order of the wire name: the same
 //! sequence on every host and platform. An entry is immutable once registered (replacing one
 //! swaps the `Arc`), which lets per-entry caches such as token counts live on the entry.
+//! Every entry is cleaned of hidden text (`hidden`) on the way in, whoever sends it; the
+//! entries that had some are named in `select_active`'s warnings.
 
 pub mod builtin;
 pub mod entry;
+pub mod hidden;
 pub mod mcp;
 pub mod predicate;
 pub mod wire_name;
@@ -31,16 +34,23 @@ pub struct Registered {
     pub content_hash: u64,
     /// Token count per encoding, filled on first use (index = `tokenize::Encoding as usize`).
     pub tokens: [OnceLock<u32>; 2],
+    /// Hidden characters removed from what the model reads (see `hidden`).
+    pub hidden: usize,
 }
 
 impl Registered {
+    /// `entry` as given (already cleaned: `Registry::insert` cleans).
     pub fn new(entry: ToolEntry) -> Registered {
+        Registered::cleaned(entry, 0)
+    }
+
+    fn cleaned(entry: ToolEntry, hidden: usize) -> Registered {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         entry.name.hash(&mut h);
         entry.description.hash(&mut h);
         // serde_json's Display of a Value is deterministic for a given value.
         entry.input_schema.to_string().hash(&mut h);
-        Registered { entry, content_hash: h.finish(), tokens: Default::default() }
+        Registered { entry, content_hash: h.finish(), tokens: Default::default(), hidden }
     }
 }
 
@@ -54,7 +64,8 @@ pub enum RegistryError {
     InvalidEntry { name: String, reason: String },
 }
 
-/// A predicate that could not be evaluated: the entry is inactive, the host is told why.
+/// Something the host should know about an entry: a predicate that could not be evaluated
+/// (the entry is inactive), or hidden characters removed from an active entry's text.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Warning {
     pub name: String,
@@ -113,13 +124,15 @@ impl Registry {
             .collect())
     }
 
-    /// Inserts as is (the caller set `source`). Keeps the existing `Arc` when nothing changed,
-    /// so cached counts survive an idempotent sync. Returns whether anything changed.
-    pub fn insert(&mut self, e: ToolEntry) -> bool {
-        if self.entries.get(&e.name).is_some_and(|old| old.entry == e) {
+    /// Inserts, cleaned of hidden text (the caller set `source`). Keeps the existing `Arc` when
+    /// nothing changed, so cached counts survive an idempotent sync. Returns whether anything
+    /// changed.
+    pub fn insert(&mut self, mut e: ToolEntry) -> bool {
+        let hidden = hidden::clean(&mut e);
+        if self.entries.get(&e.name).is_some_and(|old| old.entry == e && old.hidden == hidden) {
             return false;
         }
-        self.entries.insert(e.name.clone(), Arc::new(Registered::new(e)));
+        self.entries.insert(e.name.clone(), Arc::new(Registered::cleaned(e, hidden)));
         true
     }
 
@@ -167,7 +180,12 @@ impl Registry {
         let mut warnings = Vec::new();
         for r in self.iter() {
             match r.entry.applies.as_ref().map(|p| p.eval(scope, &r.entry.name)) {
-                None | Some(Ok(true)) => active.push(r.clone()),
+                None | Some(Ok(true)) => {
+                    if r.hidden > 0 {
+                        warnings.push(Warning { name: r.entry.name.clone(), message: hidden_message(r.hidden) });
+                    }
+                    active.push(r.clone())
+                }
                 Some(Ok(false)) => {}
                 Some(Err(message)) => warnings.push(Warning { name: r.entry.name.clone(), message }),
             }
@@ -181,6 +199,11 @@ impl Registry {
             .filter(|r| matches!(&r.entry.source, Source::Mcp { server_id: s, .. } if s == server_id))
             .collect()
     }
+}
+
+fn hidden_message(n: usize) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{n} hidden character{s} (invisible or direction-changing) removed from the description or schema")
 }
 
 #[cfg(test)]
@@ -243,5 +266,26 @@ mod tests {
         let names: Vec<_> = active.iter().map(|e| e.entry.name.as_str()).collect();
         assert_eq!(names, ["kb_list", "kb_search"]);
         assert_eq!(warnings.len(), 2, "web tools cannot be evaluated without the flag: {warnings:?}");
+    }
+
+    #[test]
+    fn hidden_text_is_removed_on_the_way_in_and_active_entries_are_named() {
+        let mut r = Registry::default();
+        let mut e = host("sneaky", "x");
+        e.description = "Adds numbers.\u{e0049}\u{e0067}\u{202e}".into();
+        let mut gated = e.clone();
+        gated.name = "gated".into();
+        gated.applies = Some(Predicate::Flag("off".into()));
+        r.register(vec![e.clone(), gated, host("plain", "x")]).unwrap();
+        assert_eq!(r.get("sneaky").unwrap().entry.description, "Adds numbers.");
+        assert_eq!(r.get("sneaky").unwrap().hidden, 3);
+        let (active, warnings) = r.select_active(&json!({"settings": {"off": false}}));
+        assert_eq!(active.len(), 2);
+        let msg = "3 hidden characters (invisible or direction-changing) removed from the description or schema";
+        assert_eq!(warnings, [Warning { name: "sneaky".into(), message: msg.into() }], "inactive entries are not named");
+        // The same entry again is no change (cleaned before comparing), so counts survive.
+        let mut again = e;
+        again.source = Source::Host;
+        assert!(!r.insert(again), "an unchanged entry keeps its Arc");
     }
 }

@@ -52,25 +52,29 @@ impl Predicate {
                 Some(other) => Err(format!("{path:?} is {}, not a list", kind(other))),
                 None => Err(format!("scope has no list {path:?}")),
             },
-            Predicate::All(ps) => {
-                for p in ps {
-                    if !p.eval(scope, entry_name)? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
-            }
-            Predicate::Any(ps) => {
-                for p in ps {
-                    if p.eval(scope, entry_name)? {
-                        return Ok(true);
-                    }
-                }
-                Ok(false)
-            }
+            // Three-valued, as in SQL: one false branch decides `all` and one true branch decides
+            // `any`, whatever the others say; otherwise the first branch that could not be
+            // evaluated is the answer.
+            Predicate::All(ps) => decide(ps, scope, entry_name, false),
+            Predicate::Any(ps) => decide(ps, scope, entry_name, true),
             Predicate::Not(p) => Ok(!p.eval(scope, entry_name)?),
         }
     }
+}
+
+/// `all` (`decisive` = false) or `any` (`decisive` = true) over `ps`.
+fn decide(ps: &[Predicate], scope: &Value, entry_name: &str, decisive: bool) -> Result<bool, String> {
+    let mut first_err = None;
+    for p in ps {
+        match p.eval(scope, entry_name) {
+            Ok(b) if b == decisive => return Ok(decisive),
+            Ok(_) => {}
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    first_err.map_or(Ok(!decisive), Err)
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -120,6 +124,20 @@ mod tests {
         assert_eq!(any.eval(&scope, "a"), Ok(true));
         assert_eq!(p(json!({"all": []})).eval(&scope, "a"), Ok(true));
         assert_eq!(p(json!({"any": []})).eval(&scope, "a"), Ok(false));
+    }
+
+    #[test]
+    fn a_deciding_branch_wins_over_an_unknown_one() {
+        let scope = json!({"mcpToolIds": ["a"], "settings": {"on": true, "off": false}});
+        let any = p(json!({"any": [{"flag": "missing"}, {"member": "mcpToolIds"}]}));
+        assert_eq!(any.eval(&scope, "a"), Ok(true));
+        assert_eq!(any.eval(&scope, "b"), Err("scope has no setting \"missing\"".into()));
+        let all = p(json!({"all": [{"flag": "missing"}, {"flag": "off"}]}));
+        assert_eq!(all.eval(&scope, "a"), Ok(false));
+        let all = p(json!({"all": [{"flag": "on"}, {"flag": "missing"}, {"flag": "alsoMissing"}]}));
+        assert_eq!(all.eval(&scope, "a"), Err("scope has no setting \"missing\"".into()));
+        let any = p(json!({"any": [{"flag": "off"}, {"nonEmpty": "settings"}]}));
+        assert_eq!(any.eval(&scope, "a"), Err("\"settings\" is an object, not a list".into()));
     }
 
     #[test]

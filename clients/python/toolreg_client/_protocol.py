@@ -450,7 +450,8 @@ class Tokens(TypedDict):
 
 
 class Warning(TypedDict):
-    """A predicate that could not be evaluated: the entry is inactive, the host is told why."""
+    """Something the host should know about an entry: a predicate that could not be evaluated
+    (the entry is inactive), or hidden characters removed from an active entry's text."""
     name: str
     message: str
 

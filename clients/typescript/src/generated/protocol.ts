@@ -587,7 +587,8 @@ export interface Tokens {
   };
 }
 /**
- * A predicate that could not be evaluated: the entry is inactive, the host is told why.
+ * Something the host should know about an entry: a predicate that could not be evaluated
+ * (the entry is inactive), or hidden characters removed from an active entry's text.
  */
 export interface Warning {
   name: string;

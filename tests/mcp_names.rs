@@ -1,0 +1,125 @@
+//! MCP wire names over the real binary, against the project's fixture MCP server: tools whose
+//! plain names collide (two servers with one display name; `get_user` beside `getUser` in one
+//! server) get distinct names from `registry/resolveMcpToolIds`, and `registry/syncMcp` registers
+//! every one of them under that name in the same round.
+mod support;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use support::*;
+
+fn fixture() -> &'static str {
+    env!("CARGO_BIN_EXE_toolreg-fixture-mcp")
+}
+
+fn init(s: &mut Sidecar, cache_dir: Option<&std::path::Path>) {
+    let mut p = json!({"timeouts": {"connectMs": 3000, "listMs": 3000}});
+    if let Some(d) = cache_dir {
+        p["cacheDir"] = json!(d.to_str().unwrap());
+    }
+    s.ok("initialize", p);
+}
+
+/// The result of a request; catalog notifications meanwhile are skipped.
+fn ok(s: &mut Sidecar, method: &str, params: Value) -> Value {
+    let id = s.next_id();
+    s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    loop {
+        let m = s.recv();
+        if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
+            return m.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {m}"));
+        }
+        assert!(m.get("id").is_none(), "unexpected request from the sidecar: {m}");
+    }
+}
+
+fn wait_ready(s: &mut Sidecar, id: &str) {
+    let start = Instant::now();
+    loop {
+        let st = ok(s, "catalog/status", json!({}));
+        if st["servers"].as_array().unwrap().iter().any(|x| x["id"] == id && x["state"] == "ready") {
+            return;
+        }
+        assert!(start.elapsed() < TIMEOUT, "{id} never became ready");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
+}
+
+fn quit(mut s: Sidecar) {
+    ok(&mut s, "shutdown", Value::Null);
+    s.notify("exit", Value::Null);
+    assert_eq!(s.wait().code(), Some(0));
+}
+
+/// Resolve, then sync what was resolved: every resolved name is registered at once, each
+/// registered entry is one of the resolved names, and a second round changes nothing.
+fn resolve_then_sync(s: &mut Sidecar) -> Vec<String> {
+    let ids = strings(&ok(s, "registry/resolveMcpToolIds", json!({"assistant": {"mcpMode": "auto"}}))["toolIds"]);
+    let synced = ok(s, "registry/syncMcp", json!({"selectedToolIds": ids}));
+    assert_eq!(strings(&synced["registered"]), ids, "the first round registers every resolved tool");
+    let again = strings(&ok(s, "registry/resolveMcpToolIds", json!({"assistant": {"mcpMode": "auto"}}))["toolIds"]);
+    assert_eq!(again, ids, "names are stable");
+    assert_eq!(ok(s, "registry/syncMcp", json!({"selectedToolIds": ids})), json!({"registered": [], "evicted": []}));
+    ids
+}
+
+#[test]
+fn two_servers_with_one_display_name_get_every_tool_in_one_round() {
+    let mut s = Sidecar::spawn();
+    init(&mut s, None);
+    let server = |id: &str| json!({"id": id, "name": "Same", "transport": {"type": "stdio", "command": fixture(), "args": ["--tools", "1"]}});
+    ok(&mut s, "catalog/setServers", json!({"servers": [server("a"), server("b")]}));
+    wait_ready(&mut s, "a");
+    wait_ready(&mut s, "b");
+    let ids = resolve_then_sync(&mut s);
+    assert_eq!(ids.len(), 6, "echo, stats and tool_0 of each server: {ids:?}");
+    let entries = ok(&mut s, "registry/list", json!({"query": "mcp__same__echo"}))["entries"].clone();
+    let sources: Vec<&Value> = entries.as_array().unwrap().iter().map(|e| &e["source"]).collect();
+    assert_eq!(sources.len(), 2, "{entries}");
+    assert!(sources.contains(&&json!({"kind": "mcp", "serverId": "a", "toolName": "echo"})));
+    assert!(sources.contains(&&json!({"kind": "mcp", "serverId": "b", "toolName": "echo"})));
+    quit(s);
+}
+
+#[test]
+fn tools_that_camel_case_alike_in_one_server_get_two_names_in_one_round() {
+    // The fixture's tool names are fixed, so the colliding pair is put into its persisted
+    // list, and a restarted sidecar answers from that list while the server hangs.
+    let dir = tempfile::tempdir().unwrap();
+    let flags = dir.path().join("flags");
+    let script = format!("exec '{}' $(cat '{}')", fixture(), flags.display());
+    let cfg = json!({"id": "dup", "name": "Dup", "transport": {"type": "stdio", "command": "sh", "args": ["-c", script]}});
+    std::fs::write(&flags, "--tools 1").unwrap();
+    let cache = dir.path().join("cache");
+    let mut s = Sidecar::spawn();
+    init(&mut s, Some(&cache));
+    ok(&mut s, "catalog/setServers", json!({"servers": [cfg.clone()]}));
+    wait_ready(&mut s, "dup");
+    quit(s);
+    let file = std::fs::read_dir(&cache).unwrap().next().unwrap().unwrap().path();
+    let mut cached: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    for name in ["get_user", "getUser"] {
+        let tool = json!({"name": name, "description": format!("{name}: one user"), "inputSchema": {"type": "object"}});
+        cached["tools"].as_array_mut().unwrap().push(tool);
+    }
+    std::fs::write(&file, serde_json::to_vec(&cached).unwrap()).unwrap();
+
+    std::fs::write(&flags, "--hang-list").unwrap();
+    let mut s = Sidecar::spawn();
+    init(&mut s, Some(&cache));
+    ok(&mut s, "catalog/setServers", json!({"servers": [cfg]}));
+    assert_eq!(ok(&mut s, "catalog/listTools", json!({"serverId": "dup"}))["tools"].as_array().unwrap().len(), 5);
+    let ids = resolve_then_sync(&mut s);
+    assert_eq!(ids.len(), 5, "{ids:?}");
+    let users: Vec<&String> = ids.iter().filter(|n| n.starts_with("mcp__dup__getUser")).collect();
+    assert_eq!(users.len(), 2, "{ids:?}");
+    assert!(users.contains(&&"mcp__dup__getUser".to_string()), "the first listed keeps the plain name: {ids:?}");
+    let listed = ok(&mut s, "registry/list", json!({"namespace": "mcp:dup", "query": "one user"}))["entries"].clone();
+    let raw: Vec<&str> = listed.as_array().unwrap().iter().map(|e| e["source"]["toolName"].as_str().unwrap()).collect();
+    assert_eq!(raw.len(), 2, "{listed}");
+    assert!(raw.contains(&"get_user") && raw.contains(&"getUser"), "{listed}");
+    quit(s);
+}
