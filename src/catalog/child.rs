@@ -16,6 +16,8 @@ use std::sync::OnceLock;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
 
+use crate::secret::Secret;
+
 pub(crate) struct ChildProc {
     pub pgid: i32,
     pub exited: watch::Receiver<Option<String>>,
@@ -74,12 +76,12 @@ pub(crate) async fn spawn(
     server_id: &str,
     command: &str,
     args: &[String],
-    env: &std::collections::BTreeMap<String, String>,
+    env: &std::collections::BTreeMap<String, Secret>,
     cwd: Option<&str>,
 ) -> Result<tokio::process::Child, String> {
     let mut cmd = tokio::process::Command::new(command);
     cmd.args(args)
-        .envs(env)
+        .envs(env.iter().map(|(k, v)| (k, v.expose())))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

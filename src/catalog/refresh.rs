@@ -250,6 +250,8 @@ impl Server {
     }
 
     pub fn record_failure(self: &Arc<Self>, error: String) {
+        // Every failure a host can see (status, list, events) and the log pass here.
+        let error = self.config().redact(&error);
         tracing::warn!(server = %self.id, %error, "MCP tool refresh failed");
         let mut d = self.data.lock().unwrap();
         d.state = Some(ServerState::Error);
