@@ -2,14 +2,25 @@
 //!
 //! The destination and level are chosen by flag at start and may be changed once by the host in
 //! `initialize` (`log: {file, level}`), so the writer and filter are swappable.
+//!
+//! Invariant: dependencies that log raw request and response bodies at debug or trace
+//! (`QUIET_TARGETS`: jsonrpsee the host's requests, rmcp the MCP messages, the HTTP stack
+//! its traffic) are capped at info by a fixed filter that no level or filter spec lifts, so a
+//! `TOOLREG_LOG=trace` log holds no `catalog/setServers` params, headers or tool arguments.
+//! And every line is written with its URLs' credentials redacted: dependencies quote the URL
+//! they failed on even at error level (rmcp's worker prints reqwest's error with the query).
 
 use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, RwLock};
+use tracing::Level;
 use tracing_appender::non_blocking::{NonBlocking, WorkerGuard};
+use tracing_subscriber::filter::filter_fn;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::{reload, EnvFilter, Registry};
+
+use crate::secret::redact_urls_in;
 
 #[derive(Clone)]
 struct Sink(Arc<RwLock<Option<NonBlocking>>>);
@@ -19,12 +30,23 @@ enum SinkWriter {
     File(NonBlocking),
 }
 
-impl Write for SinkWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+impl SinkWriter {
+    fn write_all_to(&mut self, buf: &[u8]) -> std::io::Result<()> {
         match self {
-            SinkWriter::Stderr(s) => s.write(buf),
-            SinkWriter::File(f) => f.write(buf),
+            SinkWriter::Stderr(s) => s.write_all(buf),
+            SinkWriter::File(f) => f.write_all(buf),
         }
+    }
+}
+
+impl Write for SinkWriter {
+    /// The fmt layer writes one whole event per call, so a URL is never split across calls.
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match String::from_utf8_lossy(buf) {
+            text if text.contains("://") => self.write_all_to(redact_urls_in(&text).as_bytes())?,
+            _ => self.write_all_to(buf)?,
+        }
+        Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
         match self {
@@ -51,6 +73,14 @@ pub struct LogControl {
     guard: std::sync::Mutex<Option<WorkerGuard>>,
 }
 
+/// Target prefixes logged at info and above only, whatever the filter says.
+const QUIET_TARGETS: [&str; 8] = ["jsonrpsee", "rmcp", "reqwest", "hyper", "h2", "tower", "rustls", "tokio_util"];
+
+/// Whether an event or span may pass the fixed filter.
+fn loud_enough(target: &str, level: &Level) -> bool {
+    *level <= Level::INFO || !QUIET_TARGETS.iter().any(|q| target.strip_prefix(q).is_some_and(|r| r.is_empty() || r.starts_with("::") || r.starts_with('_') || r.starts_with('-')))
+}
+
 fn filter(level: Option<&str>) -> EnvFilter {
     let spec = level.map(str::to_string).or_else(|| std::env::var("TOOLREG_LOG").ok()).unwrap_or_else(|| "info".into());
     EnvFilter::try_new(&spec).unwrap_or_else(|_| EnvFilter::new("info"))
@@ -61,7 +91,10 @@ impl LogControl {
     pub fn init(file: Option<&Path>, level: Option<&str>) -> Arc<LogControl> {
         let sink = Sink(Arc::new(RwLock::new(None)));
         let (filter_layer, handle) = reload::Layer::new(filter(level));
-        let fmt = tracing_subscriber::fmt::layer().with_writer(sink.clone()).with_ansi(false);
+        let fmt = tracing_subscriber::fmt::layer()
+            .with_writer(sink.clone())
+            .with_ansi(false)
+            .with_filter(filter_fn(|meta| loud_enough(meta.target(), meta.level())));
         let _ = tracing_subscriber::registry().with(filter_layer).with(fmt).try_init();
         let control = Arc::new(LogControl { sink, filter: handle, guard: std::sync::Mutex::new(None) });
         if let Some(f) = file {
@@ -89,5 +122,21 @@ impl LogControl {
     pub fn flush(&self) {
         *self.sink.0.write().unwrap_or_else(|e| e.into_inner()) = None;
         self.guard.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_dumping_dependencies_stay_at_info() {
+        for target in ["jsonrpsee", "jsonrpsee-server", "jsonrpsee_core::server::rpc_module", "rmcp::service", "hyper_util::client", "h2::codec", "reqwest::connect"] {
+            assert!(!loud_enough(target, &Level::TRACE) && !loud_enough(target, &Level::DEBUG), "{target}");
+            assert!(loud_enough(target, &Level::INFO) && loud_enough(target, &Level::WARN), "{target}");
+        }
+        for target in ["toolreg::catalog", "toolreg::mcp::stderr", "h2o", "rmcpx"] {
+            assert!(loud_enough(target, &Level::TRACE), "{target}");
+        }
     }
 }

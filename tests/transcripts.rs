@@ -28,7 +28,13 @@ fn matches(expected: &Value, actual: &Value) -> bool {
 
 fn replay(path: &std::path::Path) {
     let text = std::fs::read_to_string(path).unwrap();
-    let lines: Vec<Value> = text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
+    // A header line (`{"transcript": "toolreg", "redacted": ...}`) has no `dir`: not a message.
+    let lines: Vec<Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l.get("dir").is_some())
+        .collect();
     let mut s = Sidecar::spawn();
     let mut i = 0;
     let mut last_in: Option<Value> = None;

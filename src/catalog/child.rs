@@ -25,6 +25,8 @@ use std::sync::OnceLock;
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
+use crate::secret::Secret;
+
 pub(crate) struct ChildProc {
     pub pgid: i32,
     pub exited: watch::Receiver<Option<String>>,
@@ -132,12 +134,12 @@ pub(crate) async fn spawn(
     server_id: &str,
     command: &str,
     args: &[String],
-    env: &std::collections::BTreeMap<String, String>,
+    env: &std::collections::BTreeMap<String, Secret>,
     cwd: Option<&str>,
 ) -> Result<tokio::process::Child, String> {
     let mut cmd = tokio::process::Command::new(command);
     cmd.args(args)
-        .envs(env)
+        .envs(env.iter().map(|(k, v)| (k, v.expose())))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

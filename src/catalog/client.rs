@@ -142,13 +142,15 @@ pub(crate) async fn connect(
             for (k, v) in headers {
                 let name = http::HeaderName::from_bytes(k.as_bytes())
                     .map_err(|_| format!("invalid HTTP header name {k:?}"))?;
-                let value = http::HeaderValue::from_str(v)
+                let mut value = http::HeaderValue::from_str(v.expose())
                     .map_err(|_| format!("invalid value for HTTP header {k:?}"))?;
+                // Keeps it out of any `Debug` of a request (hyper, reqwest).
+                value.set_sensitive(true);
                 map.insert(name, value);
             }
             install_tls_provider();
             let transport = StreamableHttpClientTransport::from_config(
-                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map),
+                StreamableHttpClientTransportConfig::with_uri(url.expose()).custom_headers(map),
             );
             let service = match tokio::time::timeout(timeout, Handler(handler.clone()).serve(transport)).await {
                 Err(_) => return Err(format!("initialize timed out after {ms} ms")),
@@ -345,7 +347,8 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
         }
         next = err.source();
     }
-    out
+    // reqwest quotes the URL it failed on, query (a token) included.
+    crate::secret::redact_urls_in(&out).into_owned()
 }
 
 fn timeout_error(what: &str, timeout: Duration) -> CatalogError {
@@ -358,7 +361,7 @@ fn service_error(what: &str, timeout: Duration, e: ServiceError) -> CatalogError
         ServiceError::McpError(data) => CatalogError::Mcp(data.message.to_string()),
         ServiceError::TransportClosed => CatalogError::Closed(format!("{what}: connection closed")),
         ServiceError::Cancelled { .. } => CatalogError::Cancelled,
-        other => CatalogError::Mcp(format!("{what}: {other}")),
+        other => CatalogError::Mcp(crate::secret::redact_urls_in(&format!("{what}: {other}")).into_owned()),
     }
 }
 

@@ -2,9 +2,10 @@
 //! and the status/event types the host sees.
 //!
 //! These are wire types (serde + schemars, camelCase) so the protocol layer can embed them as is.
-//! Invariants: `Debug` of a config never prints env or header values (they may be secrets), and
-//! the cache identity of a server depends only on how we reach it (its transport), never on its
-//! display name or tool filters, so renaming a server keeps its cache warm.
+//! Invariants: env values, header values and URL credentials are `Secret`/`SecretUrl`, so no
+//! `Debug` or `Display` of a config prints them; the cache identity of a server depends only on
+//! how we reach it (command, args, cwd, URL without credentials), never on its display name,
+//! tool filters or credentials, so renaming a server or rotating its token keeps its cache warm.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -15,11 +16,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::secret::{Secret, SecretUrl};
+
 fn default_true() -> bool {
     true
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, Clone, PartialEq)]
+// `Debug` is derived: the secret-bearing fields are `Secret`/`SecretUrl`, which print redacted.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerConfig {
     pub id: String,
@@ -33,7 +37,7 @@ pub struct ServerConfig {
     pub approval_tools: Vec<String>,
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, Clone, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum Transport {
     Stdio {
@@ -41,55 +45,53 @@ pub enum Transport {
         #[serde(default)]
         args: Vec<String>,
         #[serde(default)]
-        env: BTreeMap<String, String>,
+        env: BTreeMap<String, Secret>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cwd: Option<String>,
     },
     Http {
-        url: String,
+        url: SecretUrl,
         #[serde(default)]
-        headers: BTreeMap<String, String>,
+        headers: BTreeMap<String, Secret>,
     },
 }
 
-// Hand-written so that secrets (env and header values) never reach a log line through `{:?}`.
-impl std::fmt::Debug for Transport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Transport::Stdio { command, args, env, cwd } => f
-                .debug_struct("Stdio")
-                .field("command", command)
-                .field("args", args)
-                .field("env_keys", &env.keys().collect::<Vec<_>>())
-                .field("cwd", cwd)
-                .finish(),
-            Transport::Http { url, headers } => f
-                .debug_struct("Http")
-                .field("url", url)
-                .field("header_keys", &headers.keys().collect::<Vec<_>>())
-                .finish(),
-        }
-    }
-}
-
-impl std::fmt::Debug for ServerConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerConfig")
-            .field("id", &self.id)
-            .field("name", &self.name)
-            .field("enabled", &self.enabled)
-            .field("transport", &self.transport)
-            .field("disabled_tools", &self.disabled_tools)
-            .field("approval_tools", &self.approval_tools)
-            .finish()
-    }
-}
-
 impl ServerConfig {
-    /// Hex digest of the transport: the cache on disk is only trusted for the same identity.
+    /// Hex digest of how the server is reached: command, args and cwd, or the URL without its
+    /// credentials (userinfo and query values). Never env or header values: a rotated token
+    /// keeps the cache warm, and no digest of a credential reaches the disk. The cache on disk
+    /// is only trusted for the same identity.
     pub fn identity_hash(&self) -> String {
-        let bytes = serde_json::to_vec(&self.transport).unwrap_or_default();
+        let reached = match &self.transport {
+            Transport::Stdio { command, args, cwd, .. } => {
+                serde_json::json!({"type": "stdio", "command": command, "args": args, "cwd": cwd})
+            }
+            Transport::Http { url, .. } => serde_json::json!({"type": "http", "url": url.redacted()}),
+        };
+        let bytes = serde_json::to_vec(&reached).unwrap_or_default();
         hex(&Sha256::digest(&bytes)[..16])
+    }
+    /// `text` (an error, possibly quoting the server or its HTTP client) with URL credentials
+    /// and this server's own env and header values redacted: a server that echoes the token it
+    /// was given does not get it into a status or an answer.
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = crate::secret::redact_urls_in(text).into_owned();
+        let secrets: Vec<&Secret> = match &self.transport {
+            Transport::Stdio { env, .. } => env.values().collect(),
+            Transport::Http { headers, .. } => headers.values().collect(),
+        };
+        for secret in secrets {
+            // Also the part after a scheme word (`Bearer xyz`): servers quote either.
+            let whole = secret.expose();
+            let bare = whole.split_once(' ').map_or(whole, |(_, rest)| rest);
+            for value in [whole, bare] {
+                // Too short to be a credential, and replacing it would garble the text.
+                if value.len() >= 4 {
+                    out = out.replace(value, crate::secret::REDACTED);
+                }
+            }
+        }
+        out
     }
 }
 
@@ -233,6 +235,18 @@ pub enum CatalogError {
     Closed(String),
 }
 
+impl CatalogError {
+    /// The same error with its text passed through `ServerConfig::redact`.
+    pub fn redacted(self, config: &ServerConfig) -> CatalogError {
+        match self {
+            CatalogError::Mcp(t) => CatalogError::Mcp(config.redact(&t)),
+            CatalogError::Closed(t) => CatalogError::Closed(config.redact(&t)),
+            CatalogError::NotConnected(t) => CatalogError::NotConnected(config.redact(&t)),
+            other => other,
+        }
+    }
+}
+
 /// RFC 3339 UTC with second precision, without a date crate.
 pub(crate) fn now_rfc3339() -> String {
     let secs = std::time::SystemTime::now()
@@ -273,12 +287,47 @@ mod tests {
     fn config_wire_shape_and_secret_free_debug() {
         let json = serde_json::json!({"id": "a", "name": "A",
             "transport": {"type": "stdio", "command": "x", "env": {"TOKEN": "s3cret"}}});
-        let cfg: ServerConfig = serde_json::from_value(json).unwrap();
+        let cfg: ServerConfig = serde_json::from_value(json.clone()).unwrap();
         assert!(cfg.enabled);
         assert!(!format!("{cfg:?}").contains("s3cret"));
+        assert!(format!("{cfg:?}").contains("TOKEN"));
+        // The wire form is unchanged: the host gets back exactly what it sent.
+        assert_eq!(serde_json::to_value(&cfg).unwrap()["transport"]["env"], json["transport"]["env"]);
         let http: Transport = serde_json::from_value(serde_json::json!(
-            {"type": "http", "url": "http://x", "headers": {"Authorization": "Bearer s3cret"}}))
+            {"type": "http", "url": "http://u:pw@x/m?key=k3y", "headers": {"Authorization": "Bearer s3cret"}}))
         .unwrap();
-        assert!(!format!("{http:?}").contains("s3cret"));
+        let debug = format!("{http:?}");
+        assert!(!debug.contains("s3cret") && !debug.contains("k3y") && !debug.contains("pw"), "{debug}");
+    }
+
+    fn http(url: &str, auth: &str) -> ServerConfig {
+        serde_json::from_value(serde_json::json!({"id": "w", "name": "W",
+            "transport": {"type": "http", "url": url, "headers": {"Authorization": auth}}}))
+        .unwrap()
+    }
+
+    #[test]
+    fn identity_is_how_the_server_is_reached_never_its_credentials() {
+        let a = http("https://u:one@h/mcp?token=one", "Bearer one");
+        let b = http("https://u:two@h/mcp?token=two", "Bearer two");
+        assert_eq!(a.identity_hash(), b.identity_hash());
+        assert_ne!(a.identity_hash(), http("https://h/other?token=one", "Bearer one").identity_hash());
+        let stdio = |env: &str, args: &[&str]| -> ServerConfig {
+            serde_json::from_value(serde_json::json!({"id": "s", "name": "S",
+                "transport": {"type": "stdio", "command": "srv", "args": args, "env": {"KEY": env}}}))
+            .unwrap()
+        };
+        assert_eq!(stdio("one", &[]).identity_hash(), stdio("two", &[]).identity_hash());
+        assert_ne!(stdio("one", &[]).identity_hash(), stdio("one", &["--x"]).identity_hash());
+    }
+
+    #[test]
+    fn errors_lose_urls_credentials_and_echoed_secrets() {
+        let cfg = http("https://u:pw99@h/mcp?token=tok99", "Bearer sk-99");
+        let text = "401 for https://u:pw99@h/mcp?token=tok99: bad token sk-99 (was Bearer sk-99)";
+        let red = cfg.redact(text);
+        assert_eq!(red, "401 for https://[redacted]@h/mcp?token=[redacted]: bad token [redacted] (was [redacted])");
+        let err = CatalogError::Mcp(text.into()).redacted(&cfg);
+        assert!(!err.to_string().contains("99"), "{err}");
     }
 }

@@ -9,8 +9,10 @@
 //!   read, `tools/list_changed`, back-off retries. See `refresh.rs` for the per-server rules.
 //! - The last-known-good list survives failures and restarts (`cache.rs`).
 //! - Children die with us (`client.rs`).
-//! - No JSON-RPC here and no dependency on the rest of the crate: the server layer maps
-//!   `CatalogEvent`s and `CatalogError`s to the host protocol.
+//! - No JSON-RPC here and no dependency on the rest of the crate but the leaf `secret`: the
+//!   server layer maps `CatalogEvent`s and `CatalogError`s to the host protocol.
+//! - No credential reaches a status, an error or the log: config fields are `Secret`s, and
+//!   every failure text passes `ServerConfig::redact`.
 //!
 //! Locks: every std mutex here guards a few assignments and is never held across an await
 //! (connects and refreshes run in their own tasks, awaited through shared futures). A poisoned
@@ -83,8 +85,9 @@ impl Catalog {
     }
 
     /// Replace the configured set. Unchanged servers keep their session; a changed name or
-    /// tool filter is applied in place; a changed transport or `enabled` restarts the server
-    /// (keeping its list when the transport is the same). Never waits for a server.
+    /// tool filter is applied in place; a changed transport (credentials included) or `enabled`
+    /// restarts the server, keeping its list when the identity (the transport without
+    /// credentials) is the same. Never waits for a server.
     pub fn set_servers(&self, servers: Vec<ServerConfig>) {
         let mut to_stop = Vec::new();
         let mut to_warm = Vec::new();
@@ -98,7 +101,8 @@ impl Catalog {
                 }
                 let id = cfg.id.clone();
                 let server = match old.remove(&id) {
-                    Some(s) if s.enabled() == cfg.enabled && s.identity == cfg.identity_hash() => {
+                    // The identity ignores credentials; a rotated token still needs a new session.
+                    Some(s) if s.enabled() == cfg.enabled && s.config().transport == cfg.transport => {
                         s.set_config(cfg);
                         s
                     }
@@ -249,16 +253,17 @@ impl Catalog {
         progress: Option<mpsc::UnboundedSender<Value>>,
     ) -> Result<Value, CatalogError> {
         let server = self.enabled_server(server_id)?;
-        if server.config().disabled_tools.iter().any(|t| t == tool) {
+        let config = server.config();
+        if config.disabled_tools.iter().any(|t| t == tool) {
             return Err(CatalogError::ToolDisabled { server: server_id.to_owned(), tool: tool.to_owned() });
         }
         let conn = tokio::select! {
             c = server.connection() => c,
             _ = cancel.cancelled() => return Err(CatalogError::Cancelled),
         };
-        let conn = conn.inspect_err(|e| server.record_failure(e.to_string()))?;
+        let conn = conn.inspect_err(|e| server.record_failure(e.to_string())).map_err(|e| e.redacted(&config))?;
         let opts = &self.inner.shared.opts;
-        let result = conn.call_tool(tool, arguments, opts.call_timeout, cancel, progress).await?;
+        let result = conn.call_tool(tool, arguments, opts.call_timeout, cancel, progress).await.map_err(|e| e.redacted(&config))?;
         Ok(result_cap::cap(result, opts.max_result_bytes))
     }
 
@@ -318,6 +323,28 @@ mod tests {
         assert!(matches!(cat.refresh("nope").await, Err(CatalogError::UnknownServer(_))));
         cat.shutdown().await;
         assert!(cat.status().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_rotated_credential_restarts_the_session_under_the_same_identity() {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let cat = Catalog::new(CatalogOptions::default(), tx);
+        let a = unstartable("a");
+        cat.set_servers(vec![a.clone()]);
+        let before = cat.server("a").unwrap();
+        let mut rotated = a.clone();
+        let Transport::Stdio { env, .. } = &mut rotated.transport else { unreachable!() };
+        env.insert("TOKEN".into(), crate::secret::Secret::new("rotated"));
+        cat.set_servers(vec![rotated]);
+        let after = cat.server("a").unwrap();
+        // A new session (the old one holds the old token), the same cache identity.
+        assert!(!Arc::ptr_eq(&before, &after));
+        assert_eq!(before.identity, after.identity);
+        cat.set_servers(vec![a.clone()]);
+        let again = cat.server("a").unwrap();
+        cat.set_servers(vec![a]);
+        assert!(Arc::ptr_eq(&again, &cat.server("a").unwrap()), "an unchanged config keeps its session");
+        cat.shutdown().await;
     }
 
     #[tokio::test]

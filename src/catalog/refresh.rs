@@ -280,6 +280,8 @@ impl Server {
     }
 
     pub fn record_failure(self: &Arc<Self>, error: String) {
+        // Every failure a host can see (status, list, events) and the log pass here.
+        let error = self.config().redact(&error);
         tracing::warn!(server = %self.id, %error, "MCP tool refresh failed");
         let mut d = lock(&self.data);
         d.state = Some(ServerState::Error);

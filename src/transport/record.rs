@@ -3,11 +3,21 @@
 //! One JSON object per line: `{"dir": "in" | "out", "msg": <the message>}`; a body that is
 //! not JSON is kept as `{"dir": "in", "raw": "<text>"}` so a replay can send the same bytes.
 //! Lines are written as the messages pass, so a crash loses at most the line in flight.
+//!
+//! Transcripts get shared (bug reports, tests), so credentials are redacted before a line is
+//! written: in any object under a `transport` key (an MCP server config, wherever it appears),
+//! the values of `env` and `headers` and the userinfo, query and fragment values of `url`.
+//! The first line says so: `{"transcript": "toolreg", "redacted": "..."}`; it has no `dir`, and
+//! readers skip it. Redaction is by shape, not by method name: this layer knows no methods.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::Mutex;
+
+use serde_json::Value;
+
+use crate::secret::{redact_url, redact_urls_in, REDACTED};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
@@ -19,9 +29,18 @@ pub struct Recorder {
     file: Mutex<BufWriter<File>>,
 }
 
+/// What the header line says is redacted.
+pub const REDACTION_NOTE: &str =
+    "values of transport.env and transport.headers, and userinfo, query and fragment values of transport.url";
+
 impl Recorder {
     pub fn create(path: &Path) -> std::io::Result<Recorder> {
-        Ok(Recorder { file: Mutex::new(BufWriter::new(File::create(path)?)) })
+        let mut file = BufWriter::new(File::create(path)?);
+        let header = serde_json::json!({"transcript": "toolreg", "redacted": REDACTION_NOTE});
+        serde_json::to_writer(&mut file, &header)?;
+        file.write_all(b"\n")?;
+        file.flush()?;
+        Ok(Recorder { file: Mutex::new(file) })
     }
 
     pub fn record(&self, dir: Direction, body: &[u8]) {
@@ -30,8 +49,12 @@ impl Recorder {
             Direction::Out => "out",
         };
         let line = match serde_json::from_slice::<serde_json::Value>(body) {
-            Ok(msg) => serde_json::json!({ "dir": dir, "msg": msg }),
-            Err(_) => serde_json::json!({ "dir": dir, "raw": String::from_utf8_lossy(body) }),
+            Ok(mut msg) => {
+                redact(&mut msg);
+                serde_json::json!({ "dir": dir, "msg": msg })
+            }
+            // Not JSON, so no transport object to find; URLs in it are still redacted.
+            Err(_) => serde_json::json!({ "dir": dir, "raw": redact_urls_in(&String::from_utf8_lossy(body)) }),
         };
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
         // A failing transcript must not take the session down; the log says why.
@@ -41,6 +64,64 @@ impl Recorder {
             .and_then(|_| file.flush());
         if let Err(e) = res {
             tracing::warn!("transcript write failed: {e}");
+        }
+    }
+}
+
+/// Redacts the credentials of every `transport` object in `v`, at any depth.
+fn redact(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                if key == "transport" {
+                    if let Value::Object(t) = value {
+                        redact_transport(t);
+                    }
+                }
+                redact(value);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact),
+        _ => {}
+    }
+}
+
+fn redact_transport(t: &mut serde_json::Map<String, Value>) {
+    for key in ["env", "headers"] {
+        if let Some(Value::Object(values)) = t.get_mut(key) {
+            values.values_mut().for_each(|v| *v = Value::String(REDACTED.into()));
+        }
+    }
+    if let Some(Value::String(url)) = t.get_mut("url") {
+        *url = redact_url(url);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transcripts_redact_credentials_and_say_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let rec = Recorder::create(&path).unwrap();
+        let set = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "catalog/setServers", "params": {"servers": [
+            {"id": "a", "transport": {"type": "stdio", "command": "srv", "args": ["--v"], "env": {"KEY": "S1"}}},
+            {"id": "b", "transport": {"type": "http", "url": "https://u:S2@h/mcp?t=S3", "headers": {"Authorization": "S4"}}}]}});
+        rec.record(Direction::In, set.to_string().as_bytes());
+        rec.record(Direction::In, b"not json https://u:S5@h/?k=S6");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines[0]["redacted"], REDACTION_NOTE);
+        assert!(lines[0].get("dir").is_none());
+        let servers = &lines[1]["msg"]["params"]["servers"];
+        assert_eq!(servers[0]["transport"]["env"]["KEY"], REDACTED);
+        assert_eq!(servers[0]["transport"]["args"][0], "--v");
+        assert_eq!(servers[1]["transport"]["url"], "https://[redacted]@h/mcp?t=[redacted]");
+        assert_eq!(servers[1]["transport"]["headers"]["Authorization"], REDACTED);
+        for s in ["S1", "S2", "S3", "S4", "S5", "S6"] {
+            assert!(!text.contains(s), "{s} in {text}");
         }
     }
 }

@@ -24,7 +24,8 @@ class Session:
     def transcript(self) -> list[dict[str, Any]]:
         if not self.record.exists():
             return []
-        return [json.loads(line) for line in self.record.read_text().splitlines() if line.strip()]
+        lines = [json.loads(line) for line in self.record.read_text().splitlines() if line.strip()]
+        return [r for r in lines if "dir" in r]  # the first line is a header, not a message
 
 
 @pytest.fixture

@@ -37,6 +37,7 @@ export async function spawnReal(opts: SpawnOptions = {}): Promise<{ client: Tool
           .split('\n')
           .filter(Boolean)
           .map((l) => JSON.parse(l) as Recorded)
+          .filter((r) => 'dir' in r) // the first line is a header, not a message
       : [];
   return { client, transcript };
 }
