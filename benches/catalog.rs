@@ -2,7 +2,8 @@
 //! `registry/syncMcp` of 2,422 tools; `exposition/plan` latency with 10 hanging servers vs
 //! none; an MCP tool call through the sidecar vs the same call made directly to the server.
 //!
-//! `cargo bench --bench catalog`. Prints medians and ratios; asserts nothing.
+//! `cargo build --release -p toolreg-fixture-mcp && cargo bench --bench catalog`. Prints medians
+//! and ratios; asserts nothing.
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
 use serde_json::{json, Value};
@@ -14,7 +15,13 @@ use std::time::{Duration, Instant};
 mod frames;
 use frames::{median, read_frame};
 
-const FIXTURE: &str = env!("CARGO_BIN_EXE_toolreg-fixture-mcp");
+/// The fixture MCP server, a bin of the workspace member `fixtures/mcp-server`: beside `toolreg`
+/// in the same target dir (`cargo build --release -p toolreg-fixture-mcp` first).
+fn fixture() -> String {
+    let path = std::path::Path::new(env!("CARGO_BIN_EXE_toolreg")).with_file_name("toolreg-fixture-mcp");
+    assert!(path.is_file(), "no fixture MCP server at {}: run `cargo build --release -p toolreg-fixture-mcp` first", path.display());
+    path.to_string_lossy().into_owned()
+}
 
 struct Peer {
     child: Child,
@@ -84,13 +91,13 @@ impl Peer {
 }
 
 fn fixture(id: &str, args: &[&str]) -> Value {
-    json!({"id": id, "name": id, "enabled": true, "transport": {"type": "stdio", "command": FIXTURE, "args": args}})
+    json!({"id": id, "name": id, "enabled": true, "transport": {"type": "stdio", "command": fixture(), "args": args}})
 }
 
 
 /// A minimal MCP client over newline-delimited JSON: the direct path to compare against.
 fn direct_calls(n: usize) -> Vec<Duration> {
-    let mut child = Command::new(FIXTURE).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = Command::new(fixture()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
     let mut w = child.stdin.take().unwrap();
     let mut r = BufReader::new(child.stdout.take().unwrap());
     let send = |w: &mut ChildStdin, v: Value| {

@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # Installs the clients' dependencies, runs both generators' drift checks, then both test suites
 # against the real binary. Needs node/npm, python3 (with venv/pip) and a built sidecar at
-# $TOOLREG_BIN (default: ../target/release/toolreg, i.e. `cargo build --release` at the repo root)
-# with the fixture MCP server at $TOOLREG_FIXTURE_MCP (default: toolreg-fixture-mcp next to it,
-# built by the same command). No test uses a mock sidecar.
+# $TOOLREG_BIN (default: ../target/release/toolreg, i.e. `cargo build --release --workspace` at the
+# repo root, or the `cargo test --release --workspace` of scripts/test-all.sh) with the fixture MCP
+# server at $TOOLREG_FIXTURE_MCP (default: toolreg-fixture-mcp next to it, built by the same command). No test uses a mock sidecar.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export TOOLREG_BIN="$(cd "$here" && realpath -m "${TOOLREG_BIN:-$here/../target/release/toolreg}")"
 if [[ ! -x "$TOOLREG_BIN" ]]; then
-  echo "clients/test.sh: no sidecar binary at $TOOLREG_BIN (build it with 'cargo build --release' or set TOOLREG_BIN)" >&2
+  echo "clients/test.sh: no sidecar binary at $TOOLREG_BIN (build it with 'cargo build --release --workspace' or set TOOLREG_BIN)" >&2
   exit 1
 fi
 export TOOLREG_FIXTURE_MCP="$(realpath -m "${TOOLREG_FIXTURE_MCP:-$(dirname "$TOOLREG_BIN")/toolreg-fixture-mcp}")"
 if [[ ! -x "$TOOLREG_FIXTURE_MCP" ]]; then
-  echo "clients/test.sh: no fixture MCP server at $TOOLREG_FIXTURE_MCP (built by 'cargo build --release'; or set TOOLREG_FIXTURE_MCP)" >&2
+  echo "clients/test.sh: no fixture MCP server at $TOOLREG_FIXTURE_MCP (built by 'cargo build --release --workspace'; or set TOOLREG_FIXTURE_MCP)" >&2
   exit 1
 fi
 start=$SECONDS

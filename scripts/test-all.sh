@@ -2,6 +2,9 @@
 # Every test of the project: the Rust suite (unit, real-binary, reference MCP servers, search
 # quality, transcripts, schema drift), then both clients' suites against the release binary.
 # Installs what the tests need from the registries when it is missing.
+# One build: the Rust suite runs in the release profile, and the clients run against the very
+# binaries that build leaves in target/release (toolreg, and toolreg-fixture-mcp from the
+# workspace member fixtures/mcp-server). A debug build as well would compile everything twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,8 +15,7 @@ if ! python3 -c "import mcp_server_time" 2>/dev/null; then
   python3 -m pip install --quiet --disable-pip-version-check -r tests/reference-servers/requirements.txt
 fi
 
-cargo test --locked
+cargo test --release --workspace --locked
 
-cargo build --release --locked
 bin="${CARGO_TARGET_DIR:-$PWD/target}/release"
 TOOLREG_BIN="$bin/toolreg" TOOLREG_FIXTURE_MCP="$bin/toolreg-fixture-mcp" clients/test.sh

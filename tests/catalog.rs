@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use support::*;
 
 fn fixture() -> &'static str {
-    env!("CARGO_BIN_EXE_toolreg-fixture-mcp")
+    fixture_mcp()
 }
 
 fn server(id: &str, args: &[&str]) -> Value {

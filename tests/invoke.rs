@@ -645,7 +645,7 @@ fn with_fixture(flags: &[&str]) -> (Sidecar, Vec<String>) {
 fn with_fixture_timeouts(flags: &[&str], timeouts: Value) -> (Sidecar, Vec<String>) {
     let mut s = start(json!({}), timeouts);
     let servers = json!({"servers": [{"id": "fx", "name": "fixture", "enabled": true,
-        "transport": {"type": "stdio", "command": env!("CARGO_BIN_EXE_toolreg-fixture-mcp"), "args": flags}}]});
+        "transport": {"type": "stdio", "command": fixture_mcp(), "args": flags}}]});
     result_of(&call(&mut s, "catalog/setServers", servers, &mut silent));
     let st = result_of(&call(&mut s, "catalog/refresh", json!({"serverId": "fx"}), &mut silent));
     assert_eq!(st["state"], "ready", "{st}");

@@ -13,6 +13,24 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_toolreg")
 }
 
+/// The project's fixture MCP server. It is a bin of another workspace member
+/// (`fixtures/mcp-server`), which gets no `CARGO_BIN_EXE_` here, so it is found beside the
+/// `toolreg` binary in the same target dir (or at `$TOOLREG_FIXTURE_MCP`).
+pub fn fixture_mcp() -> &'static str {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let path = std::env::var("TOOLREG_FIXTURE_MCP").unwrap_or_else(|_| {
+            std::path::Path::new(bin()).with_file_name("toolreg-fixture-mcp").to_string_lossy().into_owned()
+        });
+        assert!(
+            std::path::Path::new(&path).is_file(),
+            "no fixture MCP server at {path}: build it beside toolreg with `cargo test --release --workspace` \
+             (as scripts/test-all.sh does) or `cargo build --release -p toolreg-fixture-mcp`, or set TOOLREG_FIXTURE_MCP"
+        );
+        path
+    })
+}
+
 pub fn fixtures() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
 }
