@@ -1,19 +1,20 @@
-//! Running one tool call: validate and repair the arguments, ask for approval when the entry
-//! is gated, then execute through the tool's owner (an MCP server, the host, or the sidecar's
-//! own meta-tools) and turn the result into model-ready output.
+//! Running one registered tool: validate and repair the arguments, ask for approval when the
+//! entry is gated, then execute through the tool's owner (an MCP server or the host) and turn
+//! the result into model-ready output.
 //!
-//! A tool's own failure, refused approval or arguments that cannot be repaired are results the
-//! model can read (`is_error`), not protocol errors; only a call that names no tool, an unknown
-//! plan, or a cancelled call is an `InvokeError`. The host and the MCP catalog are reached
-//! through the `HostPort` / `McpPort` traits, so this module knows no JSON-RPC.
+//! This module knows no meta-tools: `route` sends a meta-tool to `meta`, and both the direct
+//! path and `tool_invoke` reach execution through the one `Execute` port, which `Executor`
+//! implements. A tool's own failure, refused approval, arguments that cannot be repaired or a
+//! schema that does not compile are results the model can read (`is_error`), not protocol
+//! errors; only a call that names no tool, an unknown plan, or a cancelled call is an
+//! `InvokeError`. The host and the MCP catalog are reached through the `HostPort` / `McpPort`
+//! traits, so this module knows no JSON-RPC.
 
 use crate::approval::{Approvals, Outcome};
-use crate::exposition::plans::PlanStore;
-use crate::meta;
 use crate::output::{self, ModelOutput};
-use crate::registry::{Registry, Source, ToolEntry};
+use crate::registry::{Registered, Source, ToolEntry};
 use crate::repair;
-use crate::validate::Validators;
+use crate::validate::{Invalid, Validators};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::future::Future;
@@ -112,28 +113,72 @@ pub enum InvokeError {
     UnknownTool(String),
     #[error("{0:?} is a meta-tool and needs the planId of the request it belongs to")]
     PlanRequired(String),
-    #[error("unknown or expired plan {0:?}")]
+    #[error("unknown or expired plan {0:?}: plans are kept for a while only, so plan again (exposition/plan) and use the new planId")]
     UnknownPlan(String),
     #[error("the call was cancelled")]
     Cancelled,
 }
 
-pub struct Invoker<'a, H, M> {
-    pub registry: &'a Registry,
-    pub host: &'a H,
-    pub mcp: &'a M,
-    pub validators: &'a Validators,
-    pub approvals: &'a Arc<Approvals>,
-    pub plans: &'a PlanStore,
+/// What the host's session allows a call (from `initialize`).
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
     pub abilities: HostAbilities,
     pub approval_timeout: Duration,
-    pub cancel: CancellationToken,
 }
 
-/// Arguments that are ready to run, or the result to give the model instead.
+/// Arguments that are ready to run, or why not.
 pub enum Prepared {
     Ready { arguments: Value, repaired: Option<Repair> },
+    /// The arguments break the schema and no repair fixed them.
     Invalid { errors: Vec<String> },
+    /// The tool's schema does not compile: no call can ever pass it, so nothing was repaired.
+    BadSchema { error: String },
+}
+
+/// The port through which a call reaches execution: the direct path (`route`) and
+/// `tool_invoke` (`meta`) both use it, so both validate, repair, ask and run alike.
+pub trait Execute: Sync {
+    /// Validates, repairs when needed (deterministic fixes first, then the host once).
+    fn prepare(&self, tool: &Registered, raw: Value) -> impl Future<Output = Prepared> + Send;
+    /// Runs arguments that `prepare` accepted: defaults, approval, execution.
+    fn run_prepared(&self, entry: &ToolEntry, arguments: Value, repaired: Option<Repair>, call_id: &str) -> impl Future<Output = Result<Invoked, InvokeError>> + Send;
+    /// The call's cancellation.
+    fn cancel(&self) -> &CancellationToken;
+}
+
+/// What the model reads when a tool's schema does not compile: the tool cannot run at all.
+pub fn bad_schema(entry: &ToolEntry, error: &str) -> Invoked {
+    Invoked::error(format!(
+        "{} cannot be called: its input schema is invalid ({error}). This is a fault in the tool's definition, not in your arguments, so it was not run; do not retry it.",
+        entry.name
+    ))
+}
+
+/// Runs CPU-bound work on tokio's blocking pool, off the reactor threads that read and write
+/// the pipes. A cancelled call stops waiting at once (the work finishes unobserved); a panic
+/// in the work is a panic of the caller, which the server answers as an internal error.
+pub async fn off_reactor<T: Send + 'static>(cancel: &CancellationToken, work: impl FnOnce() -> T + Send + 'static) -> Result<T, InvokeError> {
+    let task = tokio::task::spawn_blocking(work);
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => Err(InvokeError::Cancelled),
+        r = task => match r {
+            Ok(v) => Ok(v),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => Err(InvokeError::Cancelled),
+        },
+    }
+}
+
+/// One call's access to execution: the two ports, the shared caches, the session's settings
+/// and the call's cancellation. Used only through `Execute`.
+pub struct Executor<'a, H, M> {
+    host: &'a H,
+    mcp: &'a M,
+    validators: &'a Validators,
+    approvals: &'a Arc<Approvals>,
+    settings: Settings,
+    cancel: CancellationToken,
 }
 
 /// Fills in top-level `default`s the schema declares for missing properties.
@@ -148,42 +193,43 @@ fn apply_defaults(schema: &Value, args: &mut Value) {
     }
 }
 
-impl<H: HostPort, M: McpPort> Invoker<'_, H, M> {
-    pub async fn invoke(&self, call: Call) -> Result<Invoked, InvokeError> {
-        if meta::is_meta(&call.name) {
-            return meta::run(self, call).await;
-        }
-        let entry = match self.registry.get(&call.name) {
-            Some(r) => &r.entry,
-            None => return Err(InvokeError::UnknownTool(call.name)),
-        };
-        self.run_entry(entry, call.arguments, &call.call_id).await
+impl<'a, H: HostPort, M: McpPort> Executor<'a, H, M> {
+    pub fn new(host: &'a H, mcp: &'a M, validators: &'a Validators, approvals: &'a Arc<Approvals>, settings: Settings, cancel: CancellationToken) -> Self {
+        Executor { host, mcp, validators, approvals, settings, cancel }
     }
+}
 
-    /// Validates, repairs when needed (deterministic fixes first, then the host once).
-    pub async fn prepare(&self, entry: &ToolEntry, raw: Value) -> Prepared {
+impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
+    async fn prepare(&self, tool: &Registered, raw: Value) -> Prepared {
+        let (entry, key) = (&tool.entry, tool.content_hash);
         let schema = &entry.input_schema;
         let args = if raw.is_null() { json!({}) } else { raw };
-        let errors = match self.validators.validate(schema, &args) {
+        // The entry's content hash covers its schema: a bucket key that costs nothing per call.
+        let errors = match self.validators.check(key, schema, &args) {
             Ok(()) => return Prepared::Ready { arguments: args, repaired: None },
-            Err(errors) => errors,
+            Err(Invalid::Schema(error)) => return Prepared::BadSchema { error },
+            Err(Invalid::Arguments(errors)) => errors,
         };
         for c in repair::candidates(&args, schema) {
-            if self.validators.validate(schema, &c.arguments).is_ok() {
+            if self.validators.check(key, schema, &c.arguments).is_ok() {
                 let repaired = Repair { by: "deterministic".into(), fixes: c.fixes, arguments: c.arguments.clone() };
                 return Prepared::Ready { arguments: c.arguments, repaired: Some(repaired) };
             }
         }
-        if self.abilities.repair {
+        if self.settings.abilities.repair {
             match self.host.repair_tool_call(&entry.name, schema, &args, &errors.join("; ")).await {
-                Ok(Some(fixed)) => match self.validators.validate(schema, &fixed) {
+                Ok(Some(fixed)) => match self.validators.check(key, schema, &fixed) {
                     Ok(()) => {
                         let repaired = Repair { by: "host".into(), fixes: vec!["repaired by the host".into()], arguments: fixed.clone() };
                         return Prepared::Ready { arguments: fixed, repaired: Some(repaired) };
                     }
                     Err(still) => {
+                        let still = match still {
+                            Invalid::Arguments(e) => e.join("; "),
+                            Invalid::Schema(e) => e,
+                        };
                         let mut errors = errors;
-                        errors.push(format!("the host's repair was still invalid: {}", still.join("; ")));
+                        errors.push(format!("the host's repair was still invalid: {still}"));
                         return Prepared::Invalid { errors };
                     }
                 },
@@ -194,33 +240,16 @@ impl<H: HostPort, M: McpPort> Invoker<'_, H, M> {
         Prepared::Invalid { errors }
     }
 
-    /// Runs one registered tool: arguments, approval, execution.
-    pub async fn run_entry(&self, entry: &ToolEntry, raw: Value, call_id: &str) -> Result<Invoked, InvokeError> {
-        let (arguments, repaired) = match self.prepare(entry, raw).await {
-            Prepared::Ready { arguments, repaired } => (arguments, repaired),
-            Prepared::Invalid { errors } => {
-                let sig = meta::inspect::signature(&entry.name, &entry.description, &entry.input_schema);
-                return Ok(Invoked::error(format!(
-                    "Invalid arguments for {}; it was not run.\n{}\nExpected:\n{sig}",
-                    entry.name,
-                    errors.join("\n")
-                )));
-            }
-        };
-        self.run_prepared(entry, arguments, repaired, call_id).await
-    }
-
-    /// Runs arguments that `prepare` accepted: defaults, approval, execution.
-    pub async fn run_prepared(&self, entry: &ToolEntry, mut arguments: Value, repaired: Option<Repair>, call_id: &str) -> Result<Invoked, InvokeError> {
+    async fn run_prepared(&self, entry: &ToolEntry, mut arguments: Value, repaired: Option<Repair>, call_id: &str) -> Result<Invoked, InvokeError> {
         apply_defaults(&entry.input_schema, &mut arguments);
-        if entry.approval && !self.abilities.approval {
+        if entry.approval && !self.settings.abilities.approval {
             return Ok(Invoked::error(format!(
                 "{} needs the user's approval, but this host cannot ask for it, so it was not run.",
                 entry.name
             )));
         }
         // Never ask the user to approve a call that could not run anyway.
-        if matches!(entry.source, Source::Builtin | Source::Host) && !self.abilities.host_tools {
+        if matches!(entry.source, Source::Builtin | Source::Host) && !self.settings.abilities.host_tools {
             return Ok(Invoked::error(format!(
                 "{} is executed by the host, but the host did not offer to execute tools.",
                 entry.name
@@ -236,9 +265,15 @@ impl<H: HostPort, M: McpPort> Invoker<'_, H, M> {
         Ok(done)
     }
 
+    fn cancel(&self) -> &CancellationToken {
+        &self.cancel
+    }
+}
+
+impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
     /// `None` when approved; otherwise the result that says why the call did not run.
     async fn approve(&self, entry: &ToolEntry, arguments: &Value, call_id: &str) -> Result<Option<Invoked>, InvokeError> {
-        if !self.abilities.approval {
+        if !self.settings.abilities.approval {
             return Ok(Some(Invoked::error(format!(
                 "{} needs the user's approval, but this host cannot ask for it, so it was not run.",
                 entry.name
@@ -253,7 +288,7 @@ impl<H: HostPort, M: McpPort> Invoker<'_, H, M> {
             reason: format!("{} is marked as needing approval before it runs", entry.name),
         });
         let approval_id = pending.id.clone();
-        Ok(match pending.wait(self.approval_timeout, &self.cancel).await {
+        Ok(match pending.wait(self.settings.approval_timeout, &self.cancel).await {
             Outcome::Approved => None,
             Outcome::Denied { reason } => Some(Invoked::error(match reason {
                 Some(r) => format!("The user denied this call to {} ({r}); it was not run.", entry.name),
@@ -302,7 +337,7 @@ impl<H: HostPort, M: McpPort> Invoker<'_, H, M> {
                 }
             }
             Source::Builtin | Source::Host => {
-                if !self.abilities.host_tools {
+                if !self.settings.abilities.host_tools {
                     return Ok(Invoked::error(format!(
                         "{} is executed by the host, but the host did not offer to execute tools.",
                         entry.name

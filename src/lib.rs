@@ -13,6 +13,7 @@ pub mod output;
 pub mod protocol;
 pub mod registry;
 pub mod repair;
+pub mod route;
 pub mod secret;
 pub mod server;
 pub mod sync;

@@ -3,8 +3,14 @@
 //! Uses the `jsonschema` crate with default features off, so a `$ref` can never
 //! trigger a network (or file) fetch: unresolvable external references make the
 //! schema fail to compile, which is reported as "tool schema is invalid: ...".
-//! Compiled validators are cached by a hash of the schema's canonical form
-//! (object keys sorted), so the same schema is compiled once.
+//! Compiled validators are cached by content: a 64-bit hash picks the bucket and the schema
+//! itself is compared on a hit, so a schema is only ever checked by its own validator (a
+//! crafted hash collision finds a different schema in the bucket and gets compiled anew).
+//! Callers that already hold a hash of the schema's content (a registry entry's) pass it as
+//! the key, so a call hashes nothing.
+//!
+//! A schema that does not compile is `Invalid::Schema`, never an argument error: no argument
+//! can ever satisfy it, so repair would be pointless.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -20,12 +26,29 @@ const MAX_MESSAGE_CHARS: usize = 300;
 /// The cache is cleared when it grows beyond this many schemas.
 const MAX_CACHE_ENTRIES: usize = 4096;
 
+/// A compiled validator, or why the schema does not compile.
 type Compiled = Result<Arc<jsonschema::Validator>, String>;
+
+/// One cached schema: the schema itself, compared on every hit, and what it compiled to.
+struct Slot {
+    schema: Value,
+    compiled: Compiled,
+}
+
+/// Why arguments were not accepted.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Invalid {
+    /// The tool's schema does not compile: no arguments can pass. The compiler's message.
+    Schema(String),
+    /// The arguments break the schema: "at /path: message" lines (at most 5, then "... and N more").
+    Arguments(Vec<String>),
+}
 
 /// A thread-safe cache of compiled validators keyed by schema content.
 #[derive(Default)]
 pub struct Validators {
-    cache: Mutex<HashMap<u64, Compiled>>,
+    /// Buckets by hash; a bucket holds more than one slot only on a hash collision.
+    cache: Mutex<HashMap<u64, Vec<Slot>>>,
 }
 
 impl Validators {
@@ -34,15 +57,26 @@ impl Validators {
     }
 
     /// Ok(()) or the list of errors as readable strings "at /path: message"
-    /// (at most 5, followed by a "... and N more" line when there are more).
+    /// (at most 5, followed by a "... and N more" line when there are more);
+    /// a schema that does not compile is one "tool schema is invalid: ..." line.
     pub fn validate(&self, schema: &Value, args: &Value) -> Result<(), Vec<String>> {
+        self.check(schema_key(schema), schema, args).map_err(|e| match e {
+            Invalid::Schema(e) => vec![format!("tool schema is invalid: {e}")],
+            Invalid::Arguments(errors) => errors,
+        })
+    }
+
+    /// Validates `args` against `schema`, whose cache bucket is `key`: any hash that is a
+    /// function of the schema's content (`schema_key`, or a registry entry's content hash).
+    /// The key only picks the bucket; the schema is compared exactly.
+    pub fn check(&self, key: u64, schema: &Value, args: &Value) -> Result<(), Invalid> {
         // Fast paths that need no compilation.
         match schema {
             Value::Bool(true) => return Ok(()),
             Value::Object(map) if map.is_empty() => return Ok(()),
             _ => {}
         }
-        let validator = self.compiled(schema).map_err(|e| vec![e])?;
+        let validator = self.compiled(key, schema).map_err(Invalid::Schema)?;
         let mut errors = validator.iter_errors(args);
         let mut out = Vec::new();
         let mut extra = 0usize;
@@ -61,24 +95,32 @@ impl Validators {
         if extra > 0 {
             out.push(format!("... and {extra} more"));
         }
-        Err(out)
+        Err(Invalid::Arguments(out))
     }
 
-    fn compiled(&self, schema: &Value) -> Compiled {
-        let key = schema_key(schema);
-        if let Some(hit) = self.lock().get(&key) {
-            return hit.clone();
+    fn compiled(&self, key: u64, schema: &Value) -> Compiled {
+        if let Some(hit) = Self::find(&self.lock(), key, schema) {
+            return hit;
         }
         // Compile outside the lock: compilation of big schemas can take a while.
         let built = compile(schema);
         let mut cache = self.lock();
+        if let Some(hit) = Self::find(&cache, key, schema) {
+            return hit; // compiled meanwhile by another call
+        }
         if cache.len() >= MAX_CACHE_ENTRIES {
             cache.clear();
         }
-        cache.entry(key).or_insert(built).clone()
+        cache.entry(key).or_default().push(Slot { schema: schema.clone(), compiled: built.clone() });
+        built
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Compiled>> {
+    /// The slot for exactly this schema (`Value` equality ignores object key order).
+    fn find(cache: &HashMap<u64, Vec<Slot>>, key: u64, schema: &Value) -> Option<Compiled> {
+        cache.get(&key)?.iter().find(|s| s.schema == *schema).map(|s| s.compiled.clone())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Vec<Slot>>> {
         // A poisoned cache is still a valid cache (entries are inserted atomically).
         self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -97,8 +139,8 @@ fn compile(schema: &Value) -> Compiled {
     });
     match result {
         Ok(Ok(v)) => Ok(Arc::new(v)),
-        Ok(Err(e)) => Err(format!("tool schema is invalid: {}", truncate(&e.to_string()))),
-        Err(_) => Err("tool schema is invalid: the validator could not compile it".to_string()),
+        Ok(Err(e)) => Err(truncate(&e.to_string())),
+        Err(_) => Err("the validator could not compile it".to_string()),
     }
 }
 
@@ -113,8 +155,8 @@ fn truncate(s: &str) -> String {
 
 /// Hash of the schema's content, independent of object key order (an object's
 /// entries are combined commutatively), so two schemas differing only in key
-/// order share a cache entry. Allocation-free: it runs on every call.
-fn schema_key(schema: &Value) -> u64 {
+/// order share a cache entry. Allocation-free. A bucket key only: hits compare content.
+pub fn schema_key(schema: &Value) -> u64 {
     fingerprint(schema)
 }
 
@@ -287,6 +329,33 @@ mod tests {
         assert!(v.validate(&a, &json!({})).is_err());
         assert!(v.validate(&b, &json!({})).is_err());
         assert_eq!(v.lock().len(), 1);
+    }
+
+    #[test]
+    fn two_schemas_never_share_a_validator_even_under_one_key() {
+        // The same bucket key for different schemas, as a crafted hash collision would give.
+        let v = Validators::new();
+        let needs_x = json!({"type": "object", "required": ["x"]});
+        let needs_y = json!({"type": "object", "required": ["y"]});
+        let bad = json!({"type": "object", "properties": {"a": {"type": "nonsense"}}});
+        assert_eq!(v.check(7, &needs_x, &json!({"x": 1})), Ok(()));
+        assert!(matches!(v.check(7, &needs_y, &json!({"x": 1})), Err(Invalid::Arguments(_))));
+        assert_eq!(v.check(7, &needs_y, &json!({"y": 1})), Ok(()));
+        assert!(matches!(v.check(7, &bad, &json!({})), Err(Invalid::Schema(_))));
+        // Each keeps its own validator afterwards, whatever was compiled last.
+        assert!(v.check(7, &needs_x, &json!({"y": 1})).is_err());
+        assert_eq!(v.check(7, &needs_x, &json!({"x": 1})), Ok(()));
+        assert_eq!(v.lock().get(&7).map(Vec::len), Some(3));
+    }
+
+    #[test]
+    fn a_schema_that_does_not_compile_is_not_an_argument_error() {
+        let v = Validators::new();
+        let bad = json!({"type": "object", "properties": {"a": {"type": "nonsense"}}});
+        match v.check(schema_key(&bad), &bad, &json!({"a": 1})) {
+            Err(Invalid::Schema(e)) => assert!(e.contains("nonsense"), "{e}"),
+            other => panic!("expected a schema error, got {other:?}"),
+        }
     }
 
     #[test]

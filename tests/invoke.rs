@@ -478,6 +478,29 @@ fn unknown_tool_is_an_error_and_is_never_repaired() {
     done(s);
 }
 
+#[test]
+fn a_tool_whose_schema_does_not_compile_says_so_and_is_never_repaired() {
+    // Issue 9 defect 13: no arguments can ever pass this schema, so repair would be pointless.
+    let mut s = start(json!({"hostTools": true, "repair": true}), json!({}));
+    let broken = json!({
+        "name": "broken_tool", "namespace": "misc", "description": "A tool with a broken schema.",
+        "inputSchema": {"type": "object", "properties": {"a": {"type": "nonsense"}}}
+    });
+    register(&mut s, vec![broken]);
+    for args in [json!({"a": 1}), json!({}), json!("{\"a\": 1,}")] {
+        let r = invoke(&mut s, json!({"name": "broken_tool", "arguments": args, "callId": "c1"}), &mut silent);
+        let res = result_of(&r);
+        assert_eq!(res["isError"], true, "{res}");
+        assert!(res.get("repaired").is_none(), "{res}");
+        let text = text_value(&res);
+        assert!(text.contains("broken_tool") && text.contains("schema is invalid"), "{text}");
+        assert!(text.contains("nonsense"), "names the compile error: {text}");
+        assert!(!text.contains("Invalid arguments"), "not an argument error: {text}");
+    }
+    quiet_for(&mut s, Duration::from_millis(100));
+    done(s);
+}
+
 fn search_docs() -> Value {
     json!({
         "name": "search_docs", "namespace": "docs", "description": "Search the documentation.",

@@ -368,6 +368,21 @@ fn missing_params_mean_an_empty_object() {
 }
 
 #[test]
+fn tool_invoke_of_a_tool_whose_schema_does_not_compile_says_so_without_repair() {
+    let mut s = start(json!({"hostTools": true, "repair": true}));
+    let broken = entry("broken_tool", "misc", "A tool with a broken schema.", json!({"type": "object", "properties": {"a": {"type": "nonsense"}}}), json!({"defer": "always"}));
+    s.ok("registry/register", json!({"entries": [broken]}));
+    let plan = s.ok("exposition/plan", json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "contextWindow": 128000, "model": "gpt-4o", "clientTools": []}));
+    let plan = plan["planId"].as_str().unwrap().to_string();
+    meta(&mut s, &plan, "tool_inspect", json!({"name": "broken_tool"}), &mut silent);
+    let r = meta(&mut s, &plan, "tool_invoke", json!({"name": "broken_tool", "params": {"a": 1}}), &mut silent);
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(text(&r).contains("broken_tool") && text(&r).contains("schema is invalid"), "{r}");
+    assert!(!text(&r).contains("Invalid params"), "not an argument error: {r}");
+    s.shutdown();
+}
+
+#[test]
 fn params_repaired_by_the_host_are_asked_for_once() {
     let (mut s, plan) = planned(json!({"hostTools": true, "repair": true}));
     meta(&mut s, &plan, "tool_inspect", json!({"name": "weather_alerts"}), &mut silent);
@@ -404,6 +419,20 @@ fn meta_tools_need_a_known_plan() {
         let r = call(&mut s, "tool/invoke", json!({"name": tool, "arguments": {"name": "stocks_quote"}, "planId": "plan-nope"}), &mut silent);
         assert_eq!(r["error"]["code"], -32011, "{tool}: {r}");
         assert_eq!(r["error"]["data"]["planId"], "plan-nope", "{r}");
+    }
+    s.shutdown();
+}
+
+#[test]
+fn an_unknown_plan_tells_the_host_to_plan_again() {
+    let (mut s, plan) = planned(json!({"hostTools": true}));
+    let n: u64 = plan.trim_start_matches("plan-").parse().unwrap();
+    for id in [format!("plan-{}", n + 1000), "plan-0".to_string()] {
+        let r = call(&mut s, "tool/invoke", json!({"name": "tool_search", "arguments": {"query": "weather"}, "planId": id}), &mut silent);
+        assert_eq!(r["error"]["code"], -32011, "{r}");
+        let msg = r["error"]["message"].as_str().unwrap();
+        assert!(msg.contains("plan again") && msg.contains("exposition/plan"), "{msg}");
+        assert_eq!(r["error"]["data"]["planId"], id.as_str(), "{r}");
     }
     s.shutdown();
 }

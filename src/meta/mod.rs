@@ -4,6 +4,10 @@
 //! one request). They refuse what the plan does not allow, never run an approval-gated tool
 //! ("call it directly"), and answer an uninspected tool or bad params with its signature so
 //! the model can retry.
+//!
+//! `route` calls in here; `tool_invoke` reaches execution only through the `Execute` port,
+//! never back through the router. Search and signatures are CPU work (an index over thousands
+//! of tools, schemas of any size), so they run on the blocking pool (`off_reactor`).
 
 pub mod inspect;
 pub mod search;
@@ -11,13 +15,13 @@ pub mod search_text;
 
 use crate::exposition::meta_defs::{INSPECT, INVOKE, SEARCH};
 use crate::exposition::plans::PlanScope;
-use crate::invoke::{Call, HostPort, InvokeError, Invoked, Invoker, McpPort, Prepared};
-use crate::registry::{Registry, Source};
+use crate::invoke::{self, off_reactor, Execute, InvokeError, Invoked, Prepared};
+use crate::registry::{Registered, Registry, Source};
 use search::{SearchDoc, SearchIndex};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, Weak};
 
 pub const DEFAULT_LIMIT: usize = 8;
 pub const MAX_LIMIT: usize = 50;
@@ -26,7 +30,7 @@ pub fn is_meta(name: &str) -> bool {
     matches!(name, SEARCH | INSPECT | INVOKE)
 }
 
-/// The search index over a plan's deferred pool, built on first use and kept with the plan.
+/// The search index over a plan's deferred pool.
 pub struct PlanIndex {
     pub names: Vec<String>,
     pub index: SearchIndex,
@@ -38,11 +42,33 @@ impl std::fmt::Debug for PlanIndex {
     }
 }
 
-/// Indexes by content: consecutive requests usually defer the same pool, so they share one
-/// index instead of building it again (~60 ms at 2,422 tools). A few are kept.
+/// Plans whose index is remembered (the plans in use; an older one finds its index by content).
+const PLAN_MEMO: usize = 64;
+/// Indexes kept by content: consecutive requests usually defer the same pool, so they share one
+/// index instead of building it again (~60 ms at 2,422 tools).
 const INDEX_CACHE: usize = 8;
 
-fn build_index(entries: &[&Arc<crate::registry::Registered>]) -> PlanIndex {
+/// Indexes by plan (the index a plan's first search used, so later searches of the same
+/// request see the same tools) and by content (the entries indexed, compared exactly).
+#[derive(Default)]
+struct IndexCache {
+    by_plan: VecDeque<(Weak<PlanScope>, Arc<PlanIndex>)>,
+    by_content: VecDeque<(Vec<Arc<Registered>>, Arc<PlanIndex>)>,
+}
+
+static CACHE: Mutex<IndexCache> = Mutex::new(IndexCache { by_plan: VecDeque::new(), by_content: VecDeque::new() });
+
+fn cache() -> std::sync::MutexGuard<'static, IndexCache> {
+    CACHE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Same entries, same index. Registry entries are immutable and kept when unchanged, so the
+/// pointer check almost always decides; otherwise the entries are compared in full.
+fn same_entries(a: &[Arc<Registered>], b: &[Arc<Registered>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| Arc::ptr_eq(x, y) || (x.content_hash == y.content_hash && x.entry == y.entry))
+}
+
+fn build_index(entries: &[Arc<Registered>]) -> PlanIndex {
     let docs: Vec<SearchDoc> = entries
         .iter()
         .map(|r| {
@@ -65,32 +91,50 @@ fn build_index(entries: &[&Arc<crate::registry::Registered>]) -> PlanIndex {
     PlanIndex { names: entries.iter().map(|r| r.entry.name.clone()).collect(), index: SearchIndex::build(&docs) }
 }
 
-/// The plan's search index: from the content-keyed cache, or built now.
-pub fn plan_index(plan: &PlanScope, registry: &Registry) -> Arc<PlanIndex> {
-    static CACHE: std::sync::Mutex<Vec<(u64, Arc<PlanIndex>)>> = std::sync::Mutex::new(Vec::new());
-    plan.index
-        .get_or_init(|| {
-            let entries: Vec<_> = plan.deferred.iter().filter_map(|n| registry.get(n)).collect();
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            for r in &entries {
-                std::hash::Hash::hash(&r.entry.name, &mut h);
-                std::hash::Hash::hash(&r.content_hash, &mut h);
-                std::hash::Hash::hash(r.entry.namespace_label(), &mut h);
-            }
-            let key = std::hash::Hasher::finish(&h);
-            let cached = CACHE.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(k, _)| *k == key).map(|(_, i)| i.clone());
-            if let Some(index) = cached {
-                return index;
-            }
+/// The plan's search index: the one its earlier searches used, one over the same entries, or
+/// built now. CPU work: call it off the reactor.
+pub fn plan_index(plan: &Arc<PlanScope>, registry: &Registry) -> Arc<PlanIndex> {
+    let memo = |c: &IndexCache| c.by_plan.iter().find(|(p, _)| p.as_ptr() == Arc::as_ptr(plan)).map(|(_, i)| i.clone());
+    if let Some(index) = memo(&cache()) {
+        return index;
+    }
+    let entries: Vec<Arc<Registered>> = plan.deferred.iter().filter_map(|n| registry.get(n)).cloned().collect();
+    let known = cache().by_content.iter().find(|(k, _)| same_entries(k, &entries)).map(|(_, i)| i.clone());
+    let index = match known {
+        Some(index) => index,
+        None => {
             let index = Arc::new(build_index(&entries));
-            let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-            cache.push((key, index.clone()));
-            if cache.len() > INDEX_CACHE {
-                cache.remove(0);
+            let mut c = cache();
+            c.by_content.push_back((entries, index.clone()));
+            if c.by_content.len() > INDEX_CACHE {
+                c.by_content.pop_front();
             }
             index
-        })
-        .clone()
+        }
+    };
+    let mut c = cache();
+    // Two searches of one plan may race to here: the first one's index stays the plan's.
+    if let Some(index) = memo(&c) {
+        return index;
+    }
+    c.by_plan.retain(|(p, _)| p.strong_count() > 0);
+    c.by_plan.push_back((Arc::downgrade(plan), index.clone()));
+    if c.by_plan.len() > PLAN_MEMO {
+        c.by_plan.pop_front();
+    }
+    index
+}
+
+/// One meta-tool call, owned, so that its CPU work can move to the blocking pool.
+pub struct MetaCall {
+    /// `tool_search`, `tool_inspect` or `tool_invoke`.
+    pub name: String,
+    pub arguments: Value,
+    pub call_id: String,
+    pub plan: Arc<PlanScope>,
+    pub registry: Arc<Registry>,
+    /// Enabled MCP servers whose tools are not listed yet (search says so when it finds little).
+    pub cold_servers: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -116,28 +160,26 @@ fn bad_args(tool: &str, e: serde_json::Error) -> Invoked {
     Invoked::error(format!("Invalid arguments for {tool}: {e}"))
 }
 
-pub async fn run<H: HostPort, M: McpPort>(inv: &Invoker<'_, H, M>, call: Call) -> Result<Invoked, InvokeError> {
-    let plan_id = call.plan_id.clone().ok_or_else(|| InvokeError::PlanRequired(call.name.clone()))?;
-    let plan = inv.plans.get(&plan_id).ok_or(InvokeError::UnknownPlan(plan_id))?;
-    let args = if call.arguments.is_null() { json!({}) } else { call.arguments.clone() };
+pub async fn run(call: MetaCall, exec: &impl Execute) -> Result<Invoked, InvokeError> {
+    let args = if call.arguments.is_null() { json!({}) } else { call.arguments };
+    let MetaCall { plan, registry, cold_servers, .. } = call;
     match call.name.as_str() {
-        SEARCH => Ok(match serde_json::from_value::<SearchArgs>(args) {
-            Ok(a) => search(inv, &plan, a),
-            Err(e) => bad_args(SEARCH, e),
-        }),
-        INSPECT => Ok(match serde_json::from_value::<NameArgs>(args) {
-            Ok(a) => inspect_tool(inv.registry, &plan, &a.name),
-            Err(e) => bad_args(INSPECT, e),
-        }),
+        SEARCH => match serde_json::from_value::<SearchArgs>(args) {
+            Ok(a) => off_reactor(exec.cancel(), move || search(&registry, &plan, a, &cold_servers)).await,
+            Err(e) => Ok(bad_args(SEARCH, e)),
+        },
+        INSPECT => match serde_json::from_value::<NameArgs>(args) {
+            Ok(a) => off_reactor(exec.cancel(), move || inspect_tool(&registry, &plan, &a.name)).await,
+            Err(e) => Ok(bad_args(INSPECT, e)),
+        },
         _ => match serde_json::from_value::<NameArgs>(args) {
-            Ok(a) => invoke_tool(inv, &plan, a, &call.call_id).await,
+            Ok(a) => invoke_tool(exec, registry, plan, a, &call.call_id).await,
             Err(e) => Ok(bad_args(INVOKE, e)),
         },
     }
 }
 
-fn cold_note<M: McpPort>(mcp: &M) -> String {
-    let cold = mcp.cold_servers();
+fn cold_note(cold: &[String]) -> String {
     if cold.is_empty() {
         String::new()
     } else {
@@ -145,11 +187,11 @@ fn cold_note<M: McpPort>(mcp: &M) -> String {
     }
 }
 
-fn search<H: HostPort, M: McpPort>(inv: &Invoker<'_, H, M>, plan: &PlanScope, a: SearchArgs) -> Invoked {
-    let idx = plan_index(plan, inv.registry);
+fn search(registry: &Registry, plan: &Arc<PlanScope>, a: SearchArgs, cold: &[String]) -> Invoked {
+    let idx = plan_index(plan, registry);
     let query = a.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
     let Some(query) = query else {
-        return browse(inv, &idx, a.namespace.as_deref());
+        return browse(registry, &idx, a.namespace.as_deref(), cold);
     };
     let limit = a.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
     let hits = idx.index.search(query, a.namespace.as_deref(), limit);
@@ -158,16 +200,16 @@ fn search<H: HostPort, M: McpPort>(inv: &Invoker<'_, H, M>, plan: &PlanScope, a:
         return Invoked::text(
             format!(
                 "No deferred tool matches {query:?}{scope}. Try fewer or other words, or call tool_search without a query to browse the namespaces.{}",
-                cold_note(inv.mcp)
+                cold_note(cold)
             ),
-            Some(json!({"hits": [], "coldServers": inv.mcp.cold_servers()})),
+            Some(json!({"hits": [], "coldServers": cold})),
         );
     }
     let mut text = String::new();
     let mut raw_hits = Vec::new();
     let mut ledger = plan.ledger.lock().unwrap_or_else(|e| e.into_inner());
     for h in &hits {
-        let Some(r) = inv.registry.get(&idx.names[h.doc]) else { continue };
+        let Some(r) = registry.get(&idx.names[h.doc]) else { continue };
         let e = &r.entry;
         text.push_str(&format!("- {} ({}): {}\n", e.name, e.namespace_label(), e.summary()));
         if a.verbose {
@@ -184,8 +226,8 @@ fn search<H: HostPort, M: McpPort>(inv: &Invoker<'_, H, M>, plan: &PlanScope, a:
 }
 
 /// No query: namespaces with counts, or one namespace's tools.
-fn browse<H: HostPort, M: McpPort>(inv: &Invoker<'_, H, M>, idx: &PlanIndex, namespace: Option<&str>) -> Invoked {
-    let entries: Vec<_> = idx.names.iter().filter_map(|n| inv.registry.get(n)).map(|r| &r.entry).collect();
+fn browse(registry: &Registry, idx: &PlanIndex, namespace: Option<&str>, cold: &[String]) -> Invoked {
+    let entries: Vec<_> = idx.names.iter().filter_map(|n| registry.get(n)).map(|r| &r.entry).collect();
     if let Some(ns) = namespace {
         let ns_l = ns.to_lowercase();
         let tools: Vec<_> = entries
@@ -193,7 +235,7 @@ fn browse<H: HostPort, M: McpPort>(inv: &Invoker<'_, H, M>, idx: &PlanIndex, nam
             .filter(|e| e.namespace.to_lowercase() == ns_l || e.namespace_label().to_lowercase() == ns_l)
             .collect();
         if tools.is_empty() {
-            return Invoked::text(format!("No deferred tools in namespace {ns:?}.{}", cold_note(inv.mcp)), Some(json!({"hits": []})));
+            return Invoked::text(format!("No deferred tools in namespace {ns:?}.{}", cold_note(cold)), Some(json!({"hits": []})));
         }
         let mut text = format!("{} tools in {ns}:\n", tools.len());
         for e in &tools {
@@ -211,7 +253,7 @@ fn browse<H: HostPort, M: McpPort>(inv: &Invoker<'_, H, M>, idx: &PlanIndex, nam
         text.push_str(&format!("- {ns} ({n})\n"));
     }
     let raw: Vec<Value> = counts.iter().map(|(ns, n)| json!({"namespace": ns, "count": n})).collect();
-    Invoked::text(format!("{}{}", text.trim_end(), cold_note(inv.mcp)), Some(json!({"hits": [], "namespaces": raw})))
+    Invoked::text(format!("{}{}", text.trim_end(), cold_note(cold)), Some(json!({"hits": [], "namespaces": raw})))
 }
 
 /// Why `name` cannot be reached through the meta-tools of this plan, if it cannot.
@@ -240,39 +282,56 @@ fn inspect_tool(registry: &Registry, plan: &PlanScope, name: &str) -> Invoked {
     Invoked::text(inspect::signature(&e.name, &e.description, &e.input_schema), None)
 }
 
-async fn invoke_tool<H: HostPort, M: McpPort>(
-    inv: &Invoker<'_, H, M>,
-    plan: &PlanScope,
-    a: NameArgs,
-    outer_call_id: &str,
-) -> Result<Invoked, InvokeError> {
-    if let Some(why) = refusal(inv.registry, plan, &a.name) {
-        return Ok(Invoked::error(why));
+/// What the model reads when a tool's arguments are invalid and could not be repaired: the
+/// errors and the signature, so it can retry. CPU work for big schemas: call it off the reactor.
+pub fn invalid_arguments(entry: &crate::registry::ToolEntry, errors: &[String]) -> Invoked {
+    let sig = inspect::signature(&entry.name, &entry.description, &entry.input_schema);
+    Invoked::error(format!("Invalid arguments for {}; it was not run.\n{}\nExpected:\n{sig}", entry.name, errors.join("\n")))
+}
+
+/// The tool `tool_invoke` may run now, or the result that says why not. The first call of an
+/// uninspected tool answers its signature and counts as its inspection.
+fn invoke_gate(registry: &Registry, plan: &PlanScope, name: &str) -> Result<Arc<Registered>, Invoked> {
+    if let Some(why) = refusal(registry, plan, name) {
+        return Err(Invoked::error(why));
     }
-    let entry = &inv.registry.get(&a.name).expect("checked by refusal").entry;
-    let sig = || inspect::signature(&entry.name, &entry.description, &entry.input_schema);
-    let first_time = plan.ledger.lock().unwrap_or_else(|e| e.into_inner()).insert(a.name.clone());
+    let tool = registry.get(name).expect("checked by refusal").clone();
+    let first_time = plan.ledger.lock().unwrap_or_else(|e| e.into_inner()).insert(name.to_string());
     if first_time {
-        return Ok(Invoked::error(format!(
-            "{} has not been inspected in this conversation, so it was not run. Its signature:\n{}\nCall tool_invoke again with params that match it.",
-            a.name,
-            sig()
+        let e = &tool.entry;
+        return Err(Invoked::error(format!(
+            "{name} has not been inspected in this conversation, so it was not run. Its signature:\n{}\nCall tool_invoke again with params that match it.",
+            inspect::signature(&e.name, &e.description, &e.input_schema)
         )));
     }
+    Ok(tool)
+}
+
+async fn invoke_tool(exec: &impl Execute, registry: Arc<Registry>, plan: Arc<PlanScope>, a: NameArgs, outer_call_id: &str) -> Result<Invoked, InvokeError> {
+    let name = a.name.clone();
+    let tool = match off_reactor(exec.cancel(), move || invoke_gate(&registry, &plan, &name)).await? {
+        Ok(tool) => tool,
+        Err(answer) => return Ok(answer),
+    };
     // Invalid params are answered here, with the signature, rather than deep in the call; valid
     // (or repaired) ones run as prepared, so a host repair is asked for at most once.
-    let (arguments, repaired) = match inv.prepare(entry, a.params).await {
+    let (arguments, repaired) = match exec.prepare(&tool, a.params).await {
         Prepared::Ready { arguments, repaired } => (arguments, repaired),
+        Prepared::BadSchema { error } => return Ok(invoke::bad_schema(&tool.entry, &error)),
         Prepared::Invalid { errors } => {
-            return Ok(Invoked::error(format!(
-                "Invalid params for {}; it was not run.\n{}\nSignature:\n{}",
-                a.name,
-                errors.join("\n"),
-                sig()
-            )));
+            return off_reactor(exec.cancel(), move || {
+                let e = &tool.entry;
+                Invoked::error(format!(
+                    "Invalid params for {}; it was not run.\n{}\nSignature:\n{}",
+                    e.name,
+                    errors.join("\n"),
+                    inspect::signature(&e.name, &e.description, &e.input_schema)
+                ))
+            })
+            .await;
         }
     };
     // Nested calls carry a derived id so the host can tell them apart.
     let call_id = format!("{outer_call_id}::{}", a.name);
-    inv.run_prepared(entry, arguments, repaired, &call_id).await
+    exec.run_prepared(&tool.entry, arguments, repaired, &call_id).await
 }

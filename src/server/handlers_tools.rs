@@ -4,7 +4,7 @@ use super::host::{Host, Mcp};
 use super::{current_cancel, Ctx};
 use crate::approval::Decision;
 use crate::catalog::{Catalog, CatalogError, ListToolsResult, ServerStatus};
-use crate::invoke::{Call, HostAbilities, InvokeError, Invoker};
+use crate::invoke::{Call, Executor, HostAbilities, InvokeError, Settings};
 use crate::protocol::*;
 use crate::sync::{self, Mode};
 use serde_json::json;
@@ -85,20 +85,14 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
     let registry = ctx.snapshot();
     let host = Host { out: &ctx.out, call_timeout: Duration::from_millis(t.call_ms.unwrap_or(300_000)) };
     let mcp = Mcp(ctx.catalog.get());
-    let inv = Invoker {
-        registry: &registry,
-        host: &host,
-        mcp: &mcp,
-        validators: &ctx.validators,
-        approvals: &ctx.approvals,
-        plans: &ctx.plans,
+    let settings = Settings {
         abilities: HostAbilities { approval: caps.approval, host_tools: caps.host_tools, repair: caps.repair },
         approval_timeout: Duration::from_millis(t.approval_ms.unwrap_or(300_000)),
-        cancel: current_cancel(),
     };
+    let exec = Executor::new(&host, &mcp, &ctx.validators, &ctx.approvals, settings, current_cancel());
     let call_id = p.call_id.unwrap_or_else(|| format!("toolreg-call-{}", ctx.call_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1));
     let call = Call { name: p.name, arguments: p.arguments, call_id, plan_id: p.plan_id };
-    match inv.invoke(call).await {
+    match crate::route::call(&exec, &mcp, &registry, &ctx.plans, call).await {
         Ok(done) => Ok(InvokeResult { output: done.output, is_error: done.is_error, raw: done.raw, repaired: done.repaired }),
         Err(e) => Err(match &e {
             InvokeError::UnknownTool(name) => RpcError::new(ErrorCode::UNKNOWN_TOOL, e.to_string()).with_data(json!({"name": name})),

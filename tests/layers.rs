@@ -1,0 +1,306 @@
+//! The crate's modules form a DAG in one fixed order (ARCHITECTURE.md, "Invariants"): a module
+//! may reference only modules before it. This test reads every file under `src/`, finds its
+//! `crate::` references (and `super::` paths that climb to the crate root) outside comments
+//! and string literals, and fails on any reference that points up or sideways out of order.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Lowest first. A module may reference only modules to its left.
+const ORDER: &[&str] = &[
+    "secret",
+    "output",
+    "approval",
+    "validate",
+    "repair",
+    "tokenize",
+    "logging",
+    "catalog",
+    "registry",
+    "sync",
+    "exposition",
+    "invoke",
+    "meta",
+    "route",
+    "hostconfig",
+    "protocol",
+    "transport",
+    "server",
+];
+
+/// Plain domain code: never the host contract, the server or the transport.
+const DOMAIN: &[&str] = &[
+    "registry", "exposition", "tokenize", "catalog", "sync", "invoke", "meta", "route", "approval", "repair", "validate", "output",
+];
+const BOUNDARY: &[&str] = &["protocol", "server", "transport"];
+
+/// A reference that breaks the order: (file, from, to).
+type Violation = (String, String, String);
+
+fn rank(m: &str) -> Option<usize> {
+    ORDER.iter().position(|o| *o == m)
+}
+
+/// The code of a Rust file with comments and the contents of string and char literals blanked.
+fn code_only(src: &str) -> String {
+    let b = src.as_bytes();
+    let mut out = String::with_capacity(src.len());
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &src[i..];
+        if rest.starts_with("//") {
+            let end = rest.find('\n').unwrap_or(rest.len());
+            i += end;
+        } else if rest.starts_with("/*") {
+            let mut depth = 0;
+            let mut j = 0;
+            while j < rest.len() {
+                if rest[j..].starts_with("/*") {
+                    depth += 1;
+                    j += 2;
+                } else if rest[j..].starts_with("*/") {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    j += rest[j..].chars().next().map_or(1, char::len_utf8);
+                }
+            }
+            i += j;
+            out.push(' ');
+        } else if let Some(hashes) = raw_string_start(rest) {
+            let close = format!("\"{}", "#".repeat(hashes));
+            let body = 2 + hashes + usize::from(rest.starts_with("br"));
+            let end = rest[body..].find(&close).map_or(rest.len(), |e| body + e + close.len());
+            i += end;
+            out.push_str("\"\"");
+        } else if rest.starts_with('"') {
+            let mut j = 1;
+            while j < b.len() - i && b[i + j] != b'"' {
+                j += if b[i + j] == b'\\' { 2 } else { 1 };
+            }
+            i += (j + 1).min(b.len() - i);
+            out.push_str("\"\"");
+        } else if let Some(len) = char_literal_len(rest) {
+            i += len;
+            out.push_str("' '");
+        } else {
+            let c = rest.chars().next().expect("not at the end");
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+/// `r"`, `r#"`, `br##"`...: the number of hashes.
+fn raw_string_start(s: &str) -> Option<usize> {
+    let s = s.strip_prefix('b').unwrap_or(s).strip_prefix('r')?;
+    let hashes = s.len() - s.trim_start_matches('#').len();
+    s[hashes..].starts_with('"').then_some(hashes)
+}
+
+/// `'a'`, `'\n'`, `'\''`, `'\u{1F600}'` (but not a lifetime `'a`): its length.
+fn char_literal_len(s: &str) -> Option<usize> {
+    let body = s.strip_prefix('\'')?;
+    if let Some(esc) = body.strip_prefix('\\') {
+        let end = esc.char_indices().skip(1).find(|(_, c)| *c == '\'')?.0;
+        return Some(2 + end + 1);
+    }
+    let c = body.chars().next()?;
+    body[c.len_utf8()..].starts_with('\'').then(|| 2 + c.len_utf8())
+}
+
+fn ident_at(s: &str) -> &str {
+    let end = s.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(s.len());
+    &s[..end]
+}
+
+/// The first path segments of the items in a `{...}` group (nested groups skipped).
+fn group_heads(s: &str) -> Vec<&str> {
+    let mut heads = Vec::new();
+    let (mut depth, mut start) = (0usize, 1usize);
+    for (i, c) in s.char_indices() {
+        match c {
+            '{' => {
+                depth += 1;
+                if depth == 1 {
+                    start = i + 1;
+                }
+            }
+            ',' | '}' if depth == 1 => {
+                let item = s[start..i].trim();
+                let head = ident_at(item);
+                if !head.is_empty() && head != "self" {
+                    heads.push(head);
+                }
+                start = i + 1;
+                if c == '}' {
+                    break;
+                }
+            }
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    heads
+}
+
+/// The top-level modules that `code` (a file `depth` modules below the crate root) names.
+fn references(code: &str, depth: usize) -> Vec<String> {
+    let mut refs = Vec::new();
+    let mut add = |after: &str| {
+        let after = after.trim_start();
+        if after.starts_with('{') {
+            refs.extend(group_heads(after).into_iter().map(str::to_string));
+        } else {
+            let head = ident_at(after);
+            if !head.is_empty() {
+                refs.push(head.to_string());
+            }
+        }
+    };
+    for (i, _) in code.match_indices("crate::") {
+        let before = code[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+            continue; // `$crate::` or part of a longer name
+        }
+        add(&code[i + "crate::".len()..]);
+    }
+    // `super::super::x` from a file deep enough climbs to the crate root.
+    let mut at = 0;
+    while let Some(i) = code[at..].find("super::") {
+        let start = at + i;
+        let prev = code[..start].chars().next_back();
+        let mut end = start;
+        let mut supers = 0;
+        while code[end..].starts_with("super::") {
+            supers += 1;
+            end += "super::".len();
+        }
+        at = end;
+        if prev.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue;
+        }
+        if supers >= depth {
+            let head = ident_at(&code[end..]);
+            if rank(head).is_some() {
+                refs.push(head.to_string());
+            }
+        }
+    }
+    refs
+}
+
+/// Every `.rs` file under `dir`.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Files included with `#[path = "..."]` belong to the module that includes them.
+fn path_owners(files: &BTreeMap<PathBuf, String>) -> BTreeMap<PathBuf, PathBuf> {
+    let mut owners = BTreeMap::new();
+    for (file, src) in files {
+        for (i, _) in src.match_indices("#[path = \"") {
+            let rest = &src[i + "#[path = \"".len()..];
+            let target = &rest[..rest.find('"').unwrap()];
+            owners.insert(file.parent().unwrap().join(target), file.clone());
+        }
+    }
+    owners
+}
+
+/// (top-level module, depth below the crate root) of a file under `src`; `None` for the crate root.
+fn module_of(src_dir: &Path, file: &Path, owners: &BTreeMap<PathBuf, PathBuf>) -> Option<(String, usize)> {
+    if let Some(owner) = owners.get(file) {
+        let (m, d) = module_of(src_dir, owner, owners)?;
+        return Some((m, d + 1));
+    }
+    let rel = file.strip_prefix(src_dir).unwrap();
+    let parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string()).collect();
+    if parts.len() == 1 && (parts[0] == "lib" || parts[0] == "main") {
+        return None;
+    }
+    let depth = if parts.last().is_some_and(|p| p == "mod") { parts.len() - 1 } else { parts.len() };
+    Some((parts[0].clone(), depth))
+}
+
+/// Checks a source tree given as (path under `src`, contents).
+fn check(src_dir: &Path, files: &BTreeMap<PathBuf, String>) -> (Vec<Violation>, Vec<String>) {
+    let owners = path_owners(files);
+    let (mut bad, mut unplaced) = (Vec::new(), Vec::new());
+    for (file, src) in files {
+        let Some((from, depth)) = module_of(src_dir, file, &owners) else { continue };
+        let shown = file.strip_prefix(src_dir).unwrap().display().to_string();
+        let Some(from_rank) = rank(&from) else {
+            unplaced.push(format!("{shown}: module {from:?} has no place in ORDER"));
+            continue;
+        };
+        for to in references(&code_only(src), depth) {
+            if to == from {
+                continue;
+            }
+            match rank(&to) {
+                None => unplaced.push(format!("{shown}: crate::{to} is not a module in ORDER")),
+                Some(r) if r >= from_rank => bad.push((shown.clone(), from.clone(), to)),
+                Some(_) if DOMAIN.contains(&from.as_str()) && BOUNDARY.contains(&to.as_str()) => bad.push((shown.clone(), from.clone(), to)),
+                Some(_) if from == "catalog" => bad.push((shown.clone(), from.clone(), to)),
+                Some(_) => {}
+            }
+        }
+    }
+    (bad, unplaced)
+}
+
+fn source_tree() -> (PathBuf, BTreeMap<PathBuf, String>) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut paths = Vec::new();
+    rust_files(&src, &mut paths);
+    let files = paths.into_iter().map(|p| (p.clone(), std::fs::read_to_string(&p).unwrap())).collect();
+    (src, files)
+}
+
+#[test]
+fn modules_reference_only_modules_before_them() {
+    let (src, files) = source_tree();
+    assert!(files.len() > 30, "read the crate: {} files", files.len());
+    let (bad, unplaced) = check(&src, &files);
+    assert!(unplaced.is_empty(), "place these in ORDER (and ARCHITECTURE.md):\n{}", unplaced.join("\n"));
+    let lines: Vec<String> = bad.iter().map(|(f, from, to)| format!("{f}: {from} -> {to}")).collect();
+    assert!(bad.is_empty(), "references against the module order {ORDER:?}:\n{}", lines.join("\n"));
+}
+
+#[test]
+fn the_check_catches_a_reference_back_up_the_order() {
+    let (src, files) = source_tree();
+    // The cycles issue 8 removed, put back in each form a reference can take.
+    let cases = [
+        ("exposition/plans.rs", "use crate::meta;\n"),
+        ("exposition/plans.rs", "pub struct S { index: std::sync::OnceLock<std::sync::Arc<crate::meta::PlanIndex>> }\n"),
+        ("exposition/mod.rs", "use crate::{registry::Registered, meta::PlanIndex};\n"),
+        ("exposition/meta_defs.rs", "use super::super::meta;\n"),
+        ("invoke.rs", "fn f() { crate::meta::is_meta(\"x\"); }\n"),
+        ("meta/mod.rs", "use crate::route;\n"),
+        ("registry/mod.rs", "use crate::protocol::RpcError;\n"),
+        ("catalog/mod.rs", "use crate::output;\n"),
+    ];
+    for (file, line) in cases {
+        let mut changed = files.clone();
+        changed.get_mut(&src.join(file)).unwrap_or_else(|| panic!("{file} exists")).push_str(line);
+        let (bad, _) = check(&src, &changed);
+        assert!(bad.iter().any(|(f, _, _)| f == file), "{file} with {line:?} must fail the check: {bad:?}");
+    }
+    // Comments and strings are not references.
+    let mut changed = files.clone();
+    changed.get_mut(&src.join("exposition/plans.rs")).unwrap().push_str("// use crate::meta;\nconst S: &str = \"crate::meta\";\n/* crate::meta */\n");
+    assert_eq!(check(&src, &changed).0, Vec::<Violation>::new());
+}
