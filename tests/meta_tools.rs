@@ -452,3 +452,18 @@ fn each_plan_has_its_own_ledger() {
     assert_eq!(executed.len(), 1);
     s.shutdown();
 }
+
+/// Fail closed: a host without `hostTools` is never asked to run a tool through `tool_invoke`,
+/// even an inspected one with valid params; the model reads why.
+#[test]
+fn invoke_of_a_host_tool_without_host_tools_runs_nothing() {
+    let (mut s, plan) = planned(json!({}));
+    meta(&mut s, &plan, "tool_inspect", json!({"name": "stocks_quote"}), &mut silent);
+    let r = meta(&mut s, &plan, "tool_invoke", json!({"name": "stocks_quote", "params": {"symbol": "ACME"}}), &mut silent);
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(text(&r).contains("did not offer to execute tools"), "{r}");
+    // Nothing reaches the host afterwards either.
+    let late = s.try_recv(std::time::Duration::from_millis(100));
+    assert!(late.is_none(), "{late:?}");
+    s.shutdown();
+}

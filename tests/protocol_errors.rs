@@ -133,3 +133,155 @@ fn unknown_response_ids_are_ignored() {
     s.ok("registry/list", json!({}));
     s.shutdown();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Ids, responses, echoes, framing, depth (issue 9)
+// ---------------------------------------------------------------------------------------------
+
+/// The raw id text of the next message, which must be the response to a request with `id`.
+fn raw_request(s: &mut Sidecar, id: &str, method: &str, params: &str) -> Value {
+    s.send_raw(&frame(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#)));
+    s.recv()
+}
+
+#[test]
+fn every_integer_and_string_id_is_echoed_exactly() {
+    let mut s = Sidecar::ready();
+    for id in ["-5", "-9223372036854775808", "18446744073709551615", "0", "\"-5\"", "\"\"", "\"\\u00e9t\u{e9}\""] {
+        for (method, params) in [("registry/list", "{}"), ("exposition/plan", r#"{"scope":{}}"#), ("registry/frobnicate", "{}")] {
+            let m = raw_request(&mut s, id, method, params);
+            let want: Value = serde_json::from_str(id).unwrap();
+            assert_eq!(m["id"], want, "{method} with id {id}: {m}");
+            if method != "registry/frobnicate" {
+                assert!(m.get("result").is_some(), "{method} with id {id}: {m}");
+            }
+        }
+    }
+    // Integers beyond 64 bits too (compared as the same JSON number).
+    let m = raw_request(&mut s, "-123456789012345678901234567890", "registry/list", "{}");
+    assert_eq!(m["id"], serde_json::from_str::<Value>("-123456789012345678901234567890").unwrap(), "{m}");
+    // Cancelling by a negative id reaches the request.
+    s.send_raw(&frame(r#"{"jsonrpc":"2.0","id":-7,"method":"debug/sleep","params":{"ms":10000}}"#));
+    s.notify("$/cancelRequest", json!({"id": -7}));
+    let m = s.recv();
+    assert_eq!((m["id"].clone(), m["error"]["code"].clone()), (json!(-7), json!(-32800)), "{m}");
+    // Not ids: a fraction, null, an object.
+    for id in ["1.5", "null", "{}"] {
+        let m = raw_request(&mut s, id, "registry/list", "{}");
+        assert_eq!(m["error"]["code"], -32600, "id {id}: {m}");
+    }
+    s.shutdown();
+}
+
+#[test]
+fn a_response_from_the_host_is_never_answered() {
+    let mut s = Sidecar::ready();
+    for body in [
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"result":1}"#,
+        r#"{"jsonrpc":"2.0","id":{"x":1},"result":1}"#,
+        r#"{"id":"toolreg-99","error":"not even an object"}"#,
+    ] {
+        s.send_raw(&frame(body));
+    }
+    // The next message is the answer to this request: nothing answered the responses.
+    s.ok("registry/list", json!({"namespace": "none"}));
+    s.shutdown();
+}
+
+#[test]
+fn a_second_request_with_an_id_in_flight_is_refused_at_once_and_the_first_answers() {
+    let mut s = Sidecar::spawn();
+    s.ok("initialize", json!({"capabilities": {"hostTools": true}}));
+    s.ok("registry/register", json!({"entries": [{"name": "slow", "namespace": "t", "description": "A slow tool.", "inputSchema": {"type": "object"}}]}));
+    let invoke = json!({"jsonrpc": "2.0", "id": 42, "method": "tool/invoke", "params": {"name": "slow", "arguments": {}, "callId": "c1"}});
+    s.send(&invoke);
+    let exec = s.recv();
+    assert_eq!(exec["method"], "host/executeTool", "{exec}");
+    // The same id again while the first waits for the host.
+    s.send(&invoke);
+    let m = s.recv();
+    assert_eq!((m["id"].clone(), m["error"]["code"].clone()), (json!(42), json!(-32600)), "{m}");
+    assert!(m["error"]["message"].as_str().unwrap().contains("42"), "names the id: {m}");
+    // The first still runs and is answered, once.
+    s.send(&json!({"jsonrpc": "2.0", "id": exec["id"], "result": {"content": [{"type": "text", "text": "done"}]}}));
+    let m = s.recv();
+    assert_eq!(m["id"], 42, "{m}");
+    assert_eq!(m["result"]["isError"], false, "{m}");
+    // Once it has answered, the id is free again.
+    s.send(&json!({"jsonrpc": "2.0", "id": 42, "method": "registry/list", "params": {}}));
+    assert!(s.recv().get("result").is_some());
+    s.shutdown();
+}
+
+#[test]
+fn host_input_echoed_into_errors_is_cut() {
+    let mut s = Sidecar::ready();
+    let long = "m".repeat(1 << 20);
+    let m = raw_request(&mut s, "1", &long, "{}");
+    assert_eq!(m["error"]["code"], -32601);
+    assert!(m.to_string().len() < 2000, "a 1 MiB method name came back in {} bytes", m.to_string().len());
+    assert!(m["error"]["message"].as_str().unwrap().contains("bytes in all"), "{m}");
+    // serde's message quotes the offending value.
+    let e = s.err("registry/deregister", json!({"names": long}));
+    assert_eq!(e["code"], -32602);
+    assert!(e.to_string().len() < 2000, "{} bytes", e.to_string().len());
+    s.shutdown();
+}
+
+#[test]
+fn two_content_lengths_or_a_signed_length_are_frame_errors() {
+    let mut s = Sidecar::ready();
+    // Both equal: refused, and the body (its length known) is skipped.
+    s.send_raw(b"Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}");
+    let m = s.recv();
+    assert_eq!((m["id"].clone(), m["error"]["code"].clone()), (Value::Null, json!(-32700)), "{m}");
+    assert!(m["error"]["message"].as_str().unwrap().contains("2 Content-Length headers"), "{m}");
+    s.send_raw(b"Content-Length: +2\r\n\r\n");
+    let m = s.recv();
+    assert_eq!(m["error"]["code"], -32700, "{m}");
+    assert!(m["error"]["message"].as_str().unwrap().contains("\"+2\" is not a number"), "{m}");
+    s.ok("registry/list", json!({}));
+    s.shutdown();
+}
+
+#[test]
+fn a_request_nested_too_deep_keeps_its_id() {
+    let mut s = Sidecar::ready();
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let m = raw_request(&mut s, "7", "registry/list", &format!(r#"{{"query":{deep}}}"#));
+    assert_eq!((m["id"].clone(), m["error"]["code"].clone()), (json!(7), json!(-32602)), "{m}");
+    let m = raw_request(&mut s, "\"d\"", "tool/invoke", &format!(r#"{{"name":"web_search","arguments":{{"q":{deep}}}}}"#));
+    assert_eq!((m["id"].clone(), m["error"]["code"].clone()), (json!("d"), json!(-32602)), "{m}");
+    assert!(m["error"]["message"].as_str().unwrap().contains("recursion limit"), "{m}");
+    s.shutdown();
+}
+
+#[test]
+fn timeouts_up_to_u64_max_are_accepted() {
+    let mut s = Sidecar::spawn();
+    let max = u64::MAX;
+    s.ok("initialize", json!({"timeouts": {"connectMs": max, "listMs": max, "callMs": max, "approvalMs": max}}));
+    let server = json!({"id": "a", "name": "a", "enabled": true, "transport": {"type": "stdio", "command": env!("CARGO_BIN_EXE_toolreg-fixture-mcp"), "args": ["--tools", "2"]}});
+    skipping_notifications(&mut s, "catalog/setServers", json!({"servers": [server]}));
+    // Answered with the server's tools (the refresh computes a deadline from listMs).
+    let r = skipping_notifications(&mut s, "catalog/refresh", json!({"serverId": "a"}));
+    assert_eq!(r["result"]["state"], "ready", "{r}");
+    assert_eq!(r["result"]["toolCount"], 4, "{r}");
+    assert_eq!(skipping_notifications(&mut s, "shutdown", Value::Null)["result"], Value::Null);
+    s.notify("exit", Value::Null);
+    assert_eq!(s.wait().code(), Some(0));
+}
+
+/// The response to one request; notifications meanwhile (catalog status) are skipped.
+fn skipping_notifications(s: &mut Sidecar, method: &str, params: Value) -> Value {
+    let id = s.next_id();
+    s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    loop {
+        let m = s.recv();
+        if m.get("method").is_none() && m["id"] == id {
+            return m;
+        }
+        assert!(m.get("id").is_none(), "only notifications may come first: {m}");
+    }
+}

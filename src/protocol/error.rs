@@ -2,6 +2,19 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
+
+/// How much of a host-sent string an error message or a log line repeats.
+pub const CLIP_CHARS: usize = 300;
+
+/// Host input echoed into an error or a log is cut to `CLIP_CHARS` characters, so a 60 MB
+/// method name cannot become a 60 MB (or, escaped, 125 MB) error frame.
+pub fn clip(text: &str) -> Cow<'_, str> {
+    match text.char_indices().nth(CLIP_CHARS) {
+        None => Cow::Borrowed(text),
+        Some((cut, _)) => Cow::Owned(format!("{}… ({} bytes in all)", &text[..cut], text.len())),
+    }
+}
 
 /// An open set of codes with named constants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,18 +56,15 @@ pub struct RpcError {
 }
 
 impl RpcError {
+    /// The message is clipped (`clip`): messages often repeat what the host sent.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> RpcError {
-        RpcError { code: code.0, message: message.into(), data: None }
+        let message: String = message.into();
+        let message = if message.chars().nth(CLIP_CHARS).is_some() { clip(&message).into_owned() } else { message };
+        RpcError { code: code.0, message, data: None }
     }
 
     pub fn with_data(mut self, data: Value) -> RpcError {
         self.data = Some(data);
         self
-    }
-}
-
-impl From<RpcError> for jsonrpsee::types::ErrorObjectOwned {
-    fn from(e: RpcError) -> Self {
-        jsonrpsee::types::ErrorObject::owned(e.code, e.message, e.data)
     }
 }

@@ -71,6 +71,7 @@ request!(HostRepairToolCall, "host/repairToolCall", RepairToolCallParams, Option
 // Test hooks, registered only when TOOLREG_DEBUG_METHODS is set; not part of the contract.
 request!(DebugSleep, "debug/sleep", DebugSleepParams, Null);
 request!(DebugPanic, "debug/panic", NoParams, Null);
+request!(DebugOutgoing, "debug/outgoing", NoParams, OutgoingStats);
 
 notification!(Initialized, "initialized", NoParams);
 notification!(Exit, "exit", NoParams);

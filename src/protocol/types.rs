@@ -249,6 +249,17 @@ pub struct DebugSleepParams {
     pub ms: u64,
 }
 
+/// `debug/outgoing`: bytes waiting for the host to read stdout.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OutgoingStats {
+    pub queued_bytes: usize,
+    /// The most ever queued at once.
+    pub peak_queued_bytes: usize,
+    /// Above this, the sidecar stops reading stdin until the host reads.
+    pub max_queued_bytes: usize,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SetServersParams {
     pub servers: Vec<ServerConfig>,

@@ -1,13 +1,22 @@
-//! The method table: jsonrpsee's `RpcModule` parses params and builds the standard errors;
-//! this file registers each handler and says how it runs relative to the main loop.
+//! The method table: for each method, its typed handler and how it runs relative to the main
+//! loop. Params are deserialised once, from the raw slice of the body, into the method's type.
+//!
+//! A table of our own rather than jsonrpsee's `RpcModule`: `RpcModule::raw_json_request`
+//! takes the request as text and parses it again (after our probe), its `Id` has no negative
+//! integers (`-5` was answered -32600), and its response comes back as a `String` to copy. Here
+//! a request costs one shallow probe, one params parse, one result serialisation.
 
 use super::handlers;
 use super::handlers_tools as tools;
+use super::message::{self, Id};
 use super::Ctx;
+use crate::protocol::error::clip;
 use crate::protocol::{self as p, ErrorCode, Request, RpcError};
-use jsonrpsee::types::{ErrorObjectOwned, Params};
-use jsonrpsee::RpcModule;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::FutureExt;
 use serde_json::json;
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -17,103 +26,148 @@ pub enum Kind {
     /// Runs to completion before the next message is read: the methods that change state, so
     /// a request sent after them sees their effect.
     Ordered,
-    /// A cheap read (microseconds): answered by the main loop itself, without a task hop.
+    /// A cheap read (microseconds): answered by the main loop itself, without a thread hop.
     Inline,
-    /// Runs concurrently on a snapshot of the state.
+    /// Reads the whole registry: inline while it is small, on the work pool once it is big
+    /// (`Ctx::is_big`), so the main loop never spends milliseconds on one request.
+    Scan,
+    /// CPU-bound (token counting): always on the work pool.
+    Heavy,
+    /// Waits on something (an MCP server, the host): a task on the runtime.
     Concurrent,
 }
 
-pub fn kind(method: &str) -> Kind {
-    match method {
-        p::Initialize::METHOD
-        | p::Shutdown::METHOD
-        | p::RegistryRegister::METHOD
-        | p::RegistryDeregister::METHOD
-        | p::RegistrySyncMcp::METHOD
-        | p::CatalogSetServers::METHOD
-        | p::ApprovalRespond::METHOD => Kind::Ordered,
-        p::RegistryList::METHOD
-        | p::RegistrySelectActive::METHOD
-        | p::RegistryResolveMcpToolIds::METHOD
-        | p::CatalogListTools::METHOD
-        | p::CatalogStatus::METHOD => Kind::Inline,
-        _ => Kind::Concurrent,
+/// A response body, and whether it is a success (only the lifecycle methods need to know).
+pub struct Answer {
+    pub body: Bytes,
+    pub ok: bool,
+}
+
+pub type SyncFn = dyn Fn(&Ctx, &Id, Option<&[u8]>) -> Answer + Send + Sync;
+pub type AsyncFn = dyn Fn(Arc<Ctx>, Id, Option<Bytes>) -> BoxFuture<'static, Answer> + Send + Sync;
+
+pub enum Handler {
+    Sync(Box<SyncFn>),
+    Async(Box<AsyncFn>),
+}
+
+pub struct Method {
+    pub kind: Kind,
+    pub handler: Handler,
+}
+
+#[derive(Default)]
+pub struct Table(HashMap<&'static str, Method>);
+
+impl Table {
+    pub fn get(&self, method: &str) -> Option<&Method> {
+        self.0.get(method)
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.0.keys().map(|s| s.to_string()).collect();
+        names.sort();
+        names
+    }
+
+    fn sync<R: Request>(&mut self, kind: Kind, f: fn(&Ctx, R::Params) -> Result<R::Result, RpcError>)
+    where
+        R::Params: 'static,
+        R::Result: 'static,
+    {
+        let call = move |ctx: &Ctx, id: &Id, params: Option<&[u8]>| answer(id, parse::<R::Params>(params).and_then(|p| f(ctx, p)));
+        let old = self.0.insert(R::METHOD, Method { kind, handler: Handler::Sync(Box::new(call)) });
+        assert!(old.is_none(), "method names are unique");
+    }
+
+    fn concurrent<R, F, Fut>(&mut self, f: F)
+    where
+        R: Request,
+        R::Params: Send + 'static,
+        R::Result: 'static,
+        F: Fn(Arc<Ctx>, R::Params) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R::Result, RpcError>> + Send + 'static,
+    {
+        let f = Arc::new(f);
+        // Params are parsed in the task, not on the main loop (tool arguments can be large).
+        let call = move |ctx: Arc<Ctx>, id: Id, params: Option<Bytes>| {
+            let f = f.clone();
+            async move {
+                let result = match parse::<R::Params>(params.as_deref()) {
+                    Ok(params) => f(ctx, params).await,
+                    Err(e) => Err(e),
+                };
+                answer(&id, result)
+            }
+            .boxed()
+        };
+        let old = self.0.insert(R::METHOD, Method { kind: Kind::Concurrent, handler: Handler::Async(Box::new(call)) });
+        assert!(old.is_none(), "method names are unique");
+    }
+}
+
+fn answer<T: serde::Serialize>(id: &Id, result: Result<T, RpcError>) -> Answer {
+    let failed = |e: &RpcError| Answer { body: message::failure(Some(id), e), ok: false };
+    match result {
+        Ok(v) => match message::success(id, &v) {
+            Ok(body) => Answer { body, ok: true },
+            Err(e) => failed(&RpcError::new(ErrorCode::INTERNAL_ERROR, format!("the result does not serialise: {e}"))),
+        },
+        Err(e) => failed(&e),
     }
 }
 
 /// Params absent or `null` mean `{}`; positional params are refused.
-pub fn parse<T: serde::de::DeserializeOwned>(params: &Params) -> Result<T, ErrorObjectOwned> {
-    let text = params.as_str().map(str::trim).filter(|s| *s != "null").unwrap_or("{}");
-    if text.starts_with('[') {
-        return Err(RpcError::new(ErrorCode::INVALID_PARAMS, "params must be an object (by name), not a list").into());
+pub fn parse<T: serde::de::DeserializeOwned>(params: Option<&[u8]>) -> Result<T, RpcError> {
+    let text = params.unwrap_or(b"{}");
+    if text.first() == Some(&b'[') {
+        return Err(RpcError::new(ErrorCode::INVALID_PARAMS, "params must be an object (by name), not a list"));
     }
-    serde_json::from_str(text).map_err(|e| {
-        RpcError::new(ErrorCode::INVALID_PARAMS, format!("invalid params: {e}"))
-            .with_data(json!({"error": e.to_string(), "line": e.line(), "column": e.column()}))
-            .into()
+    serde_json::from_slice(text).map_err(|e| {
+        // serde's messages quote the offending value: clipped, like every echo of host input.
+        let message = e.to_string();
+        RpcError::new(ErrorCode::INVALID_PARAMS, format!("invalid params: {message}"))
+            .with_data(json!({"error": clip(&message), "line": e.line(), "column": e.column()}))
     })
 }
 
-fn sync<R: Request>(m: &mut RpcModule<Ctx>, f: fn(&Ctx, R::Params) -> Result<R::Result, RpcError>)
-where
-    R::Params: 'static,
-    R::Result: Clone + 'static,
-{
-    m.register_method(R::METHOD, move |params, ctx, _| {
-        let params = parse::<R::Params>(&params)?;
-        f(ctx, params).map_err(ErrorObjectOwned::from)
-    })
-    .expect("method names are unique");
-}
-
-fn asynchronous<R, F, Fut>(m: &mut RpcModule<Ctx>, f: F)
-where
-    R: Request,
-    R::Params: Send + 'static,
-    R::Result: Clone + 'static,
-    F: Fn(Arc<Ctx>, R::Params) -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = Result<R::Result, RpcError>> + Send + 'static,
-{
-    m.register_async_method(R::METHOD, move |params, ctx, _| {
-        let f = f.clone();
-        async move {
-            let params = parse::<R::Params>(&params)?;
-            f(ctx, params).await.map_err(ErrorObjectOwned::from)
-        }
-    })
-    .expect("method names are unique");
-}
-
-pub fn module(ctx: Arc<Ctx>) -> RpcModule<Ctx> {
-    let mut m = RpcModule::from_arc(ctx);
-    sync::<p::Initialize>(&mut m, handlers::handle_initialize);
-    sync::<p::Shutdown>(&mut m, handlers::handle_shutdown);
-    sync::<p::RegistryRegister>(&mut m, handlers::handle_register);
-    sync::<p::RegistryDeregister>(&mut m, handlers::handle_deregister);
-    sync::<p::RegistryList>(&mut m, handlers::handle_list);
-    sync::<p::RegistrySelectActive>(&mut m, handlers::handle_select_active);
-    sync::<p::ExpositionPlan>(&mut m, handlers::handle_plan);
-    sync::<p::RegistryResolveMcpToolIds>(&mut m, tools::handle_resolve);
-    sync::<p::RegistrySyncMcp>(&mut m, tools::handle_sync);
-    sync::<p::CatalogSetServers>(&mut m, tools::handle_set_servers);
-    sync::<p::CatalogListTools>(&mut m, tools::handle_list_tools);
-    sync::<p::CatalogStatus>(&mut m, tools::handle_status);
-    asynchronous::<p::CatalogRefresh, _, _>(&mut m, tools::handle_refresh);
-    asynchronous::<p::CatalogRestart, _, _>(&mut m, tools::handle_restart);
-    asynchronous::<p::ToolInvoke, _, _>(&mut m, tools::handle_invoke);
-    sync::<p::ApprovalRespond>(&mut m, tools::handle_approval_respond);
+pub fn table() -> Table {
+    use Kind::*;
+    let mut t = Table::default();
+    t.sync::<p::Initialize>(Ordered, handlers::handle_initialize);
+    t.sync::<p::Shutdown>(Ordered, handlers::handle_shutdown);
+    t.sync::<p::RegistryRegister>(Ordered, handlers::handle_register);
+    t.sync::<p::RegistryDeregister>(Ordered, handlers::handle_deregister);
+    t.sync::<p::RegistrySyncMcp>(Ordered, tools::handle_sync);
+    t.sync::<p::CatalogSetServers>(Ordered, tools::handle_set_servers);
+    t.sync::<p::ApprovalRespond>(Ordered, tools::handle_approval_respond);
+    t.sync::<p::RegistryList>(Scan, handlers::handle_list);
+    t.sync::<p::RegistrySelectActive>(Scan, handlers::handle_select_active);
+    t.sync::<p::RegistryResolveMcpToolIds>(Scan, tools::handle_resolve);
+    t.sync::<p::CatalogListTools>(Inline, tools::handle_list_tools);
+    t.sync::<p::CatalogStatus>(Inline, tools::handle_status);
+    t.sync::<p::ExpositionPlan>(Heavy, handlers::handle_plan);
+    t.concurrent::<p::CatalogRefresh, _, _>(tools::handle_refresh);
+    t.concurrent::<p::CatalogRestart, _, _>(tools::handle_restart);
+    t.concurrent::<p::ToolInvoke, _, _>(tools::handle_invoke);
     if std::env::var_os("TOOLREG_DEBUG_METHODS").is_some() {
-        debug_methods(&mut m);
+        debug_methods(&mut t);
     }
-    m
+    t
 }
 
-/// `debug/sleep {ms}` and `debug/panic`: only with `TOOLREG_DEBUG_METHODS` set, so the test
-/// suite can reach the cancellation and panic paths of the real binary.
-fn debug_methods(m: &mut RpcModule<Ctx>) {
-    asynchronous::<p::DebugSleep, _, _>(m, |_, params: p::DebugSleepParams| async move {
-        tokio::time::sleep(std::time::Duration::from_millis(params.ms)).await;
+/// `debug/sleep {ms}`, `debug/panic` and `debug/outgoing`: only with `TOOLREG_DEBUG_METHODS`
+/// set, so the test suite can reach the cancellation, panic and backpressure paths of the real
+/// binary.
+fn debug_methods(t: &mut Table) {
+    t.concurrent::<p::DebugSleep, _, _>(|_, params: p::DebugSleepParams| async move {
+        let cancel = super::current_cancel();
+        tokio::select! {
+            _ = tokio::time::sleep(std::time::Duration::from_millis(params.ms)) => {}
+            _ = cancel.cancelled() => {}
+        }
         Ok(p::Null)
     });
-    sync::<p::DebugPanic>(m, |_, _| panic!("debug/panic was called"));
+    t.sync::<p::DebugPanic>(Kind::Inline, |_, _| panic!("debug/panic was called"));
+    t.sync::<p::DebugOutgoing>(Kind::Inline, |ctx, _| Ok(ctx.out.stats()));
 }

@@ -2,6 +2,7 @@
 
 use super::Ctx;
 use crate::exposition::{self, PlanInput};
+use crate::protocol::error::clip;
 use crate::protocol::*;
 use crate::registry::{EntrySummary, RegistryError};
 use std::collections::BTreeSet;
@@ -24,14 +25,15 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         }
     }
     *ctx.host.lock().unwrap_or_else(|e| e.into_inner()) = p.capabilities.clone();
-    *ctx.timeouts.lock().unwrap_or_else(|e| e.into_inner()) = p.timeouts.clone();
+    let t = clamp(&p.timeouts);
+    *ctx.timeouts.lock().unwrap_or_else(|e| e.into_inner()) = t.clone();
     let ms = |v: Option<u64>, default: Duration| v.map(Duration::from_millis).unwrap_or(default);
     let defaults = CatalogOptions::default();
     let opts = CatalogOptions {
         cache_dir: p.cache_dir.as_ref().map(std::path::PathBuf::from),
-        connect_timeout: ms(p.timeouts.connect_ms, defaults.connect_timeout),
-        list_timeout: ms(p.timeouts.list_ms, defaults.list_timeout),
-        call_timeout: ms(p.timeouts.call_ms, defaults.call_timeout),
+        connect_timeout: ms(t.connect_ms, defaults.connect_timeout),
+        list_timeout: ms(t.list_ms, defaults.list_timeout),
+        call_timeout: ms(t.call_ms, defaults.call_timeout),
         max_message_bytes: p.mcp.max_message_bytes.map_or(defaults.max_message_bytes, |b| b as usize),
         max_result_bytes: p.mcp.max_result_bytes.map_or(defaults.max_result_bytes, |b| b as usize),
         ..defaults
@@ -53,6 +55,15 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
     })
 }
 
+/// The longest timeout honoured: a year, which is "never" for a session. Longer values (up to
+/// `u64::MAX` ms) would overflow `Instant + Duration` wherever a deadline is computed.
+const MAX_TIMEOUT_MS: u64 = 365 * 24 * 3600 * 1000;
+
+fn clamp(t: &Timeouts) -> Timeouts {
+    let c = |v: Option<u64>| v.map(|ms| ms.min(MAX_TIMEOUT_MS));
+    Timeouts { connect_ms: c(t.connect_ms), list_ms: c(t.list_ms), call_ms: c(t.call_ms), approval_ms: c(t.approval_ms) }
+}
+
 pub fn handle_shutdown(_ctx: &Ctx, _: NoParams) -> Result<Null, RpcError> {
     Ok(Null)
 }
@@ -62,7 +73,7 @@ fn registry_error(e: RegistryError) -> RpcError {
         RegistryError::InvalidName { name, .. } | RegistryError::InvalidEntry { name, .. } => name.clone(),
         RegistryError::Reserved(name) => name.clone(),
     };
-    RpcError::new(ErrorCode::INVALID_ENTRY, e.to_string()).with_data(serde_json::json!({ "name": name }))
+    RpcError::new(ErrorCode::INVALID_ENTRY, e.to_string()).with_data(serde_json::json!({ "name": clip(&name) }))
 }
 
 pub fn handle_register(ctx: &Ctx, p: RegisterParams) -> Result<RegisterResult, RpcError> {
@@ -102,10 +113,12 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanResult, RpcError> {
     let any_deferred = !deferred.is_empty();
     let scope = ctx.plans.create(deferred, inline);
     if any_deferred {
-        // Build (or fetch) tool_search's index now, off the request path, so the model's first
+        // Build (or fetch) tool_search's index now, after this reply, so the model's first
         // search does not wait for it.
         let (scope, registry) = (scope.clone(), ctx.snapshot());
-        tokio::task::spawn_blocking(move || crate::meta::plan_index(&scope, &registry));
+        ctx.work.spawn(move || {
+            crate::meta::plan_index(&scope, &registry);
+        });
     }
     Ok(PlanResult { plan_id: scope.id.clone(), plan, warnings })
 }

@@ -10,29 +10,35 @@ mod dispatch;
 mod handlers;
 mod handlers_tools;
 mod host;
+mod message;
 pub mod outgoing;
+mod pool;
 
 use crate::approval::Approvals;
 use crate::catalog::{Catalog, CatalogEvent};
 use crate::exposition::plans::PlanStore;
 use crate::logging::LogControl;
+use crate::protocol::error::clip;
 use crate::protocol::{ErrorCode, HostCapabilities, RpcError, Timeouts};
 use crate::registry::Registry;
 use crate::transport::record::{Direction, Recorder};
 use crate::transport::{ContentLengthCodec, Frame};
+use crate::validate::Validators;
+use bytes::Bytes;
+use dispatch::{Answer, Handler, Kind, Table};
 use futures::{FutureExt, StreamExt};
-use jsonrpsee::RpcModule;
+use message::{Id, IdKey, Incoming};
 use outgoing::Outgoing;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
-use crate::validate::Validators;
+use std::time::Duration;
 use tokio::sync::mpsc;
-use tokio::task::AbortHandle;
-use tokio_util::sync::CancellationToken;
+use tokio::task::JoinSet;
 use tokio_util::codec::FramedRead;
+use tokio_util::sync::CancellationToken;
 
 pub struct ServeOptions {
     pub max_frame_bytes: usize,
@@ -40,6 +46,11 @@ pub struct ServeOptions {
 }
 
 /// State shared by the handlers. Only `Ordered` handlers (run by the main loop) write it.
+///
+/// Locks: a poisoned lock is recovered (`into_inner`), never propagated. Every critical
+/// section in the server is a single insert, remove, swap or clone, so a panic elsewhere
+/// cannot leave the state behind a lock half-changed; the registry is changed through
+/// `Arc::make_mut` on a value that the domain call validates before it mutates.
 pub struct Ctx {
     pub registry: RwLock<Arc<Registry>>,
     pub plans: PlanStore,
@@ -56,11 +67,16 @@ pub struct Ctx {
     pub validators: Validators,
     pub approvals: Arc<Approvals>,
     pub call_seq: std::sync::atomic::AtomicU64,
+    /// CPU-bound work, off the runtime's threads.
+    pub work: pool::Pool,
 }
 
 tokio::task_local! {
     /// The cancellation token of the request being handled (set for concurrent requests).
     static CANCEL: CancellationToken;
+    /// The registry as it was when the request's frame was read (set for requests that do not
+    /// run on the main loop), so a request never sees a registration sent after it.
+    static ARRIVAL: Arc<Registry>;
 }
 
 /// The current request's cancellation token; a fresh one outside a request.
@@ -68,8 +84,23 @@ pub fn current_cancel() -> CancellationToken {
     CANCEL.try_with(|t| t.clone()).unwrap_or_default()
 }
 
+/// From this many entries, reading the whole registry (`Kind::Scan`) moves to the work pool:
+/// listing 1,000 entries takes on the order of 100 µs, tokio's budget between two `.await`s.
+const BIG_REGISTRY: usize = 1_000;
+
+/// A request cancelled but still running after this long is dropped (its task ends).
+const CANCEL_BACKSTOP: Duration = Duration::from_secs(5);
+
+/// At exit, running requests get this long to end after being cancelled, then are aborted.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+
 impl Ctx {
+    /// The registry as the current request saw it on arrival; outside a request, as it is.
     pub fn snapshot(&self) -> Arc<Registry> {
+        ARRIVAL.try_with(Arc::clone).unwrap_or_else(|_| self.current())
+    }
+
+    fn current(&self) -> Arc<Registry> {
         self.registry.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
@@ -81,27 +112,41 @@ enum Lifecycle {
     ShuttingDown,
 }
 
-/// Requests running concurrently, by id, so `$/cancelRequest` can stop them. Whoever removes
-/// an id first (the finishing task or the canceller) sends the one reply.
+/// Requests running off the main loop, by id, so `$/cancelRequest` can stop them. Whoever
+/// removes an id first (the finishing task or the canceller) sends the one reply.
 #[derive(Default)]
-struct InFlight(Mutex<HashMap<String, (AbortHandle, CancellationToken)>>);
+struct InFlight(Mutex<HashMap<IdKey, CancellationToken>>);
 
 impl InFlight {
-    fn take(&self, key: &str) -> Option<(AbortHandle, CancellationToken)> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(key)
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<IdKey, CancellationToken>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn take(&self, key: &IdKey) -> Option<CancellationToken> {
+        self.map().remove(key)
+    }
+
+    fn contains(&self, key: &IdKey) -> bool {
+        self.map().contains_key(key)
     }
 }
 
-fn id_key(id: &Value) -> String {
-    id.to_string()
-}
-
 struct Server {
-    module: Arc<RpcModule<Ctx>>,
+    table: Arc<Table>,
+    ctx: Arc<Ctx>,
     out: Arc<Outgoing>,
     in_flight: Arc<InFlight>,
+    /// Every request task; reaped by the main loop, cancelled then aborted at exit.
+    tasks: JoinSet<()>,
     lifecycle: Lifecycle,
     exit: Option<i32>,
+}
+
+/// What the main loop reacts to.
+enum Event {
+    Frame(Option<std::io::Result<Frame>>),
+    TaskDone,
+    Signal(i32),
 }
 
 /// Runs the sidecar on stdin/stdout until `exit`, EOF or a signal. Returns the exit code.
@@ -118,8 +163,10 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
     };
     let (stdout, direct_fd) = crate::transport::stdio::stdout();
     let out = outgoing::start(stdout, direct_fd, recorder.clone());
+    // Unbounded: the catalog sends one event per server state change (refreshes are
+    // single-flight and back off), and the forwarder waits while stdout is full.
     let (events_tx, events_rx) = mpsc::unbounded_channel();
-    tokio::spawn(forward_catalog_events(events_rx, out.clone()));
+    let forwarder = tokio::spawn(forward_catalog_events(events_rx, out.clone()));
     let ctx = Ctx {
         registry: RwLock::new(Arc::new(Registry::with_builtins())),
         plans: PlanStore::default(),
@@ -134,16 +181,17 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
         validators: Validators::new(),
         approvals: Arc::default(),
         call_seq: Default::default(),
+        work: pool::Pool::new(),
     };
     let ctx = Arc::new(ctx);
-    let module = dispatch::module(ctx.clone());
-    let mut methods: Vec<String> = module.method_names().map(str::to_string).collect();
-    methods.sort();
-    let _ = ctx.methods.set(methods);
+    let table = dispatch::table();
+    let _ = ctx.methods.set(table.names());
     let mut server = Server {
-        module: Arc::new(module),
+        table: Arc::new(table),
+        ctx: ctx.clone(),
         out: out.clone(),
         in_flight: Arc::default(),
+        tasks: JoinSet::new(),
         lifecycle: Lifecycle::Uninitialized,
         exit: None,
     };
@@ -152,35 +200,50 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
     let mut sigterm = signal(tokio::signal::unix::SignalKind::terminate());
     let mut sigint = signal(tokio::signal::unix::SignalKind::interrupt());
     let code = loop {
-        tokio::select! {
-            frame = frames.next() => match frame {
-                Some(Ok(frame)) => {
-                    server.on_frame(frame, recorder.as_deref()).await;
-                    if let Some(code) = server.exit {
-                        break code;
-                    }
+        let event = tokio::select! {
+            // Backpressure: no next frame while the host leaves our answers unread.
+            frame = async { out.writable().await; frames.next().await } => Event::Frame(frame),
+            Some(_) = server.tasks.join_next(), if !server.tasks.is_empty() => Event::TaskDone,
+            _ = sigterm.recv() => Event::Signal(143),
+            _ = sigint.recv() => Event::Signal(130),
+        };
+        match event {
+            Event::Frame(Some(Ok(frame))) => {
+                server.on_frame(frame, recorder.as_deref()).await;
+                if let Some(code) = server.exit {
+                    break code;
                 }
-                Some(Err(e)) => {
-                    tracing::error!("reading stdin failed: {e}");
-                    break 1;
-                }
-                None => {
-                    tracing::info!("stdin closed");
-                    break if server.lifecycle == Lifecycle::ShuttingDown { 0 } else { 1 };
-                }
-            },
-            _ = sigterm.recv() => { tracing::info!("SIGTERM"); break 143; }
-            _ = sigint.recv() => { tracing::info!("SIGINT"); break 130; }
+            }
+            Event::Frame(Some(Err(e))) => {
+                tracing::error!("reading stdin failed: {e}");
+                break 1;
+            }
+            Event::Frame(None) => {
+                tracing::info!("stdin closed");
+                break if server.lifecycle == Lifecycle::ShuttingDown { 0 } else { 1 };
+            }
+            Event::TaskDone => {}
+            Event::Signal(code) => {
+                tracing::info!("signal, exit code {code}");
+                break code;
+            }
         }
     };
-    for (_, (handle, token)) in server.in_flight.0.lock().unwrap_or_else(|e| e.into_inner()).drain() {
+    // Running requests are cancelled (an MCP call tells its server), given a moment to end,
+    // then aborted.
+    for (_, token) in server.in_flight.map().drain() {
         token.cancel();
-        handle.abort();
     }
+    let mut tasks = std::mem::take(&mut server.tasks);
+    if tokio::time::timeout(SHUTDOWN_GRACE, async { while tasks.join_next().await.is_some() {} }).await.is_err() {
+        tracing::warn!("{} requests still running at exit: aborted", tasks.len());
+    }
+    tasks.shutdown().await;
     // MCP children go with us; bounded so a stuck child cannot hold the exit.
     if let Some(catalog) = ctx.catalog.get() {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(3), catalog.shutdown()).await;
+        let _ = tokio::time::timeout(Duration::from_secs(3), catalog.shutdown()).await;
     }
+    forwarder.abort();
     out.close().await;
     log.flush();
     code
@@ -189,6 +252,7 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
 /// Catalog events become host notifications.
 async fn forward_catalog_events(mut rx: mpsc::UnboundedReceiver<CatalogEvent>, out: Arc<Outgoing>) {
     while let Some(ev) = rx.recv().await {
+        out.writable().await;
         match ev {
             CatalogEvent::DidChange { server_id, status, tool_count } => out.notify(
                 "catalog/didChange",
@@ -211,168 +275,168 @@ impl Server {
             Frame::TooLarge { length, max } => {
                 let e = RpcError::new(ErrorCode::FRAME_TOO_LARGE, format!("frame of {length} bytes exceeds the limit of {max} bytes; it was skipped"))
                     .with_data(json!({"contentLength": length, "maxFrameBytes": max}));
-                return self.out.error(Value::Null, e);
+                return self.out.error(None, e);
             }
             Frame::BadHeader(reason) => {
                 let e = RpcError::new(ErrorCode::PARSE_ERROR, format!("bad frame header: {reason}"))
-                    .with_data(json!({"reason": reason}));
-                return self.out.error(Value::Null, e);
+                    .with_data(json!({"reason": clip(&reason)}));
+                return self.out.error(None, e);
             }
         };
         if let Some(r) = recorder {
             r.record(Direction::In, &body);
         }
-        let msg: Value = match serde_json::from_slice(&body) {
-            Ok(v) => v,
-            Err(e) => {
-                let err = RpcError::new(ErrorCode::PARSE_ERROR, format!("invalid JSON: {e}"))
-                    .with_data(json!({"error": e.to_string(), "line": e.line(), "column": e.column()}));
-                return self.out.error(Value::Null, err);
-            }
-        };
-        let invalid = |why: &str| RpcError::new(ErrorCode::INVALID_REQUEST, why.to_string());
-        let Value::Object(obj) = &msg else {
-            let why = if msg.is_array() { "batches are not supported" } else { "a message must be a JSON object" };
-            return self.out.error(Value::Null, invalid(why));
-        };
-        let id = obj.get("id").cloned();
-        if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return self.out.error(id.unwrap_or(Value::Null), invalid("\"jsonrpc\" must be \"2.0\""));
-        }
-        if let Some(id) = &id {
-            if !(id.is_string() || id.is_i64() || id.is_u64()) {
-                return self.out.error(Value::Null, invalid("\"id\" must be a string or an integer"));
-            }
-        }
-        match (obj.get("method").and_then(Value::as_str), id) {
-            (Some(method), Some(id)) => {
-                let method = method.to_string();
-                self.on_request(method, id, body).await
-            }
-            (Some(method), None) => {
-                let method = method.to_string();
-                self.on_notification(&method, obj.get("params"))
-            }
-            (None, Some(id)) if obj.contains_key("result") || obj.contains_key("error") => {
-                let result = match obj.get("error") {
-                    Some(e) => Err(RpcError {
-                        code: e.get("code").and_then(Value::as_i64).unwrap_or(-32603) as i32,
-                        message: e.get("message").and_then(Value::as_str).unwrap_or("").to_string(),
-                        data: e.get("data").cloned(),
-                    }),
-                    None => Ok(obj.get("result").cloned().unwrap_or(Value::Null)),
-                };
+        match message::classify(&body) {
+            Incoming::Request { id, method, params } => self.on_request(id, method, params).await,
+            Incoming::Notification { method, params } => self.on_notification(&method, params.as_deref()),
+            // A response is never answered, even a malformed one: the host would answer ours.
+            Incoming::Response { id: Some(id), result } => {
                 if !self.out.complete(&id, result) {
-                    tracing::warn!("response for unknown request id {id}");
+                    tracing::warn!("response for unknown request id {}: dropped", id.display());
                 }
             }
-            (_, id) => self.out.error(id.unwrap_or(Value::Null), invalid("a message needs a \"method\", or a \"result\" or \"error\"")),
+            Incoming::Response { id: None, result } => match result {
+                Err(e) => tracing::warn!("the host reported an error without a request id: {} {}", e.code, clip(&e.message)),
+                Ok(_) => tracing::warn!("a response without a request id: dropped"),
+            },
+            Incoming::Invalid { id, error } => self.out.error(id.as_ref(), error),
         }
     }
 
-    fn on_notification(&mut self, method: &str, _params: Option<&Value>) {
+    fn on_notification(&mut self, method: &str, params: Option<&[u8]>) {
         match method {
             "exit" => self.exit = Some(if self.lifecycle == Lifecycle::ShuttingDown { 0 } else { 1 }),
             "initialized" => tracing::debug!("host initialized"),
             "$/cancelRequest" => {
-                let Some(id) = _params.and_then(|p| p.get("id")) else { return };
-                if let Some((handle, token)) = self.in_flight.take(&id_key(id)) {
-                    // The handler sees the token and stops cleanly (an MCP call tells its server);
-                    // the abort is a backstop for one that does not.
+                let Some(id) = cancel_target(params) else {
+                    return tracing::warn!("$/cancelRequest without a string or integer id: ignored");
+                };
+                if let Some(token) = self.in_flight.take(id.key()) {
+                    // The handler sees the token and stops cleanly (an MCP call tells its
+                    // server); the task drops it anyway after `CANCEL_BACKSTOP`.
                     token.cancel();
-                    tokio::spawn(async move {
-                        tokio::time::sleep(std::time::Duration::from_secs(5)).await;
-                        handle.abort();
-                    });
-                    self.out.error(id.clone(), RpcError::new(ErrorCode::REQUEST_CANCELLED, "request cancelled"));
+                    self.out.error(Some(&id), RpcError::new(ErrorCode::REQUEST_CANCELLED, "request cancelled"));
                 }
             }
             // LSP: notifications starting with `$/` may be ignored.
             m if m.starts_with("$/") => {}
-            m => tracing::debug!("ignoring unknown notification {m}"),
+            m => tracing::debug!("ignoring unknown notification {}", clip(m)),
         }
     }
 
-    async fn on_request(&mut self, method: String, id: Value, body: bytes::Bytes) {
-        let refuse = |code, msg: String| RpcError::new(code, msg).with_data(json!({"method": method}));
-        match (self.lifecycle, method.as_str()) {
-            (Lifecycle::Uninitialized, "initialize") => {}
-            (Lifecycle::Uninitialized, _) => {
-                return self.out.error(id, refuse(ErrorCode::SERVER_NOT_INITIALIZED, "the server is not initialized: send initialize first".into()));
-            }
-            (Lifecycle::Running, "initialize") => {
-                return self.out.error(id, refuse(ErrorCode::INVALID_REQUEST, "initialize was already received".into()));
-            }
-            (Lifecycle::ShuttingDown, _) => {
-                return self.out.error(id, refuse(ErrorCode::INVALID_REQUEST, "the server is shutting down: only exit is accepted".into()));
-            }
-            _ => {}
+    async fn on_request(&mut self, id: Id, method: String, params: Option<Bytes>) {
+        let refuse = |code, msg: String| RpcError::new(code, msg).with_data(json!({"method": clip(&method)}));
+        let refusal = match (self.lifecycle, method.as_str()) {
+            (Lifecycle::Uninitialized, "initialize") => None,
+            (Lifecycle::Uninitialized, _) => Some(refuse(ErrorCode::SERVER_NOT_INITIALIZED, "the server is not initialized: send initialize first".into())),
+            (Lifecycle::Running, "initialize") => Some(refuse(ErrorCode::INVALID_REQUEST, "initialize was already received".into())),
+            (Lifecycle::ShuttingDown, _) => Some(refuse(ErrorCode::INVALID_REQUEST, "the server is shutting down: only exit is accepted".into())),
+            _ => None,
+        };
+        if let Some(e) = refusal {
+            return self.out.error(Some(&id), e);
         }
-        if self.module.method(&method).is_none() {
-            return self.out.error(id, refuse(ErrorCode::METHOD_NOT_FOUND, format!("unknown method {method:?}")));
+        let table = self.table.clone();
+        let Some(m) = table.get(&method) else {
+            return self.out.error(Some(&id), refuse(ErrorCode::METHOD_NOT_FOUND, format!("unknown method {:?}", clip(&method))));
+        };
+        // Two requests in flight with one id: the host could not tell their answers apart.
+        if self.in_flight.contains(id.key()) {
+            let e = RpcError::new(ErrorCode::INVALID_REQUEST, format!("request id {} is already in use by a request in flight", id.display()))
+                .with_data(json!({"id": id.display(), "method": clip(&method)}));
+            return self.out.error(Some(&id), e);
         }
-        // `body` parsed as JSON above, so it is UTF-8 and this borrows rather than copies.
-        match dispatch::kind(&method) {
-            dispatch::Kind::Ordered => {
-                let resp = call(&self.module, &id, &String::from_utf8_lossy(&body)).await;
-                // Only the lifecycle methods need to know whether they succeeded.
-                let ok = matches!(method.as_str(), "initialize" | "shutdown") && !is_error(&resp);
-                self.out.send_raw(resp);
+        let kind = match m.kind {
+            Kind::Scan if self.ctx.current().len() >= BIG_REGISTRY => Kind::Heavy,
+            Kind::Scan => Kind::Inline,
+            kind => kind,
+        };
+        match (kind, &m.handler) {
+            (Kind::Ordered | Kind::Inline, Handler::Sync(f)) => {
+                let answer = call_sync(f, &self.ctx, &id, params.as_deref());
+                let ok = answer.ok;
+                self.out.send_raw(answer.body);
                 match method.as_str() {
                     "initialize" if ok => self.lifecycle = Lifecycle::Running,
                     "shutdown" if ok => self.lifecycle = Lifecycle::ShuttingDown,
                     _ => {}
                 }
             }
-            dispatch::Kind::Inline => {
-                let resp = call(&self.module, &id, &String::from_utf8_lossy(&body)).await;
-                self.out.send_raw(resp);
-            }
-            dispatch::Kind::Concurrent => {
-                let key = id_key(&id);
-                let (module, out, in_flight) = (self.module.clone(), self.out.clone(), self.in_flight.clone());
-                let mut guard = self.in_flight.0.lock().unwrap_or_else(|e| e.into_inner());
-                let k = key.clone();
-                let token = CancellationToken::new();
-                let task = tokio::spawn(CANCEL.scope(token.clone(), async move {
-                    let resp = call(&module, &id, &String::from_utf8_lossy(&body)).await;
-                    if in_flight.take(&k).is_some() {
-                        out.send_raw(resp);
+            (_, Handler::Sync(_)) => {
+                // On the work pool, on the registry as of now.
+                let (table, ctx, token) = (self.table.clone(), self.ctx.clone(), CancellationToken::new());
+                let (snapshot, (tx, rx)) = (ctx.current(), tokio::sync::oneshot::channel());
+                let (job_id, job_token) = (id.clone(), token.clone());
+                let work = ctx.clone();
+                work.work.spawn(move || {
+                    if job_token.is_cancelled() {
+                        return; // cancelled while queued: answered already
                     }
-                }));
-                guard.insert(key, (task.abort_handle(), token));
+                    let Some(Handler::Sync(f)) = table.get(&method).map(|m| &m.handler) else { return };
+                    let answer = ARRIVAL.sync_scope(snapshot, || CANCEL.sync_scope(job_token, || call_sync(f, &ctx, &job_id, params.as_deref())));
+                    let _ = tx.send(answer);
+                });
+                let lost = id.clone();
+                self.track(id, token, async move {
+                    rx.await.unwrap_or_else(|_| Answer { body: message::failure(Some(&lost), &internal("the work pool dropped the request")), ok: false })
+                });
+            }
+            (_, Handler::Async(f)) => {
+                let token = CancellationToken::new();
+                let work = f(self.ctx.clone(), id.clone(), params);
+                let caught = id.clone();
+                let work = async move { AssertUnwindSafe(work).catch_unwind().await.unwrap_or_else(|panic| panicked(&caught, panic)) };
+                let work = ARRIVAL.scope(self.ctx.current(), CANCEL.scope(token.clone(), work));
+                self.track(id, token, work);
             }
         }
     }
+
+    /// Runs a request off the main loop, in flight under its id until it answers.
+    fn track(&mut self, id: Id, token: CancellationToken, work: impl std::future::Future<Output = Answer> + Send + 'static) {
+        let (out, in_flight) = (self.out.clone(), self.in_flight.clone());
+        self.in_flight.map().insert(id.key().clone(), token.clone());
+        self.tasks.spawn(async move {
+            tokio::select! {
+                answer = work => {
+                    if in_flight.take(id.key()).is_some() {
+                        out.send_raw(answer.body);
+                    }
+                }
+                _ = async { token.cancelled().await; tokio::time::sleep(CANCEL_BACKSTOP).await } => {
+                    tracing::warn!("request {} ignored its cancellation for {CANCEL_BACKSTOP:?}: dropped", id.display());
+                }
+            }
+        });
+    }
 }
 
-/// Whether a response is an error, without building it as a `Value`.
-fn is_error(resp: &[u8]) -> bool {
+/// The id named by `$/cancelRequest`'s params.
+fn cancel_target(params: Option<&[u8]>) -> Option<Id> {
     #[derive(serde::Deserialize)]
-    struct Probe {
-        error: Option<serde::de::IgnoredAny>,
+    struct Target<'a> {
+        #[serde(borrow)]
+        id: &'a serde_json::value::RawValue,
     }
-    serde_json::from_slice::<Probe>(resp).map_or(true, |p| p.error.is_some())
+    let t: Target = serde_json::from_slice(params?).ok()?;
+    Id::parse(Bytes::copy_from_slice(t.id.get().as_bytes()))
 }
 
-/// Runs one request through the method table; a panic becomes -32603 for that request alone.
-async fn call(module: &RpcModule<Ctx>, id: &Value, text: &str) -> bytes::Bytes {
-    match AssertUnwindSafe(module.raw_json_request(text, 1)).catch_unwind().await {
-        // The response moves into the frame without a copy.
-        Ok(Ok((resp, _))) => bytes::Bytes::from(String::from(Box::<str>::from(resp))),
-        Ok(Err(e)) => error_body(id, RpcError::new(ErrorCode::INVALID_REQUEST, format!("invalid request: {e}"))),
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            tracing::error!("handler panicked: {what}");
-            error_body(id, RpcError::new(ErrorCode::INTERNAL_ERROR, format!("internal error: {what}")))
-        }
-    }
+fn internal(what: &str) -> RpcError {
+    RpcError::new(ErrorCode::INTERNAL_ERROR, format!("internal error: {what}"))
 }
 
-fn error_body(id: &Value, e: RpcError) -> bytes::Bytes {
-    bytes::Bytes::from(serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "error": e})).expect("serializes"))
+/// Runs a synchronous handler; a panic becomes -32603 for that request alone.
+fn call_sync(f: &dispatch::SyncFn, ctx: &Ctx, id: &Id, params: Option<&[u8]>) -> Answer {
+    std::panic::catch_unwind(AssertUnwindSafe(|| f(ctx, id, params))).unwrap_or_else(|panic| panicked(id, panic))
+}
+
+fn panicked(id: &Id, panic: Box<dyn std::any::Any + Send>) -> Answer {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    tracing::error!("handler panicked: {what}");
+    Answer { body: message::failure(Some(id), &internal(&what)), ok: false }
 }

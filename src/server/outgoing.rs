@@ -4,8 +4,16 @@
 //! is queued (holding the `backlog` lock), and otherwise queues it for the writer task, which
 //! writes in order and batches. Reverse requests (`host/executeTool`, ...) wait on a oneshot that the main loop
 //! completes when the host's response arrives, matched by id.
+//!
+//! The queue is bounded by bytes, with backpressure rather than loss: while more than
+//! `MAX_QUEUED_BYTES` wait (the host is not reading stdout), the main loop stops reading stdin
+//! (`writable`) and the catalog's notifications wait. What can still be queued meanwhile is
+//! bounded: replies to the requests already in flight, and their notifications, except
+//! `$/progress`, which is dropped while the queue is full (it is advisory).
 
-use crate::protocol::{ErrorCode, RpcError};
+use super::message::{self, Id, IdKey};
+use crate::protocol::error::clip;
+use crate::protocol::{ErrorCode, OutgoingStats, RpcError};
 use crate::transport::codec::encode_frame;
 use crate::transport::record::{Direction, Recorder};
 use bytes::{Bytes, BytesMut};
@@ -14,7 +22,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::AsyncWriteExt;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, Notify};
+
+/// Above this many bytes waiting for stdout, the main loop stops reading stdin.
+pub const MAX_QUEUED_BYTES: usize = 16 * 1024 * 1024;
+
+/// The writer task joins queued frames into one write up to this size.
+const BATCH_BYTES: usize = 256 * 1024;
 
 enum WriterMsg {
     /// A framed message (header + body).
@@ -23,15 +37,26 @@ enum WriterMsg {
 }
 
 pub struct Outgoing {
+    // Unbounded as a channel, bounded in bytes by `backlog.queued` and `writable`.
     tx: mpsc::UnboundedSender<WriterMsg>,
     recorder: Option<Arc<Recorder>>,
-    /// Whether frames are queued for the writer task; while they are, every frame queues behind
-    /// them. While none are, a frame is written straight to a non-blocking stdout pipe by the
-    /// sender (one thread hop less per reply); what does not fit goes to the queue.
-    backlog: Mutex<bool>,
+    /// Bytes queued for the writer task; while any are, every frame queues behind them. While
+    /// none are, a frame is written straight to a non-blocking stdout pipe by the sender (one
+    /// thread hop less per reply); what does not fit goes to the queue.
+    backlog: Mutex<Backlog>,
+    /// Signalled when the queue falls to `MAX_QUEUED_BYTES` or below.
+    drained: Notify,
     direct_fd: Option<i32>,
     pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, RpcError>>>>,
     next_id: AtomicU64,
+}
+
+#[derive(Default)]
+struct Backlog {
+    queued: usize,
+    peak: usize,
+    /// stdout failed (the host is gone): frames are dropped and nothing waits for room.
+    closed: bool,
 }
 
 /// Starts the writer task over `out`. `direct_fd`: stdout's fd when it is a non-blocking pipe.
@@ -44,41 +69,55 @@ pub fn start(
     let outgoing = Arc::new(Outgoing {
         tx,
         recorder,
-        backlog: Mutex::new(false),
+        backlog: Mutex::default(),
+        drained: Notify::new(),
         direct_fd,
         pending: Mutex::new(HashMap::new()),
         next_id: AtomicU64::new(1),
     });
     let me = Arc::downgrade(&outgoing);
+    // Ends at `close`, or when stdout fails; `serve` awaits it in `close`.
     tokio::spawn(async move {
         let mut buf = BytesMut::with_capacity(64 * 1024);
-        while let Some(msg) = rx.recv().await {
-            let mut close = None;
-            let mut push = |msg: WriterMsg, buf: &mut BytesMut| match msg {
-                WriterMsg::Frame(frame) => buf.extend_from_slice(&frame),
-                WriterMsg::Close(ack) => close = Some(ack),
+        let mut next = rx.recv().await;
+        while let Some(msg) = next.take() {
+            let push = |msg: WriterMsg, buf: &mut BytesMut| match msg {
+                WriterMsg::Frame(frame) => {
+                    buf.extend_from_slice(&frame);
+                    None
+                }
+                WriterMsg::Close(ack) => Some(ack),
             };
-            push(msg, &mut buf);
-            // Batch whatever else is ready into one write.
-            while let Ok(msg) = rx.try_recv() {
-                push(msg, &mut buf);
+            let mut close = push(msg, &mut buf);
+            // Batch whatever else is ready into one write, up to a size.
+            while buf.len() < BATCH_BYTES && close.is_none() {
+                match rx.try_recv() {
+                    Ok(msg) => close = push(msg, &mut buf),
+                    Err(_) => break,
+                }
             }
             if let Err(e) = out.write_all(&buf).await.and(out.flush().await) {
                 tracing::warn!("stdout closed: {e}");
+                if let Some(o) = me.upgrade() {
+                    o.backlog.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
+                    o.drained.notify_waiters();
+                }
                 return;
+            }
+            if let Some(o) = me.upgrade() {
+                // Queue drained: senders may write directly again.
+                let mut backlog = o.backlog.lock().unwrap_or_else(|e| e.into_inner());
+                backlog.queued = backlog.queued.saturating_sub(buf.len());
+                if backlog.queued <= MAX_QUEUED_BYTES {
+                    o.drained.notify_waiters();
+                }
             }
             buf.clear();
             if let Some(ack) = close {
                 let _ = ack.send(());
                 return;
             }
-            // Queue drained: senders may write directly again, unless more arrived meanwhile.
-            if let Some(o) = me.upgrade() {
-                let mut backlog = o.backlog.lock().unwrap_or_else(|e| e.into_inner());
-                if rx.is_empty() {
-                    *backlog = false;
-                }
-            }
+            next = rx.recv().await;
         }
     });
     outgoing
@@ -106,16 +145,20 @@ impl Outgoing {
         let mut frame = BytesMut::with_capacity(body.len() + 32);
         encode_frame(&body, &mut frame);
         let mut backlog = self.backlog.lock().unwrap_or_else(|e| e.into_inner());
+        if backlog.closed {
+            return;
+        }
         // Recorded under the lock, so the transcript has the wire's order.
         if let Some(r) = &self.recorder {
             r.record(Direction::Out, &body);
         }
-        let written = match (self.direct_fd, *backlog) {
-            (Some(fd), false) => write_nonblocking(fd, &frame),
+        let written = match (self.direct_fd, backlog.queued) {
+            (Some(fd), 0) => write_nonblocking(fd, &frame),
             _ => 0,
         };
         if written < frame.len() {
-            *backlog = true;
+            backlog.queued += frame.len() - written;
+            backlog.peak = backlog.peak.max(backlog.queued);
             let _ = self.tx.send(WriterMsg::Frame(frame.freeze().slice(written..)));
         }
     }
@@ -124,12 +167,41 @@ impl Outgoing {
         self.send_raw(Bytes::from(serde_json::to_vec(v).expect("JSON values serialize")));
     }
 
-    pub fn error(&self, id: Value, e: RpcError) {
-        self.send_value(&json!({"jsonrpc": "2.0", "id": id, "error": e}));
+    /// An error response; `id` is `None` when the message's id could not be read.
+    pub fn error(&self, id: Option<&Id>, e: RpcError) {
+        self.send_raw(message::failure(id, &e));
     }
 
     pub fn notify(&self, method: &str, params: impl serde::Serialize) {
+        if method == "$/progress" && self.is_full() {
+            tracing::debug!("stdout queue full: $/progress dropped");
+            return;
+        }
         self.send_value(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    fn is_full(&self) -> bool {
+        let b = self.backlog.lock().unwrap_or_else(|e| e.into_inner());
+        b.queued > MAX_QUEUED_BYTES && !b.closed
+    }
+
+    /// Waits while more than `MAX_QUEUED_BYTES` wait for the host to read stdout.
+    pub async fn writable(&self) {
+        loop {
+            let drained = self.drained.notified();
+            tokio::pin!(drained);
+            // Registered before the check, so a drain between the two is not missed.
+            drained.as_mut().enable();
+            if !self.is_full() {
+                return;
+            }
+            drained.await;
+        }
+    }
+
+    pub fn stats(&self) -> OutgoingStats {
+        let b = self.backlog.lock().unwrap_or_else(|e| e.into_inner());
+        OutgoingStats { queued_bytes: b.queued, peak_queued_bytes: b.peak, max_queued_bytes: MAX_QUEUED_BYTES }
     }
 
     /// Sends a request to the host and waits for its answer.
@@ -153,14 +225,15 @@ impl Outgoing {
         rx.await.unwrap_or_else(|_| Err(RpcError::new(ErrorCode::INTERNAL_ERROR, "the host went away")))
     }
 
-    /// Completes a reverse request; false when nothing was waiting for that id.
-    pub fn complete(&self, id: &Value, result: Result<Value, RpcError>) -> bool {
-        let key = match id {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        let waiter = self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
-        waiter.is_some_and(|tx| tx.send(result).is_ok())
+    /// Completes a reverse request; false when nothing was waiting for that id (our ids are
+    /// strings). The result is parsed here, once, for the one caller that waits for it.
+    pub fn complete(&self, id: &Id, result: Result<Bytes, RpcError>) -> bool {
+        let IdKey::Str(key) = id.key() else { return false };
+        let Some(waiter) = self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&**key) else { return false };
+        let result = result.and_then(|body| {
+            serde_json::from_slice(&body).map_err(|e| RpcError::new(ErrorCode::INTERNAL_ERROR, format!("the host's result is not JSON: {}", clip(&e.to_string()))))
+        });
+        waiter.send(result).is_ok()
     }
 
     /// Flushes everything queued so far and stops the writer.

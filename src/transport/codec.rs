@@ -43,26 +43,48 @@ fn find_blank_line(buf: &[u8]) -> Option<usize> {
     buf.windows(4).position(|w| w == b"\r\n\r\n")
 }
 
-/// Parses a header block (without its final blank line) into the body length.
-fn content_length(block: &[u8]) -> Result<usize, String> {
-    let text = std::str::from_utf8(block).map_err(|_| "header is not UTF-8".to_string())?;
-    let mut length = None;
+/// Why a header block is refused; `skip` is the body length when it is known all the same,
+/// so the body is skipped rather than read as the next header.
+#[derive(Debug, PartialEq, Eq)]
+struct HeaderError {
+    reason: String,
+    skip: Option<usize>,
+}
+
+impl HeaderError {
+    fn new(reason: String) -> HeaderError {
+        HeaderError { reason, skip: None }
+    }
+}
+
+/// Parses a header block (without its final blank line) into the body length. Exactly one
+/// `Content-Length` of decimal digits: a sign, a second header (even an equal one) or anything
+/// else makes the frame ambiguous, and an ambiguous frame is refused rather than guessed.
+fn content_length(block: &[u8]) -> Result<usize, HeaderError> {
+    let text = std::str::from_utf8(block).map_err(|_| HeaderError::new("header is not UTF-8".into()))?;
+    let mut lengths = Vec::new();
     for line in text.split("\r\n") {
         let Some((name, value)) = line.split_once(':') else {
-            return Err(format!("malformed header line {line:?}"));
+            return Err(HeaderError::new(format!("malformed header line {line:?}")));
         };
-        let name = name.trim();
-        if name.eq_ignore_ascii_case("content-length") {
-            let n = value
-                .trim()
-                .parse::<usize>()
-                .map_err(|_| format!("Content-Length {:?} is not a number", value.trim()))?;
-            length = Some(n);
-        } else if !name.eq_ignore_ascii_case("content-type") {
-            // Unknown headers are tolerated, as LSP allows.
+        // Unknown headers (and Content-Type) are tolerated, as LSP allows.
+        if name.trim().eq_ignore_ascii_case("content-length") {
+            let value = value.trim();
+            if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(HeaderError::new(format!("Content-Length {value:?} is not a number")));
+            }
+            let n = value.parse::<usize>().map_err(|_| HeaderError::new(format!("Content-Length {value:?} is too large")))?;
+            lengths.push(n);
         }
     }
-    length.ok_or_else(|| "missing Content-Length header".to_string())
+    match lengths[..] {
+        [n] => Ok(n),
+        [] => Err(HeaderError::new("missing Content-Length header".into())),
+        [first, ..] => Err(HeaderError {
+            reason: format!("{} Content-Length headers", lengths.len()),
+            skip: lengths.iter().all(|&n| n == first).then_some(first),
+        }),
+    }
 }
 
 impl Decoder for ContentLengthCodec {
@@ -96,7 +118,12 @@ impl Decoder for ContentLengthCodec {
                             return Ok(Some(Frame::TooLarge { length, max: self.max_frame }));
                         }
                         Ok(length) => self.state = State::Body(length),
-                        Err(message) => return Ok(Some(Frame::BadHeader(message))),
+                        Err(e) => {
+                            if let Some(length) = e.skip {
+                                self.state = State::Skip(length);
+                            }
+                            return Ok(Some(Frame::BadHeader(e.reason)));
+                        }
                     }
                 }
                 State::Body(length) => {
@@ -192,6 +219,33 @@ mod tests {
         );
         let frames = decode_all(&mut c, &[b"X-Foo: 1\r\n\r\n"]);
         assert_eq!(frames, vec![Frame::BadHeader("missing Content-Length header".into())]);
+    }
+
+    #[test]
+    fn two_content_lengths_are_refused() {
+        let mut c = ContentLengthCodec::new(64);
+        // Equal lengths: refused, and the body (known length) is skipped, not read as a header.
+        let frames = decode_all(&mut c, &[b"Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}Content-Length: 4\r\n\r\nnull"]);
+        assert_eq!(frames, vec![Frame::BadHeader("2 Content-Length headers".into()), msg("null")]);
+        // Different lengths: refused; which body length was meant is unknowable.
+        let frames = decode_all(&mut c, &[b"Content-Length: 2\r\ncontent-length: 12\r\n\r\n"]);
+        assert_eq!(frames, vec![Frame::BadHeader("2 Content-Length headers".into())]);
+        let frames = decode_all(&mut c, &[b"Content-Length: 2\r\n\r\n{}"]);
+        assert_eq!(frames, vec![msg("{}")]);
+    }
+
+    #[test]
+    fn a_length_is_digits_only() {
+        let mut c = ContentLengthCodec::new(64);
+        for bad in ["+12", "-1", "1_2", " ", "0x10", "1 2"] {
+            let input = format!("Content-Length: {bad}\r\n\r\n");
+            let frames = decode_all(&mut c, &[input.as_bytes()]);
+            assert_eq!(frames, vec![Frame::BadHeader(format!("Content-Length {:?} is not a number", bad.trim()))], "{bad:?}");
+        }
+        let frames = decode_all(&mut c, &[b"Content-Length: 99999999999999999999999\r\n\r\n"]);
+        assert_eq!(frames, vec![Frame::BadHeader("Content-Length \"99999999999999999999999\" is too large".into())]);
+        let frames = decode_all(&mut c, &[b"Content-Length:  4 \r\n\r\nnull"]);
+        assert_eq!(frames, vec![msg("null")]);
     }
 
     #[test]

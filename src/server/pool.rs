@@ -1,0 +1,65 @@
+//! The work pool: CPU-bound request work (plans that count thousands of tools, scans of big
+//! registries, search indexes) off the runtime's two threads, so the main loop always reads
+//! the next frame and answers cheap requests and `$/cancelRequest` at once.
+//!
+//! One thread per core, each at a lower scheduling priority (nice 10): on a busy machine the
+//! runtime's threads win the CPU whenever they wake, so a trivial request waits neither for
+//! the plans nor for a timeslice behind them. Jobs queue in arrival order.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+type Job = Box<dyn FnOnce() + Send>;
+
+pub struct Pool {
+    // Unbounded: one job per request in flight (and one index build per plan); the main loop
+    // stops reading requests while the host does not read our answers (`Outgoing::writable`).
+    tx: mpsc::Sender<Job>,
+}
+
+/// Niceness of the pool's threads: low enough that the reactor preempts them.
+const NICE: i32 = 10;
+
+impl Pool {
+    pub fn new() -> Pool {
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let (tx, rx) = mpsc::channel::<Job>();
+        let rx = Arc::new(Mutex::new(rx));
+        for i in 0..threads {
+            let rx = rx.clone();
+            std::thread::Builder::new()
+                .name(format!("toolreg-work-{i}"))
+                .spawn(move || {
+                    lower_priority();
+                    loop {
+                        // The lock is held only while waiting for the next job.
+                        let job = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                        match job {
+                            // A job catches its own panics (`Server::call_sync`); this is a backstop.
+                            Ok(job) => {
+                                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                            }
+                            Err(_) => return, // the pool is gone
+                        }
+                    }
+                })
+                .expect("work threads start");
+        }
+        Pool { tx }
+    }
+
+    pub fn spawn(&self, job: impl FnOnce() + Send + 'static) {
+        let _ = self.tx.send(Box::new(job));
+    }
+}
+
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority on the calling thread's own id (Linux applies PRIO_PROCESS to a tid).
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        if libc::setpriority(libc::PRIO_PROCESS, tid, NICE) != 0 {
+            tracing::debug!("cannot lower the work pool's priority: {}", std::io::Error::last_os_error());
+        }
+    };
+}
