@@ -1,30 +1,27 @@
 //! Arbitrary bytes through the path every host message takes before a handler runs: frames out
-//! of the codec, each body classified as the server's main loop does it (`server::on_frame`:
-//! JSON, one object, `"jsonrpc": "2.0"`, an integer or string id; then request, notification or
+//! of the codec, each body classified by the server's own `server::message::classify`
+//! (JSON, one object, `"jsonrpc": "2.0"`, an integer or string id; then request, notification or
 //! response), and a request's params parsed into its method's protocol type as the method table
 //! does (`dispatch::parse`: absent or null means `{}`, a list is refused).
 //!
-//! The classification mirrors `on_frame`, which is private to the server; once the server
-//! exposes its classifier, this target should call it instead. Checks: nothing panics.
+//! Checks: nothing panics, and a request's id echoes back exactly as it was sent.
 #![no_main]
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use tokio_util::codec::Decoder;
 use toolreg::protocol::{self as p, Request};
+use toolreg::server::dispatch;
+use toolreg::server::message::{self, Incoming};
 use toolreg::transport::codec::{ContentLengthCodec, Frame};
 
-fn params<R: Request>(params: Option<&Value>) {
-    let params = match params {
-        None | Some(Value::Null) => Value::Object(Default::default()),
-        Some(Value::Array(_)) => return,
-        Some(v) => v.clone(),
-    };
-    let _ = serde_json::from_value::<R::Params>(params);
+fn params<R: Request>(params: Option<&[u8]>) {
+    // The method table's own parser: absent means `{}`, a list is refused, never a panic.
+    let _ = dispatch::parse::<R::Params>(params);
 }
 
-fn request(method: &str, p: Option<&Value>) {
+fn request(method: &str, p: Option<&[u8]>) {
     match method {
         p::Initialize::METHOD => params::<p::Initialize>(p),
         p::Shutdown::METHOD => params::<p::Shutdown>(p),
@@ -46,18 +43,18 @@ fn request(method: &str, p: Option<&Value>) {
     }
 }
 
-fn classify(body: &[u8]) {
-    let Ok(msg) = serde_json::from_slice::<Value>(body) else { return };
-    let Value::Object(obj) = &msg else { return };
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return;
-    }
-    let id = obj.get("id");
-    if id.is_some_and(|id| !(id.is_string() || id.is_i64() || id.is_u64())) {
-        return;
-    }
-    if let (Some(method), Some(_)) = (obj.get("method").and_then(Value::as_str), id) {
-        request(method, obj.get("params"));
+/// The server's own classifier (`server::message::classify`); a request's id must echo back
+/// exactly as it came, and its params go through the method table's parser.
+fn classify(body: &Bytes) {
+    match message::classify(body) {
+        Incoming::Request { id, method, params } => {
+            let echoed = message::failure(Some(&id), &toolreg::protocol::RpcError::new(toolreg::protocol::ErrorCode::INTERNAL_ERROR, "x"));
+            let v: Value = serde_json::from_slice(&echoed).expect("an error body is JSON");
+            let sent: Value = serde_json::from_slice(id.raw()).expect("an id is JSON");
+            assert_eq!(v["id"], sent, "the id is echoed as sent");
+            request(&method, params.as_deref());
+        }
+        Incoming::Notification { .. } | Incoming::Response { .. } | Incoming::Invalid { .. } => {}
     }
 }
 
@@ -70,5 +67,5 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     // The input as one unframed body too, so the JSON side is reached without a header.
-    classify(data);
+    classify(&Bytes::copy_from_slice(data));
 });

@@ -6,11 +6,11 @@
 //! requests run concurrently on a snapshot. Every request gets exactly one reply: a
 //! cancelled or panicking one too.
 
-mod dispatch;
+pub mod dispatch;
 mod handlers;
 mod handlers_tools;
 mod host;
-mod message;
+pub mod message;
 pub mod outgoing;
 mod pool;
 
