@@ -6,6 +6,8 @@
 //! survive). A server's entries are evicted only when the server is disabled or removed, or when
 //! its list was confirmed and no longer has the tool (or the host deselected or disabled it).
 //! A cold or failing server without a list keeps what it had.
+//! Tools held by their pins (changed or new since the user approved them, `catalog::pins`)
+//! are neither resolved nor registered, and a registered one is evicted.
 
 use crate::catalog::{Catalog, ListState, ServerConfig};
 use crate::registry::{mcp, wire_name, Registry, Source};
@@ -60,7 +62,8 @@ pub fn resolve(registry: &Registry, catalog: &Catalog, mode: Mode, server_ids: &
         }
         let Some(cfg) = catalog.config(&id).filter(|c| c.enabled) else { continue };
         let Ok(list) = catalog.list_tools(&id, false) else { continue };
-        for t in &list.tools {
+        let Some(held) = catalog.held_tools(&id) else { continue };
+        for t in list.tools.iter().filter(|t| !held.contains(&t.name)) {
             ids.insert(registry.mcp_wire_name(&cfg.id, &cfg.name, &t.name));
         }
     }
@@ -96,10 +99,20 @@ pub fn sync(registry: &mut Registry, catalog: &Catalog, selected: Option<&[Strin
         if list.state != ListState::Ready {
             continue; // cold or failing without a list: keep what it had
         }
+        let Some(held) = catalog.held_tools(&id) else { continue }; // pins still loading
+        // A held tool goes whatever the selection: its registered definition is no longer the
+        // server's.
+        let held_entries: Vec<String> = registry
+            .mcp_entries(&id)
+            .iter()
+            .filter(|r| matches!(&r.entry.source, Source::Mcp { tool_name, .. } if held.contains(tool_name)))
+            .map(|r| r.entry.name.clone())
+            .collect();
+        evicted.extend(registry.deregister(&held_entries));
         // Two tools of one server may camel-case alike: the later one takes the digest form.
         let mut taken = BTreeSet::new();
         let mut desired = Vec::new();
-        for t in &list.tools {
+        for t in list.tools.iter().filter(|t| !held.contains(&t.name)) {
             let mut e = tool_entry(registry, &cfg, t);
             if !taken.insert(e.name.clone()) {
                 e.name = wire_name::mcp_name(&cfg.name, &cfg.id, &t.name, true);
@@ -131,4 +144,18 @@ pub fn sync(registry: &mut Registry, catalog: &Catalog, selected: Option<&[Strin
     registered.sort();
     evicted.sort();
     Synced { registered, evicted }
+}
+
+/// The refusal for a call by wire name to an MCP tool that is held by its pin (and so not
+/// registered): the name it would get in `registry`, matched over every enabled server.
+pub fn held_refusal(registry: &Registry, catalog: &Catalog, wire: &str) -> Option<String> {
+    for id in catalog.server_ids() {
+        let Some(cfg) = catalog.config(&id).filter(|c| c.enabled) else { continue };
+        for tool in catalog.held_tools(&id).unwrap_or_default() {
+            if registry.mcp_wire_name(&cfg.id, &cfg.name, &tool) == wire {
+                return catalog.held_refusal(&id, &tool);
+            }
+        }
+    }
+    None
 }

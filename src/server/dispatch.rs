@@ -31,6 +31,7 @@ pub fn kind(method: &str) -> Kind {
         | p::RegistryDeregister::METHOD
         | p::RegistrySyncMcp::METHOD
         | p::CatalogSetServers::METHOD
+        | p::CatalogApproveTools::METHOD
         | p::ApprovalRespond::METHOD => Kind::Ordered,
         p::RegistryList::METHOD
         | p::RegistrySelectActive::METHOD
@@ -98,6 +99,8 @@ pub fn module(ctx: Arc<Ctx>) -> RpcModule<Ctx> {
     sync::<p::CatalogSetServers>(&mut m, tools::handle_set_servers);
     sync::<p::CatalogListTools>(&mut m, tools::handle_list_tools);
     sync::<p::CatalogStatus>(&mut m, tools::handle_status);
+    sync::<p::CatalogPins>(&mut m, super::handlers_pins::handle_pins);
+    sync::<p::CatalogApproveTools>(&mut m, super::handlers_pins::handle_approve_tools);
     asynchronous::<p::CatalogRefresh, _, _>(&mut m, tools::handle_refresh);
     asynchronous::<p::CatalogRestart, _, _>(&mut m, tools::handle_restart);
     asynchronous::<p::ToolInvoke, _, _>(&mut m, tools::handle_invoke);
