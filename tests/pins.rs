@@ -261,7 +261,11 @@ fn a_corrupt_pins_file_holds_every_tool_instead_of_re_baselining() {
             .into_iter()
             .flatten()
             .map(|e| e.unwrap().path())
-            .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("pins-"));
+            .find(|p| {
+                // Not the temp file of a write in progress: the renamed, finished one.
+                let name = p.file_name().unwrap().to_str().unwrap();
+                name.starts_with("pins-") && name.ends_with(".json")
+            });
         if let Some(p) = found {
             break p;
         }
