@@ -106,11 +106,19 @@ fn text(r: &Value) -> String {
     r["output"]["value"].as_str().map(str::to_string).unwrap_or_else(|| r["output"].to_string())
 }
 
+/// A refresh that surely reads the list as it is now: a refresh joins one already running
+/// (which may have read the old list), so refresh twice; the second starts after the first.
+fn fresh_refresh(s: &mut Sidecar, notes: &mut Vec<Value>) -> Value {
+    call(s, "catalog/refresh", json!({"serverId": "fs"}), notes);
+    let r = call(s, "catalog/refresh", json!({"serverId": "fs"}), notes);
+    assert_eq!(r["result"]["state"], "ready", "{r}");
+    r
+}
+
 /// Refresh, then wait for the `catalog/didChange` that carries the held tools.
 fn refresh_until_held_notice(s: &mut Sidecar) -> Value {
     let mut notes = Vec::new();
-    let r = call(s, "catalog/refresh", json!({"serverId": "fs"}), &mut notes);
-    assert_eq!(r["result"]["state"], "ready", "{r}");
+    fresh_refresh(s, &mut notes);
     let t = Instant::now();
     loop {
         if let Some(n) = notes.iter().find(|n| n["method"] == "catalog/didChange" && n["params"].get("changedTools").is_some()) {
@@ -237,7 +245,7 @@ fn trust_auto_accepts_changes() {
     let synced = ok(&mut s, "registry/syncMcp", json!({}));
     let read = strs(&synced["registered"]).into_iter().find(|n| n.ends_with("readFile")).unwrap();
     write_defs(&f, POISONED, true, true);
-    let r = call(&mut s, "catalog/refresh", json!({"serverId": "fs"}), &mut Vec::new());
+    let r = fresh_refresh(&mut s, &mut Vec::new());
     assert_eq!(r["result"]["toolCount"], 44, "{r}");
     let pins = ok(&mut s, "catalog/pins", json!({"serverId": "fs"}));
     assert!(pins["tools"].as_array().unwrap().iter().all(|t| t["state"] == "approved"), "{pins}");
