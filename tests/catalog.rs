@@ -506,7 +506,9 @@ fn refreshes_are_single_flight_and_reads_start_none() {
     let slow = dir.path().join("slow");
     let empty = dir.path().join("empty");
     let mut s = Sidecar::spawn();
-    init(&mut s, None);
+    // listMs well above the fixture's 3 s list: with listMs 3000 the two raced, and the
+    // warm-up list timed out on a loaded machine.
+    init_with(&mut s, json!({"timeouts": {"connectMs": 3000, "listMs": 20000}, "capabilities": {"hostTools": true}}));
     ok(&mut s, "catalog/setServers", json!({"servers": [
         server("slow", &["--slow-list-ms", "3000", "--list-count-file", slow.to_str().unwrap()]),
         server("empty", &["--empty-list", "--list-count-file", empty.to_str().unwrap()]),
