@@ -6,6 +6,8 @@
 //! survive). A server's entries are evicted only when the server is disabled or removed, or when
 //! its list was confirmed and no longer has the tool (or the host deselected or disabled it).
 //! A cold or failing server without a list keeps what it had.
+//! Tools held by their pins (changed or new since the user approved them, `catalog::pins`)
+//! are neither resolved nor registered, and a registered one is evicted.
 
 use crate::catalog::{Catalog, ListState, ListToolsResult, ServerConfig};
 use crate::registry::mcp::{self, ToolId};
@@ -48,29 +50,34 @@ pub fn mcp_entry(
 /// of them at once (`Registry::mcp_wire_names`), whichever servers the caller then uses, so
 /// `resolve` and `sync` name every tool alike in the same round.
 struct Named {
-    servers: Vec<(ServerConfig, ListToolsResult)>,
+    /// Each server with its list less the tools its pins hold, and the held names (`None`
+    /// while its pins are still loading: such a server is neither resolved nor synced).
+    servers: Vec<(ServerConfig, ListToolsResult, Option<BTreeSet<String>>)>,
     /// Per server, its tools' wire names in list order.
     names: Vec<Vec<String>>,
 }
 
 fn named(registry: &Registry, catalog: &Catalog) -> Named {
-    let servers: Vec<(ServerConfig, ListToolsResult)> = catalog
+    let servers: Vec<_> = catalog
         .server_ids()
         .iter()
         .filter_map(|id| {
             let cfg = catalog.config(id).filter(|c| c.enabled)?;
-            let list = catalog.list_tools(id, false).ok()?;
-            Some((cfg, list))
+            let mut list = catalog.list_tools(id, false).ok()?;
+            let held = catalog.held_tools(id);
+            let hold = held.clone().unwrap_or_default();
+            list.tools.retain(|t| !hold.contains(&t.name));
+            Some((cfg, list, held))
         })
         .collect();
     let ids: Vec<ToolId> = servers
         .iter()
-        .flat_map(|(cfg, list)| {
+        .flat_map(|(cfg, list, _)| {
             list.tools.iter().map(|t| ToolId { server_id: &cfg.id, server_name: &cfg.name, tool_name: &t.name })
         })
         .collect();
     let mut flat = registry.mcp_wire_names(&ids).into_iter();
-    let names = servers.iter().map(|(_, list)| flat.by_ref().take(list.tools.len()).collect()).collect();
+    let names = servers.iter().map(|(_, list, _)| flat.by_ref().take(list.tools.len()).collect()).collect();
     Named { servers, names }
 }
 
@@ -81,9 +88,9 @@ pub fn resolve(registry: &Registry, catalog: &Catalog, mode: Mode, server_ids: &
     }
     let n = named(registry, catalog);
     let mut ids = BTreeSet::new();
-    for ((cfg, _), names) in n.servers.iter().zip(&n.names) {
-        if mode == Mode::Manual && !server_ids.contains(&cfg.id) {
-            continue;
+    for ((cfg, _, held), names) in n.servers.iter().zip(&n.names) {
+        if held.is_none() || (mode == Mode::Manual && !server_ids.contains(&cfg.id)) {
+            continue; // pins still loading, or not chosen
         }
         ids.extend(names.iter().cloned());
     }
@@ -114,11 +121,21 @@ pub fn sync(registry: &mut Registry, catalog: &Catalog, selected: Option<&[Strin
     }
 
     let n = named(registry, catalog);
-    for ((cfg, list), names) in n.servers.iter().zip(n.names) {
+    for ((cfg, list, held), names) in n.servers.iter().zip(n.names) {
         if list.state != ListState::Ready {
             continue; // cold or failing without a list: keep what it had
         }
         let id = &cfg.id;
+        let Some(held) = held else { continue }; // pins still loading: keep what it had
+        // A held tool goes whatever the selection: its registered definition is no longer the
+        // server's.
+        let held_entries: Vec<String> = registry
+            .mcp_entries(id)
+            .iter()
+            .filter(|r| matches!(&r.entry.source, Source::Mcp { tool_name, .. } if held.contains(tool_name)))
+            .map(|r| r.entry.name.clone())
+            .collect();
+        evicted.extend(registry.deregister(&held_entries));
         let desired: Vec<_> = list
             .tools
             .iter()
@@ -149,4 +166,18 @@ pub fn sync(registry: &mut Registry, catalog: &Catalog, selected: Option<&[Strin
     registered.sort();
     evicted.sort();
     Synced { registered, evicted }
+}
+
+/// The refusal for a call by wire name to an MCP tool that is held by its pin (and so not
+/// registered): the name it would get in `registry`, matched over every enabled server.
+pub fn held_refusal(registry: &Registry, catalog: &Catalog, wire: &str) -> Option<String> {
+    for id in catalog.server_ids() {
+        let Some(cfg) = catalog.config(&id).filter(|c| c.enabled) else { continue };
+        for tool in catalog.held_tools(&id).unwrap_or_default() {
+            if registry.mcp_wire_name(&cfg.id, &cfg.name, &tool) == wire {
+                return catalog.held_refusal(&id, &tool);
+            }
+        }
+    }
+    None
 }

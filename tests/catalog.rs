@@ -152,7 +152,10 @@ fn hanging_and_crashing_servers_delay_nothing() {
 fn list_changed_reaches_the_registry_after_the_next_sync() {
     let mut s = Sidecar::spawn();
     init(&mut s, None);
-    ok(&mut s, "catalog/setServers", json!({"servers": [server("live", &["--tools", "2", "--change-after-ms", "700"])]}));
+    // `trust: auto`: a tool that appears is taken as it is (pinned, it would be held; tests/pins.rs).
+    let mut live = server("live", &["--tools", "2", "--change-after-ms", "700"]);
+    live["trust"] = json!("auto");
+    ok(&mut s, "catalog/setServers", json!({"servers": [live]}));
     wait_state(&mut s, "live", "ready");
     let first = ok(&mut s, "registry/syncMcp", json!({}));
     assert!(names(&first["registered"]).contains(&"mcp__live__tool0".to_string()));
@@ -222,7 +225,12 @@ fn a_restarted_sidecar_answers_from_its_persisted_cache_and_survives_a_corrupt_o
     ok(&mut s, "catalog/setServers", json!({"servers": [cfg.clone()]}));
     wait_state(&mut s, "cached", "ready");
     quit(s);
-    let files: Vec<_> = std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().path()).collect();
+    // The pins (`pins-*.json`) live beside the list cache.
+    let files: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("mcp-"))
+        .collect();
     assert_eq!(files.len(), 1, "one file per server: {files:?}");
 
     // Restart with the server now hanging: the tools are there at once, from disk.

@@ -88,13 +88,19 @@ pub fn store(dir: &Path, server_id: &str, identity: &str, list: &CachedList) -> 
         tools: list.tools.clone(),
     };
     let bytes = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
-    let path = path_for(dir, server_id);
+    write_atomic(dir, &path_for(dir, server_id), &bytes)
+}
+
+/// Temp file in the same directory, fsync, rename, fsync of the directory: a reader sees the
+/// old file or the new one. Also used for the pins (`pins.rs`).
+pub fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
     let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&bytes)?;
+        f.write_all(bytes)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, &path)?;
+        std::fs::rename(&tmp, path)?;
         // The rename itself is durable only once the directory is synced.
         if let Ok(d) = std::fs::File::open(dir) {
             let _ = d.sync_all();

@@ -35,6 +35,10 @@ pub struct ServerConfig {
     pub disabled_tools: Vec<String>,
     #[serde(default)]
     pub approval_tools: Vec<String>,
+    /// `pinned` (default): a tool whose definition changed, or that appeared after the first
+    /// list, is held until the host approves it (`catalog/approveTools`). `auto`: accept changes.
+    #[serde(default)]
+    pub trust: super::pins::Trust,
 }
 
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
@@ -167,13 +171,28 @@ pub struct ListToolsResult {
 pub enum CatalogEvent {
     /// A server's status, error or tool list changed (not sent for a refresh that changed nothing).
     #[serde(rename_all = "camelCase")]
-    DidChange { server_id: String, status: ServerState, tool_count: Option<usize> },
+    DidChange {
+        server_id: String,
+        status: ServerState,
+        tool_count: Option<usize>,
+        /// The held tools (pins), when that set differs from the last `DidChange`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        held: Option<HeldTools>,
+    },
     /// LSP `$/progress` payload while warming: `value` is a WorkDoneProgress begin/report/end.
     #[serde(rename_all = "camelCase")]
     Progress { token: String, value: Value },
     /// A new, different tool list was stored: the registry should re-sync this server.
     #[serde(rename_all = "camelCase")]
     ToolsChanged { server_id: String },
+}
+
+/// The tools of a server held by its pins (names as the server calls them, sorted).
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldTools {
+    pub changed_tools: Vec<String>,
+    pub new_tools: Vec<String>,
 }
 
 /// Knobs of the catalog. Every MCP interaction is bounded by one of the timeouts.
@@ -233,6 +252,13 @@ pub enum CatalogError {
     Mcp(String),
     #[error("MCP connection closed: {0}")]
     Closed(String),
+    /// The tool is held by its pin (changed or new since the user approved the server's tools);
+    /// the message is written for the model and the user.
+    #[error("{message}")]
+    Held { server: String, tool: String, message: String },
+    /// `catalog/approveTools` named tools the server's current list does not have.
+    #[error("not in the current tool list of MCP server {server}: {}", tools.join(", "))]
+    NotInList { server: String, tools: Vec<String> },
 }
 
 impl CatalogError {

@@ -9,6 +9,9 @@
 //!   read, `tools/list_changed`, back-off retries. See `refresh.rs` for the per-server rules.
 //! - The last-known-good list survives failures and restarts (`cache.rs`).
 //! - Children die with us (`client.rs`).
+//! - Tools whose definition changed, or that appeared, after the user accepted a server's
+//!   tools are held (`pins.rs`): `held_tools` names them for sync, and `call_tool` refuses
+//!   them against the current list, whatever the registry still holds.
 //! - No JSON-RPC here and no dependency on the rest of the crate but the leaf `secret`: the
 //!   server layer maps `CatalogEvent`s and `CatalogError`s to the host protocol.
 //! - No credential reaches a status, an error or the log: config fields are `Secret`s, and
@@ -31,6 +34,7 @@ mod cache;
 mod child;
 mod client;
 mod config;
+pub mod pins;
 mod refresh;
 mod result_cap;
 mod stdio;
@@ -45,9 +49,10 @@ use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 pub use config::{
-    CatalogError, CatalogEvent, CatalogOptions, ListState, ListToolsResult, McpTool, ServerConfig,
-    ServerState, ServerStatus, Transport,
+    CatalogError, CatalogEvent, CatalogOptions, HeldTools, ListState, ListToolsResult, McpTool,
+    ServerConfig, ServerState, ServerStatus, Transport,
 };
+pub use pins::{PinDiff, PinState, ToolPin, Trust};
 use refresh::{Server, Shared};
 
 /// The catalog's one policy for poisoned mutexes: recover the data (see the module docs).
@@ -64,6 +69,9 @@ struct Inner {
     shared: Arc<Shared>,
     servers: Mutex<BTreeMap<String, Arc<Server>>>,
     warm_seq: AtomicU64,
+    /// Pins of servers removed from the set, kept for the life of the process: a server that
+    /// comes back is not re-baselined (the only copy when there is no cacheDir).
+    retired_pins: Mutex<BTreeMap<String, pins::Pins>>,
 }
 
 impl Drop for Inner {
@@ -80,7 +88,12 @@ impl Catalog {
         let slots = opts.max_concurrent_warm.max(1);
         let shared = Arc::new(Shared { opts, events, warm_slots: Arc::new(Semaphore::new(slots)) });
         Catalog {
-            inner: Arc::new(Inner { shared, servers: Mutex::new(BTreeMap::new()), warm_seq: AtomicU64::new(0) }),
+            inner: Arc::new(Inner {
+                shared,
+                servers: Mutex::new(BTreeMap::new()),
+                warm_seq: AtomicU64::new(0),
+                retired_pins: Mutex::new(BTreeMap::new()),
+            }),
         }
     }
 
@@ -108,9 +121,10 @@ impl Catalog {
                     }
                     Some(s) => {
                         let carry = (s.identity == cfg.identity_hash()).then(|| s.last_known_good()).flatten();
+                        let pins = s.pins();
                         to_stop.push(s);
                         let enabled = cfg.enabled;
-                        let s = Server::new(cfg, self.inner.shared.clone(), carry);
+                        let s = Server::new(cfg, self.inner.shared.clone(), carry, pins);
                         if enabled {
                             to_warm.push(s.clone());
                         }
@@ -118,7 +132,8 @@ impl Catalog {
                     }
                     None => {
                         let enabled = cfg.enabled;
-                        let s = Server::new(cfg, self.inner.shared.clone(), None);
+                        let pins = lock(&self.inner.retired_pins).remove(&id);
+                        let s = Server::new(cfg, self.inner.shared.clone(), None, pins);
                         if enabled {
                             to_warm.push(s.clone());
                         }
@@ -127,6 +142,13 @@ impl Catalog {
                 };
                 map.insert(id, server);
             }
+            let mut retired = lock(&self.inner.retired_pins);
+            for s in old.values() {
+                if let Some(p) = s.pins() {
+                    retired.insert(s.id.clone(), p);
+                }
+            }
+            drop(retired);
             to_stop.extend(old.into_values());
         }
         for s in to_stop {
@@ -241,6 +263,32 @@ impl Catalog {
         lock(&self.inner.servers).keys().cloned().collect()
     }
 
+    /// Every tool of the server's current list with its pin state (`catalog/pins`).
+    pub fn pins(&self, server_id: &str) -> Result<Vec<ToolPin>, CatalogError> {
+        self.server(server_id)?.pin_report()
+    }
+
+    /// Make the current definitions of `tools` the approved ones (`catalog/approveTools`).
+    pub fn approve_tools(&self, server_id: &str, tools: &[String]) -> Result<Vec<ToolPin>, CatalogError> {
+        let server = self.server(server_id)?;
+        server.approve(tools)?;
+        server.pin_report()
+    }
+
+    /// The tools of the server's current list that are held (changed or new since approved);
+    /// `None` while its pins are being read from disk (so hold nothing new, evict nothing).
+    pub fn held_tools(&self, server_id: &str) -> Option<std::collections::BTreeSet<String>> {
+        match self.server(server_id) {
+            Ok(s) => s.held().map(|h| h.names()),
+            Err(_) => Some(Default::default()),
+        }
+    }
+
+    /// Why a call to `tool` must not run now (held by its pin), for the model; `None` if it may.
+    pub fn held_refusal(&self, server_id: &str, tool: &str) -> Option<String> {
+        self.server(server_id).ok()?.refusal(tool)
+    }
+
     /// `tools/call` through the server's session (connecting if it has none). The result is
     /// the MCP `CallToolResult` as JSON; `isError: true` results are `Ok`. Cancelling `cancel`
     /// sends `notifications/cancelled`; the server's progress notifications go to `progress`.
@@ -256,6 +304,10 @@ impl Catalog {
         let config = server.config();
         if config.disabled_tools.iter().any(|t| t == tool) {
             return Err(CatalogError::ToolDisabled { server: server_id.to_owned(), tool: tool.to_owned() });
+        }
+        // Checked against the list as it is now: the registry may hold an older definition.
+        if let Some(message) = server.refusal(tool) {
+            return Err(CatalogError::Held { server: server_id.to_owned(), tool: tool.to_owned(), message });
         }
         let conn = tokio::select! {
             c = server.connection() => c,

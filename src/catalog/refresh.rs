@@ -10,8 +10,11 @@
 //! - A failed refresh never drops the last-known-good list; it sets Error and schedules one
 //!   automatic retry after an exponential back-off. Explicit refreshes skip the back-off and
 //!   the warm-up concurrency limit.
-//! - Events are edge-triggered: `DidChange` only when (state, error, tool count, tools)
-//!   changed, `ToolsChanged` only when a different list was stored.
+//! - Events are edge-triggered: `DidChange` only when (state, error, tool count, tools, held
+//!   tools) changed, `ToolsChanged` only when a different list was stored.
+//! - The held tools (`pins.rs`) are recomputed under the data lock whenever the list, the pins
+//!   or the trust change, so `held` always describes the current list. While the pins are read
+//!   from disk `held` is `None`: sync keeps what it had and calls are refused.
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
@@ -22,10 +25,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::cache::{self, CachedList};
 use super::lock;
+use super::pins::{self, Held, Pins, ToolPin, Trust};
 use super::client::{self, Connection};
 use super::config::{
-    now_rfc3339, CatalogError, CatalogEvent, CatalogOptions, McpTool, ServerConfig, ServerState,
-    ServerStatus,
+    now_rfc3339, CatalogError, CatalogEvent, CatalogOptions, HeldTools, McpTool, ServerConfig,
+    ServerState, ServerStatus,
 };
 
 /// What every server shares with the catalog.
@@ -65,6 +69,11 @@ pub(crate) struct Data {
     in_flight: Option<(RefreshFuture, Arc<Notify>)>,
     rerun: bool,
     last_published: Option<(ServerState, Option<String>, Option<usize>)>,
+    /// The approved definitions; `None` while they are read from disk.
+    pins: Option<Pins>,
+    /// The tools of the current list that the pins hold; `None` while the pins load.
+    held: Option<Held>,
+    held_published: Held,
 }
 
 pub(crate) struct Server {
@@ -79,17 +88,21 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    /// `carry` is the last-known-good list of a previous incarnation with the same identity.
+    /// `carry` is the last-known-good list of a previous incarnation with the same identity,
+    /// `pins` the approvals of a previous incarnation with the same id.
     /// The list from disk is read off the async threads and shows up (with a `DidChange`) as
-    /// soon as it is loaded, unless a refresh got a fresh list first.
-    pub fn new(config: ServerConfig, shared: Arc<Shared>, carry: Option<CachedList>) -> Arc<Self> {
+    /// soon as it is loaded, unless a refresh got a fresh list first; the pins are read first.
+    pub fn new(config: ServerConfig, shared: Arc<Shared>, carry: Option<CachedList>, pins: Option<Pins>) -> Arc<Self> {
         let identity = config.identity_hash();
         let cache_dir = if carry.is_none() { shared.opts.cache_dir.clone() } else { None };
+        let pins_dir = if pins.is_none() { shared.opts.cache_dir.clone() } else { None };
         let data = Data {
             state: Some(if config.enabled { ServerState::Connecting } else { ServerState::Disabled }),
             refreshed_at: carry.as_ref().and_then(|c| c.refreshed_at.clone()),
             tools: carry.map(|c| c.tools),
             loading: cache_dir.is_some(),
+            // Without a cacheDir, pins live in memory only.
+            pins: pins.or_else(|| pins_dir.is_none().then(Pins::default)),
             ..Data::default()
         };
         let server = Arc::new(Server {
@@ -103,35 +116,144 @@ impl Server {
             shared,
         });
         let mut d = lock(&server.data);
+        let persist_pins = server.reevaluate(&mut d);
         server.publish(&mut d, false);
         drop(d);
-        if let Some(dir) = cache_dir {
+        if persist_pins {
+            server.persist_pins();
+        }
+        if cache_dir.is_some() || pins_dir.is_some() {
             let me = server.clone();
             tokio::task::spawn_blocking(move || {
-                let cached = cache::load(&dir, &me.id, &me.identity);
-                me.apply_cached(cached);
+                if let Some(dir) = pins_dir {
+                    let loaded = pins::load(&dir, &me.id);
+                    me.apply_pins(loaded);
+                }
+                if let Some(dir) = cache_dir {
+                    let cached = cache::load(&dir, &me.id, &me.identity);
+                    me.apply_cached(cached);
+                }
             });
         }
         server
     }
 
-    fn apply_cached(&self, cached: Option<CachedList>) {
+    fn apply_cached(self: &Arc<Self>, cached: Option<CachedList>) {
         let mut d = lock(&self.data);
         d.loading = false;
         if let (Some(list), None) = (cached, &d.tools) {
             d.tools = Some(list.tools);
             d.refreshed_at = list.refreshed_at;
+            let persist_pins = self.reevaluate(&mut d);
             self.publish(&mut d, true);
+            drop(d);
+            if persist_pins {
+                self.persist_pins();
+            }
         }
+    }
+
+    fn apply_pins(self: &Arc<Self>, loaded: Pins) {
+        let mut d = lock(&self.data);
+        if d.pins.is_none() {
+            d.pins = Some(loaded);
+        }
+        let persist_pins = self.reevaluate(&mut d);
+        self.publish(&mut d, false);
+        drop(d);
+        if persist_pins {
+            self.persist_pins();
+        }
+    }
+
+    fn trust(&self) -> Trust {
+        lock(&self.config).trust
+    }
+
+    /// Recompute the held tools after the list, the pins or the trust changed; a list seen
+    /// for the first time (or under `auto`) is approved here. Returns whether the pins changed.
+    fn reevaluate(&self, d: &mut Data) -> bool {
+        let trust = self.trust();
+        let Data { pins, tools, held, .. } = d;
+        match (pins.as_mut(), tools.as_deref()) {
+            (None, _) => {
+                *held = None;
+                false
+            }
+            (Some(_), None) => {
+                *held = Some(Held::default());
+                false
+            }
+            (Some(p), Some(tools)) => {
+                let changed = p.observe(tools, trust);
+                *held = Some(p.held(tools, trust));
+                changed
+            }
+        }
+    }
+
+    /// The pins, if read (for a successor with the same id).
+    pub fn pins(&self) -> Option<Pins> {
+        lock(&self.data).pins.clone()
+    }
+
+    /// Names of the held tools of the current list; `None` while the pins are read from disk.
+    pub fn held(&self) -> Option<Held> {
+        lock(&self.data).held.clone()
+    }
+
+    fn pins_loading(&self) -> CatalogError {
+        CatalogError::NotConnected(format!(
+            "the approved tool definitions of MCP server {} are still being read; try again",
+            self.id
+        ))
+    }
+
+    /// Every tool of the current list with its pin state (and a diff when changed).
+    pub fn pin_report(&self) -> Result<Vec<ToolPin>, CatalogError> {
+        let trust = self.trust();
+        let d = lock(&self.data);
+        let pins = d.pins.as_ref().ok_or_else(|| self.pins_loading())?;
+        Ok(pins.report(d.tools.as_deref().unwrap_or_default(), trust))
+    }
+
+    /// Make the current definitions of `names` the approved ones.
+    pub fn approve(self: &Arc<Self>, names: &[String]) -> Result<(), CatalogError> {
+        let mut d = lock(&self.data);
+        let tools = d.tools.clone().unwrap_or_default();
+        let Some(pins) = d.pins.as_mut() else { return Err(self.pins_loading()) };
+        pins.approve(&tools, names)
+            .map_err(|unknown| CatalogError::NotInList { server: self.id.clone(), tools: unknown })?;
+        self.reevaluate(&mut d);
+        self.publish(&mut d, false);
+        drop(d);
+        self.persist_pins();
+        Ok(())
+    }
+
+    /// Why a call to `tool` must not run now (its current definition is not approved).
+    pub fn refusal(&self, tool: &str) -> Option<String> {
+        let trust = self.trust();
+        let d = lock(&self.data);
+        let Some(pins) = &d.pins else { return Some(self.pins_loading().to_string()) };
+        let current = d.tools.iter().flatten().find(|t| t.name == tool)?;
+        pins.refusal(&self.id, current, trust)
     }
 
     pub fn config(&self) -> ServerConfig {
         lock(&self.config).clone()
     }
 
-    /// Display name and tool filters change in place: they do not touch the connection.
-    pub fn set_config(&self, config: ServerConfig) {
+    /// Display name, tool filters and trust change in place: they do not touch the connection.
+    pub fn set_config(self: &Arc<Self>, config: ServerConfig) {
         *lock(&self.config) = config;
+        let mut d = lock(&self.data);
+        let persist_pins = self.reevaluate(&mut d);
+        self.publish(&mut d, false);
+        drop(d);
+        if persist_pins {
+            self.persist_pins();
+        }
     }
 
     pub fn enabled(&self) -> bool {
@@ -160,13 +282,18 @@ impl Server {
     fn publish(&self, d: &mut Data, tools_changed: bool) {
         let state = d.state.unwrap_or(ServerState::Connecting);
         let sig = (state, d.error.clone(), d.tools.as_ref().map(Vec::len));
-        if d.last_published.as_ref() != Some(&sig) || tools_changed {
+        let held = d.held.clone().unwrap_or_else(|| d.held_published.clone());
+        let held_changed = held != d.held_published;
+        if d.last_published.as_ref() != Some(&sig) || tools_changed || held_changed {
             let _ = self.shared.events.send(CatalogEvent::DidChange {
                 server_id: self.id.clone(),
                 status: state,
                 tool_count: sig.2,
+                held: held_changed
+                    .then(|| HeldTools { changed_tools: held.changed.clone(), new_tools: held.new.clone() }),
             });
             d.last_published = Some(sig);
+            d.held_published = held;
         }
         if tools_changed {
             let _ = self.shared.events.send(CatalogEvent::ToolsChanged { server_id: self.id.clone() });
@@ -274,9 +401,13 @@ impl Server {
         d.error = None;
         d.failures = 0;
         d.retry_at = None;
+        let persist_pins = self.reevaluate(&mut d);
         self.publish(&mut d, changed);
         drop(d);
         self.persist();
+        if persist_pins {
+            self.persist_pins();
+        }
     }
 
     pub fn record_failure(self: &Arc<Self>, error: String) {
@@ -327,6 +458,20 @@ impl Server {
             let Some(list) = me.last_known_good() else { return };
             if let Err(e) = cache::store(&dir, &me.id, &me.identity, &list) {
                 tracing::warn!(server = %me.id, error = %e, "cannot write MCP tool cache");
+            }
+        });
+    }
+
+    /// Write the pins to disk off the async threads, like `persist` (same lock, newest value).
+    fn persist_pins(self: &Arc<Self>) {
+        let Some(dir) = self.shared.opts.cache_dir.clone() else { return };
+        let me = self.clone();
+        let persist_lock = self.persist_lock.clone();
+        tokio::task::spawn_blocking(move || {
+            let _guard = lock(&persist_lock);
+            let Some(pins) = me.pins() else { return };
+            if let Err(e) = pins::store(&dir, &me.id, &pins) {
+                tracing::warn!(server = %me.id, error = %e, "cannot write the approved MCP tool definitions");
             }
         });
     }

@@ -62,6 +62,8 @@ request!(CatalogListTools, "catalog/listTools", ListToolsParams, ListToolsResult
 request!(CatalogRefresh, "catalog/refresh", ServerIdParams, ServerStatus);
 request!(CatalogRestart, "catalog/restart", ServerIdParams, ServerStatus);
 request!(CatalogStatus, "catalog/status", NoParams, CatalogStatusResult);
+request!(CatalogPins, "catalog/pins", ServerIdParams, PinsResult);
+request!(CatalogApproveTools, "catalog/approveTools", ApproveToolsParams, PinsResult);
 request!(ApprovalRespond, "approval/respond", ApprovalRespondParams, Empty);
 
 // Sidecar to host.

@@ -79,6 +79,8 @@ pub fn generate() -> BTreeMap<String, String> {
     request::<CatalogRefresh>(&mut out, TO);
     request::<CatalogRestart>(&mut out, TO);
     request::<CatalogStatus>(&mut out, TO);
+    request::<CatalogPins>(&mut out, TO);
+    request::<CatalogApproveTools>(&mut out, TO);
     request::<ApprovalRespond>(&mut out, TO);
     request::<HostExecuteTool>(&mut out, FROM);
     request::<HostRepairToolCall>(&mut out, FROM);

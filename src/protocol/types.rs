@@ -1,6 +1,6 @@
 //! Params and results of every method and notification (camelCase on the wire).
 
-use crate::catalog::{ServerConfig, ServerState, ServerStatus};
+use crate::catalog::{ServerConfig, ServerState, ServerStatus, ToolPin};
 use crate::exposition::{Plan, ToolDefinition};
 use crate::invoke::{ApprovalRequest, Repair};
 use crate::output::ModelOutput;
@@ -388,6 +388,28 @@ pub struct DidChangeParams {
     pub status: ServerState,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_count: Option<usize>,
+    /// The tools of this server held because their definition differs from the approved one
+    /// (names as the server calls them). Sent, with `newTools`, whenever the held set changes
+    /// (an empty list: nothing is held any more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_tools: Option<Vec<String>>,
+    /// The tools held because they appeared after the server's first (baseline) list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_tools: Option<Vec<String>>,
+}
+
+/// `catalog/pins` result: every tool of the server's current list with its pin.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PinsResult {
+    pub tools: Vec<ToolPin>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApproveToolsParams {
+    pub server_id: String,
+    /// Tool names as the server calls them; each must be in the current list.
+    pub tools: Vec<String>,
 }
 
 /// `approval/request` (a notification): answer with `approval/respond`.

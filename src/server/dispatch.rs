@@ -141,6 +141,8 @@ pub fn table() -> Table {
     t.sync::<p::RegistrySyncMcp>(Ordered, tools::handle_sync);
     t.sync::<p::CatalogSetServers>(Ordered, tools::handle_set_servers);
     t.sync::<p::ApprovalRespond>(Ordered, tools::handle_approval_respond);
+    t.sync::<p::CatalogApproveTools>(Ordered, super::handlers_pins::handle_approve_tools);
+    t.sync::<p::CatalogPins>(Inline, super::handlers_pins::handle_pins);
     t.sync::<p::RegistryList>(Scan, handlers::handle_list);
     t.sync::<p::RegistrySelectActive>(Scan, handlers::handle_select_active);
     t.sync::<p::RegistryResolveMcpToolIds>(Scan, tools::handle_resolve);

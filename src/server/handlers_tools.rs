@@ -11,11 +11,11 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 
-fn catalog(ctx: &Ctx) -> Result<&Catalog, RpcError> {
+pub(super) fn catalog(ctx: &Ctx) -> Result<&Catalog, RpcError> {
     ctx.catalog.get().ok_or_else(|| RpcError::new(ErrorCode::SERVER_NOT_INITIALIZED, "the catalog starts at initialize"))
 }
 
-fn catalog_error(e: CatalogError) -> RpcError {
+pub(super) fn catalog_error(e: CatalogError) -> RpcError {
     match &e {
         CatalogError::UnknownServer(id) => RpcError::new(ErrorCode::UNKNOWN_SERVER, e.to_string()).with_data(json!({"serverId": id})),
         CatalogError::Disabled(id) => RpcError::new(ErrorCode::SERVER_DISABLED, e.to_string()).with_data(json!({"serverId": id})),
@@ -92,7 +92,14 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
     let exec = Executor::new(&host, &mcp, &ctx.validators, &ctx.approvals, settings, current_cancel());
     let call_id = p.call_id.unwrap_or_else(|| format!("toolreg-call-{}", ctx.call_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1));
     let call = Call { name: p.name, arguments: p.arguments, call_id, plan_id: p.plan_id };
-    match crate::route::call(&exec, &mcp, &registry, &ctx.plans, call).await {
+    let result = crate::route::call(&exec, &mcp, &registry, &ctx.plans, call).await;
+    // A held MCP tool is not registered; say why it did not run (pins).
+    if let Err(InvokeError::UnknownTool(name)) = &result {
+        if let Some(held) = super::handlers_pins::held_invoke_result(&ctx, name) {
+            return Ok(held);
+        }
+    }
+    match result {
         Ok(done) => Ok(InvokeResult { output: done.output, is_error: done.is_error, raw: done.raw, repaired: done.repaired }),
         Err(e) => Err(match &e {
             InvokeError::UnknownTool(name) => RpcError::new(ErrorCode::UNKNOWN_TOOL, e.to_string()).with_data(json!({"name": name})),

@@ -8,6 +8,7 @@
 
 pub mod dispatch;
 mod handlers;
+mod handlers_pins;
 mod handlers_tools;
 mod host;
 pub mod message;
@@ -254,9 +255,15 @@ async fn forward_catalog_events(mut rx: mpsc::UnboundedReceiver<CatalogEvent>, o
     while let Some(ev) = rx.recv().await {
         out.writable().await;
         match ev {
-            CatalogEvent::DidChange { server_id, status, tool_count } => out.notify(
+            CatalogEvent::DidChange { server_id, status, tool_count, held } => out.notify(
                 "catalog/didChange",
-                crate::protocol::DidChangeParams { server_id, status, tool_count },
+                crate::protocol::DidChangeParams {
+                    server_id,
+                    status,
+                    tool_count,
+                    changed_tools: held.as_ref().map(|h| h.changed_tools.clone()),
+                    new_tools: held.map(|h| h.new_tools),
+                },
             ),
             CatalogEvent::Progress { token, value } => out.notify("$/progress", json!({"token": token, "value": value})),
             CatalogEvent::ToolsChanged { server_id } => tracing::debug!(server = %server_id, "tool list changed"),

@@ -31,6 +31,12 @@ class ApprovalWithdrawnParams(TypedDict):
     """`timeout` or `cancelled`."""
 
 
+class ApproveToolsParams(TypedDict):
+    serverId: str
+    tools: list[str]
+    """Tool names as the server calls them; each must be in the current list."""
+
+
 class Assistant(TypedDict, total=False):
     mcpMode: "McpMode"
     mcpServerIds: list[str]
@@ -117,6 +123,12 @@ class _DidChangeParamsRequired(TypedDict):
 
 class DidChangeParams(_DidChangeParamsRequired, total=False):
     toolCount: Union[int, None]
+    changedTools: Union[list[str], None]
+    """The tools of this server held because their definition differs from the approved one
+    (names as the server calls them). Sent, with `newTools`, whenever the held set changes
+    (an empty list: nothing is held any more)."""
+    newTools: Union[list[str], None]
+    """The tools held because they appeared after the server's first (baseline) list."""
 
 
 class Empty(TypedDict, total=False):
@@ -374,6 +386,44 @@ class NoParams(TypedDict, total=False):
 Null = None
 
 
+class _PinDiffRequired(TypedDict):
+    summary: str
+    """E.g. "description and input schema differ"."""
+    changedPaths: list[str]
+    """JSON Pointers (RFC 6901) into the tool of every schema value that was added, removed or
+    changed, e.g. `/inputSchema/properties/path`; at most 100."""
+
+
+class PinDiff(_PinDiffRequired, total=False):
+    """What changed between the approved definition and the current one, for a person to read."""
+    descriptionBefore: Union[str, None]
+    """Present when the description changed."""
+    descriptionAfter: Union[str, None]
+
+
+PinState = Union[Literal["approved"], Literal["changed"], Literal["new"]]
+
+
+class PinsResult(TypedDict):
+    """`catalog/pins` result: every tool of the server's current list with its pin."""
+    tools: list["ToolPin"]
+
+
+class _ToolPinRequired(TypedDict):
+    name: str
+    """The tool's name as the server calls it."""
+    state: "PinState"
+    fingerprint: str
+    """The fingerprint of the current definition."""
+
+
+class ToolPin(_ToolPinRequired, total=False):
+    """One tool of a server's current list and its pin."""
+    approvedFingerprint: Union[str, None]
+    diff: Union["PinDiff", None]
+    """Present when `state` is `changed`."""
+
+
 class _PlacementRequired(TypedDict):
     reason: "Reason"
     deferred: bool
@@ -565,6 +615,9 @@ class ServerConfig(_ServerConfigRequired, total=False):
     enabled: bool
     disabledTools: list[str]
     approvalTools: list[str]
+    trust: "Trust"
+    """`pinned` (default): a tool whose definition changed, or that appeared after the first
+    list, is held until the host approves it (`catalog/approveTools`). `auto`: accept changes."""
 
 
 Transport = Union["TransportStdio", "TransportHttp"]
@@ -588,6 +641,11 @@ class _TransportHttpRequired(TypedDict):
 
 class TransportHttp(_TransportHttpRequired, total=False):
     headers: dict[str, str]
+
+
+# `pinned`: changed and new tools are held until approved (the default). `auto`: every list
+# is approved as it comes.
+Trust = Literal["pinned", "auto"]
 
 
 class ServerIdParams(TypedDict):
@@ -616,8 +674,10 @@ SCHEMA_METHODS: dict[str, dict[str, Any]] = {
     'approval/request': {'kind': 'notification', 'direction': 'sidecarToHost', 'params': 'ApprovalRequest', 'result': None, 'python_name': 'approval_request'},
     'approval/respond': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ApprovalRespondParams', 'result': 'Empty', 'python_name': 'approval_respond'},
     'approval/withdrawn': {'kind': 'notification', 'direction': 'sidecarToHost', 'params': 'ApprovalWithdrawnParams', 'result': None, 'python_name': 'approval_withdrawn'},
+    'catalog/approveTools': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ApproveToolsParams', 'result': 'PinsResult', 'python_name': 'catalog_approve_tools'},
     'catalog/didChange': {'kind': 'notification', 'direction': 'sidecarToHost', 'params': 'DidChangeParams', 'result': None, 'python_name': 'catalog_did_change'},
     'catalog/listTools': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ListToolsParams', 'result': 'ListToolsResult', 'python_name': 'catalog_list_tools'},
+    'catalog/pins': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ServerIdParams', 'result': 'PinsResult', 'python_name': 'catalog_pins'},
     'catalog/refresh': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ServerIdParams', 'result': 'ServerStatus', 'python_name': 'catalog_refresh'},
     'catalog/restart': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ServerIdParams', 'result': 'ServerStatus', 'python_name': 'catalog_restart'},
     'catalog/setServers': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'SetServersParams', 'result': 'Empty', 'python_name': 'catalog_set_servers'},

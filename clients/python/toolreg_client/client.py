@@ -31,6 +31,7 @@ from ._protocol import (
     ListResult,
     ListToolsResult,
     LogMessageParams,
+    PinsResult,
     LogSettings,
     PlanResult,
     ProgressParams,
@@ -649,6 +650,14 @@ class ToolregClient:
 
     async def catalog_status(self) -> CatalogStatusResult:
         return cast(CatalogStatusResult, await self.request("catalog/status"))
+
+    async def catalog_pins(self, server_id: str) -> PinsResult:
+        """Every tool of the server's current list with its pin: approved, changed (with a diff) or new."""
+        return cast(PinsResult, await self.request("catalog/pins", {"serverId": server_id}))
+
+    async def catalog_approve_tools(self, server_id: str, tools: Sequence[str]) -> PinsResult:
+        """Make the current definitions of `tools` (names as the server calls them) the approved ones."""
+        return cast(PinsResult, await self.request("catalog/approveTools", {"serverId": server_id, "tools": list(tools)}))
 
 
 def _signal_name(num: int) -> str:

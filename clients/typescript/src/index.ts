@@ -602,5 +602,13 @@ export class ToolregClient {
   catalogStatus(options?: CallOptions) {
     return this.request('catalog/status', undefined as unknown as ParamsOf<'catalog/status'>, options);
   }
+  /** Every tool of a server's current list with its pin: approved, changed (with a diff) or new. */
+  catalogPins(params: ParamsOf<'catalog/pins'>, options?: CallOptions) {
+    return this.request('catalog/pins', params, options);
+  }
+  /** Make the current definitions of these tools (names as the server calls them) the approved ones. */
+  catalogApproveTools(params: ParamsOf<'catalog/approveTools'>, options?: CallOptions) {
+    return this.request('catalog/approveTools', params, options);
+  }
 }
 

@@ -48,6 +48,7 @@ export type ListState = 'ready' | 'cold' | 'error';
  * A `null` result.
  */
 export type Null = null;
+export type PinState = 'approved' | 'changed' | 'new';
 /**
  * Why one tool sits where it does.
  */
@@ -96,6 +97,11 @@ export type Transport =
         [k: string]: string;
       };
     };
+/**
+ * `pinned`: changed and new tools are held until approved (the default). `auto`: every list
+ * is approved as it comes.
+ */
+export type Trust = 'pinned' | 'auto';
 
 /**
  * Every type of the protocol (a holder for the generator; not sent on the wire).
@@ -105,6 +111,7 @@ export interface ProtocolTypes {
   ApprovalRequest?: ApprovalRequest;
   ApprovalRespondParams?: ApprovalRespondParams;
   ApprovalWithdrawnParams?: ApprovalWithdrawnParams;
+  ApproveToolsParams?: ApproveToolsParams;
   Assistant?: Assistant;
   CallToolResult?: CallToolResult;
   CancelParams?: CancelParams;
@@ -142,6 +149,9 @@ export interface ProtocolTypes {
   NamespaceTokens?: NamespaceTokens;
   NoParams?: NoParams;
   Null?: Null;
+  PinDiff?: PinDiff;
+  PinState?: PinState;
+  PinsResult?: PinsResult;
   Placement?: Placement;
   PlanParams?: PlanParams;
   PlanResult?: PlanResult;
@@ -172,7 +182,9 @@ export interface ProtocolTypes {
   Tokens?: Tokens;
   ToolDefinition?: ToolDefinition;
   ToolEntry?: ToolEntry;
+  ToolPin?: ToolPin;
   Transport?: Transport;
+  Trust?: Trust;
   Warning?: Warning;
 }
 export interface ApprovalRequest {
@@ -196,6 +208,13 @@ export interface ApprovalWithdrawnParams {
    * `timeout` or `cancelled`.
    */
   reason: string;
+}
+export interface ApproveToolsParams {
+  serverId: string;
+  /**
+   * Tool names as the server calls them; each must be in the current list.
+   */
+  tools: string[];
 }
 export interface Assistant {
   mcpMode?: McpMode;
@@ -258,6 +277,16 @@ export interface DidChangeParams {
   serverId: string;
   status: ServerState;
   toolCount?: number | null;
+  /**
+   * The tools of this server held because their definition differs from the approved one
+   * (names as the server calls them). Sent, with `newTools`, whenever the held set changes
+   * (an empty list: nothing is held any more).
+   */
+  changedTools?: string[] | null;
+  /**
+   * The tools held because they appeared after the server's first (baseline) list.
+   */
+  newTools?: string[] | null;
 }
 export interface Empty {}
 /**
@@ -489,6 +518,50 @@ export interface NamespaceTokens {
  * Methods without params accept none, `null` or `{}`.
  */
 export interface NoParams {}
+/**
+ * What changed between the approved definition and the current one, for a person to read.
+ */
+export interface PinDiff {
+  /**
+   * E.g. "description and input schema differ".
+   */
+  summary: string;
+  /**
+   * Present when the description changed.
+   */
+  descriptionBefore?: string | null;
+  descriptionAfter?: string | null;
+  /**
+   * JSON Pointers (RFC 6901) into the tool of every schema value that was added, removed or
+   * changed, e.g. `/inputSchema/properties/path`; at most 100.
+   */
+  changedPaths: string[];
+}
+/**
+ * `catalog/pins` result: every tool of the server's current list with its pin.
+ */
+export interface PinsResult {
+  tools: ToolPin[];
+}
+/**
+ * One tool of a server's current list and its pin.
+ */
+export interface ToolPin {
+  /**
+   * The tool's name as the server calls it.
+   */
+  name: string;
+  state: PinState;
+  /**
+   * The fingerprint of the current definition.
+   */
+  fingerprint: string;
+  approvedFingerprint?: string | null;
+  /**
+   * Present when `state` is `changed`.
+   */
+  diff?: PinDiff | null;
+}
 export interface Placement {
   /**
    * The entry's namespace; absent for client tools and meta-tools.
@@ -682,6 +755,7 @@ export interface ServerConfig {
   transport: Transport;
   disabledTools?: string[];
   approvalTools?: string[];
+  trust?: Trust;
 }
 export interface ServerIdParams {
   serverId: string;
@@ -706,7 +780,9 @@ export interface SyncResult {
 /** Requests, host to sidecar, that have a schema today. */
 export interface HostRequests {
   'approval/respond': { params: ApprovalRespondParams; result: Empty };
+  'catalog/approveTools': { params: ApproveToolsParams; result: PinsResult };
   'catalog/listTools': { params: ListToolsParams; result: ListToolsResult };
+  'catalog/pins': { params: ServerIdParams; result: PinsResult };
   'catalog/refresh': { params: ServerIdParams; result: ServerStatus };
   'catalog/restart': { params: ServerIdParams; result: ServerStatus };
   'catalog/setServers': { params: SetServersParams; result: Empty };
@@ -767,11 +843,19 @@ export const SCHEMA_METHODS = {
     'kind': 'notification',
     'direction': 'sidecarToHost'
   },
+  'catalog/approveTools': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
+  },
   'catalog/didChange': {
     'kind': 'notification',
     'direction': 'sidecarToHost'
   },
   'catalog/listTools': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
+  },
+  'catalog/pins': {
     'kind': 'request',
     'direction': 'hostToSidecar'
   },
