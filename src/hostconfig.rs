@@ -36,6 +36,8 @@ pub struct ServerSnapshot {
     #[serde(default)]
     pub approval_tools: Vec<String>,
     #[serde(default)]
+    pub approval: crate::catalog::ApprovalPolicy,
+    #[serde(default)]
     pub disabled_tools: Vec<String>,
     #[serde(default)]
     /// The server's tools as its `tools/list` gave them.
@@ -61,7 +63,8 @@ impl HostConfig {
             tools.iter().map(|(s, t)| ToolId { server_id: &s.id, server_name: &s.name, tool_name: &t.name }).collect();
         let names = reg.mcp_wire_names(&ids);
         for ((s, t), wire) in tools.into_iter().zip(names) {
-            reg.insert(crate::sync::mcp_entry(&s.id, &s.name, &s.approval_tools, t, wire));
+            let approval = s.approval.asks(&s.approval_tools, &t.name, t.annotations.as_ref());
+            reg.insert(crate::sync::mcp_entry(&s.id, &s.name, approval, t, wire));
         }
         Ok(reg)
     }

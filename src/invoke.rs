@@ -47,6 +47,9 @@ pub trait McpPort: Send + Sync {
     ) -> impl Future<Output = Result<Value, McpCallError>> + Send;
     /// Enabled servers whose tool list has not been fetched yet (search says so when empty).
     fn cold_servers(&self) -> Vec<String>;
+    /// Whether a call to `tool` waits for the user under the server's configuration as it is
+    /// now (not as it was when the tool was synced); `None` when the server is not configured.
+    fn asks_approval(&self, server_id: &str, tool: &str) -> Option<bool>;
 }
 
 #[derive(Debug)]
@@ -142,6 +145,9 @@ pub trait Execute: Sync {
     fn prepare(&self, tool: &Registered, raw: Value) -> impl Future<Output = Prepared> + Send;
     /// Runs arguments that `prepare` accepted: defaults, approval, execution.
     fn run_prepared(&self, entry: &ToolEntry, arguments: Value, repaired: Option<Repair>, call_id: &str) -> impl Future<Output = Result<Invoked, InvokeError>> + Send;
+    /// Whether a call to `entry` waits for the user, decided now: the entry's own flag, or,
+    /// for an MCP tool, its server's current configuration.
+    fn asks_approval(&self, entry: &ToolEntry) -> bool;
     /// The call's cancellation.
     fn cancel(&self) -> &CancellationToken;
 }
@@ -242,7 +248,10 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
 
     async fn run_prepared(&self, entry: &ToolEntry, mut arguments: Value, repaired: Option<Repair>, call_id: &str) -> Result<Invoked, InvokeError> {
         apply_defaults(&entry.input_schema, &mut arguments);
-        if entry.approval && !self.settings.abilities.approval {
+        // Decided at call time: the host may have changed the server's approval rules since
+        // the tool was synced, and every path (direct, tool_invoke, after repair) comes here.
+        let gated = self.asks_approval(entry);
+        if gated && !self.settings.abilities.approval {
             return Ok(Invoked::error(format!(
                 "{} needs the user's approval, but this host cannot ask for it, so it was not run.",
                 entry.name
@@ -255,7 +264,7 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
                 entry.name
             )));
         }
-        if entry.approval {
+        if gated {
             if let Some(refusal) = self.approve(entry, &arguments, call_id).await? {
                 return Ok(refusal);
             }
@@ -263,6 +272,15 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
         let mut done = self.execute(entry, arguments, call_id).await?;
         done.repaired = repaired;
         Ok(done)
+    }
+
+    fn asks_approval(&self, entry: &ToolEntry) -> bool {
+        entry.approval
+            || match &entry.source {
+                // A server no longer configured: the call fails without running, nothing to ask.
+                Source::Mcp { server_id, tool_name } => self.mcp.asks_approval(server_id, tool_name).unwrap_or(false),
+                Source::Builtin | Source::Host => false,
+            }
     }
 
     fn cancel(&self) -> &CancellationToken {

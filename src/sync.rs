@@ -26,7 +26,7 @@ pub enum Mode {
 pub fn mcp_entry(
     server_id: &str,
     server_name: &str,
-    approval_tools: &[String],
+    approval: bool,
     t: &crate::catalog::McpTool,
     wire: String,
 ) -> crate::registry::ToolEntry {
@@ -40,7 +40,7 @@ pub fn mcp_entry(
             input_schema: &t.input_schema,
             output_schema: t.output_schema.as_ref(),
             annotations: t.annotations.as_ref(),
-            approval: approval_tools.contains(&t.name),
+            approval,
         },
         wire,
     )
@@ -140,7 +140,7 @@ pub fn sync(registry: &mut Registry, catalog: &Catalog, selected: Option<&[Strin
             .tools
             .iter()
             .zip(names)
-            .map(|(t, wire)| mcp_entry(&cfg.id, &cfg.name, &cfg.approval_tools, t, wire))
+            .map(|(t, wire)| mcp_entry(&cfg.id, &cfg.name, cfg.asks_approval(&t.name, t.annotations.as_ref()), t, wire))
             .collect();
         if let Some(sel) = &selected {
             // Only servers that own a selected tool are synced.

@@ -820,3 +820,132 @@ fn cancel_then_approve_in_one_write_never_runs_the_call() {
     assert!(ran.is_empty() && accepted.is_empty(), "cancelled calls that still ran: {ran:?}; approvals accepted after the cancel: {accepted:?}");
     done(s);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Approval follows the server's configuration at call time (issue 15.1, 15.3)
+// ---------------------------------------------------------------------------------------------
+
+/// The fixture server `fx` with these config fields (`approvalTools`, `approval`) and flags.
+fn fx_config(flags: &[&str], extra: Value) -> Value {
+    let mut server = json!({"id": "fx", "name": "fixture", "enabled": true,
+        "transport": {"type": "stdio", "command": fixture_mcp(), "args": flags}});
+    for (k, v) in extra.as_object().unwrap() {
+        server[k] = v.clone();
+    }
+    json!({"servers": [server]})
+}
+
+fn calls_in(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_string).collect()
+}
+
+/// Answers every approval request with `decision`, counting them.
+fn approver<'a>(decision: &'a str, asked: &'a mut Vec<Value>) -> impl FnMut(&mut Sidecar, &Value) + 'a {
+    move |s, m| {
+        if method(m) == "approval/request" {
+            asked.push(m["params"].clone());
+            send_req(s, "approval/respond", json!({"approvalId": m["params"]["approvalId"], "decision": decision}));
+        }
+    }
+}
+
+#[test]
+fn approval_follows_the_server_config_at_once_on_every_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls");
+    let flags = ["--tools", "40", "--calls-file", calls.to_str().unwrap()];
+    let mut s = start(json!({"approval": true}), json!({"approvalMs": 10000}));
+    result_of(&call(&mut s, "catalog/setServers", fx_config(&flags, json!({})), &mut silent));
+    assert_eq!(result_of(&call(&mut s, "catalog/refresh", json!({"serverId": "fx"}), &mut silent))["state"], "ready");
+    let sync = result_of(&call(&mut s, "registry/syncMcp", json!({}), &mut silent));
+    let names: Vec<String> = sync["registered"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_string()).collect();
+    let (echo, tool_3) = (wire(&names, "echo"), wire(&names, "tool3"));
+    // A small window defers the server's tools behind the meta-tools.
+    let plan = result_of(&call(&mut s, "exposition/plan", json!({"contextWindow": 2000, "scope": {}}), &mut silent));
+    let plan_id = plan["planId"].as_str().unwrap().to_string();
+    assert!(plan["deferred"].as_array().unwrap().iter().any(|d| d["name"] == tool_3), "{plan}");
+
+    // Ungated, the direct call runs without a question.
+    let mut asked = Vec::new();
+    let r = invoke(&mut s, json!({"name": echo, "arguments": {"a": 1}, "callId": "c0"}), &mut approver("deny", &mut asked));
+    assert_eq!(result_of(&r)["isError"], false, "{r}");
+    assert!(asked.is_empty(), "{asked:?}");
+
+    // The host now gates both tools; no sync follows. Same transport: the server keeps running.
+    let gated = fx_config(&flags, json!({"approvalTools": ["echo", "tool_3", "tool_0"]}));
+    result_of(&call(&mut s, "catalog/setServers", gated, &mut silent));
+    let before = calls_in(&calls).len();
+
+    // Direct path: asked, denied, not run.
+    let r = invoke(&mut s, json!({"name": echo, "arguments": {"a": 2}, "callId": "c1"}), &mut approver("deny", &mut asked));
+    assert_eq!(result_of(&r)["isError"], true, "{r}");
+    assert_eq!(asked.len(), 1, "the direct call was not put to the user: {asked:?}");
+    assert_eq!(asked[0]["callId"], "c1");
+
+    // After a deterministic repair ("5" -> 5): still asked, denied, not run.
+    let tool_0 = wire(&names, "tool0");
+    let r = invoke(&mut s, json!({"name": tool_0, "arguments": {"x": "5"}, "callId": "c2"}), &mut approver("deny", &mut asked));
+    assert_eq!(result_of(&r)["isError"], true, "{r}");
+    assert_eq!(asked.len(), 2, "the repaired call was not put to the user: {asked:?}");
+    assert_eq!(asked[1]["arguments"], json!({"x": 5}), "{asked:?}");
+
+    // Through tool_invoke with a plan made before the change: refused, not run.
+    for _ in 0..2 {
+        // The first call counts as the tool's inspection; the second would run it.
+        let r = invoke(
+            &mut s,
+            json!({"name": "tool_invoke", "arguments": {"name": tool_3, "params": {"x": 1}}, "callId": "c3", "planId": plan_id}),
+            &mut approver("approve", &mut asked),
+        );
+        assert_eq!(result_of(&r)["isError"], true, "{r}");
+    }
+    let last = invoke(
+        &mut s,
+        json!({"name": "tool_invoke", "arguments": {"name": tool_3, "params": {"x": 1}}, "callId": "c4", "planId": plan_id}),
+        &mut approver("approve", &mut asked),
+    );
+    assert!(text_value(&result_of(&last)).contains("approval"), "{last}");
+    assert_eq!(calls_in(&calls).len(), before, "a gated call ran: {:?}", calls_in(&calls));
+
+    // Approved, the direct call runs.
+    let r = invoke(&mut s, json!({"name": echo, "arguments": {"a": 3}, "callId": "c5"}), &mut approver("approve", &mut asked));
+    assert_eq!(result_of(&r)["isError"], false, "{r}");
+    assert_eq!(calls_in(&calls)[before..], ["echo"]);
+    done(s);
+}
+
+#[test]
+fn the_destructive_policy_asks_for_every_tool_not_declared_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (defs, calls) = (dir.path().join("defs.json"), dir.path().join("calls"));
+    std::fs::write(
+        &defs,
+        json!([
+            {"name": "reader", "description": "Reads", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}},
+            {"name": "writer", "description": "Writes", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": false}},
+            {"name": "plain", "description": "No annotations", "inputSchema": {"type": "object"}}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let flags = ["--defs-file", defs.to_str().unwrap(), "--calls-file", calls.to_str().unwrap()];
+    let mut s = start(json!({"approval": true}), json!({"approvalMs": 10000}));
+    result_of(&call(&mut s, "catalog/setServers", fx_config(&flags, json!({"approval": "destructive"})), &mut silent));
+    assert_eq!(result_of(&call(&mut s, "catalog/refresh", json!({"serverId": "fx"}), &mut silent))["state"], "ready");
+    let sync = result_of(&call(&mut s, "registry/syncMcp", json!({}), &mut silent));
+    let names: Vec<String> = sync["registered"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_string()).collect();
+    // Sync marks them too, so a plan never defers them.
+    let list = result_of(&call(&mut s, "registry/list", json!({"namespace": "mcp:fx"}), &mut silent));
+    let approval_of = |tool: &str| list["entries"].as_array().unwrap().iter().find(|e| e["name"] == wire(&names, tool)).map(|e| e["approval"].clone());
+    assert_eq!((approval_of("reader"), approval_of("writer"), approval_of("plain")), (Some(json!(false)), Some(json!(true)), Some(json!(true))), "{list}");
+
+    let mut asked = Vec::new();
+    for tool in ["reader", "writer", "plain"] {
+        let r = invoke(&mut s, json!({"name": wire(&names, tool), "arguments": {}, "callId": tool}), &mut approver("deny", &mut asked));
+        assert_eq!(result_of(&r)["isError"], tool != "reader", "{tool}: {r}");
+    }
+    let asked_for: Vec<&Value> = asked.iter().map(|a| &a["callId"]).collect();
+    assert_eq!(asked_for, [&json!("writer"), &json!("plain")]);
+    assert_eq!(calls_in(&calls), ["reader"]);
+    done(s);
+}

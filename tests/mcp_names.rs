@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use support::*;
 
 fn fixture() -> &'static str {
-    env!("CARGO_BIN_EXE_toolreg-fixture-mcp")
+    fixture_mcp()
 }
 
 fn init(s: &mut Sidecar, cache_dir: Option<&std::path::Path>) {
@@ -91,7 +91,8 @@ fn tools_that_camel_case_alike_in_one_server_get_two_names_in_one_round() {
     let dir = tempfile::tempdir().unwrap();
     let flags = dir.path().join("flags");
     let script = format!("exec '{}' $(cat '{}')", fixture(), flags.display());
-    let cfg = json!({"id": "dup", "name": "Dup", "transport": {"type": "stdio", "command": "sh", "args": ["-c", script]}});
+    // trust auto: the injected pair appears after the first list, which pinning would hold.
+    let cfg = json!({"id": "dup", "name": "Dup", "trust": "auto", "transport": {"type": "stdio", "command": "sh", "args": ["-c", script]}});
     std::fs::write(&flags, "--tools 1").unwrap();
     let cache = dir.path().join("cache");
     let mut s = Sidecar::spawn();
@@ -99,7 +100,11 @@ fn tools_that_camel_case_alike_in_one_server_get_two_names_in_one_round() {
     ok(&mut s, "catalog/setServers", json!({"servers": [cfg.clone()]}));
     wait_ready(&mut s, "dup");
     quit(s);
-    let file = std::fs::read_dir(&cache).unwrap().next().unwrap().unwrap().path();
+    let file = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("mcp-"))
+        .expect("the tool cache file");
     let mut cached: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     for name in ["get_user", "getUser"] {
         let tool = json!({"name": name, "description": format!("{name}: one user"), "inputSchema": {"type": "object"}});
@@ -112,6 +117,12 @@ fn tools_that_camel_case_alike_in_one_server_get_two_names_in_one_round() {
     init(&mut s, Some(&cache));
     ok(&mut s, "catalog/setServers", json!({"servers": [cfg]}));
     assert_eq!(ok(&mut s, "catalog/listTools", json!({"serverId": "dup"}))["tools"].as_array().unwrap().len(), 5);
+    // The pins file is read in the background too; until then resolve and sync skip the server.
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while s.request("catalog/pins", json!({"serverId": "dup"})).get("result").is_none() {
+        assert!(std::time::Instant::now() < deadline, "the pins of dup were never read");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let ids = resolve_then_sync(&mut s);
     assert_eq!(ids.len(), 5, "{ids:?}");
     let users: Vec<&String> = ids.iter().filter(|n| n.starts_with("mcp__dup__getUser")).collect();

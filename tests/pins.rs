@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use support::*;
 
 fn fixture() -> &'static str {
-    env!("CARGO_BIN_EXE_toolreg-fixture-mcp")
+    fixture_mcp()
 }
 
 struct Files {

@@ -262,7 +262,7 @@ fn timeouts_up_to_u64_max_are_accepted() {
     let mut s = Sidecar::spawn();
     let max = u64::MAX;
     s.ok("initialize", json!({"timeouts": {"connectMs": max, "listMs": max, "callMs": max, "approvalMs": max}}));
-    let server = json!({"id": "a", "name": "a", "enabled": true, "transport": {"type": "stdio", "command": env!("CARGO_BIN_EXE_toolreg-fixture-mcp"), "args": ["--tools", "2"]}});
+    let server = json!({"id": "a", "name": "a", "enabled": true, "transport": {"type": "stdio", "command": fixture_mcp(), "args": ["--tools", "2"]}});
     skipping_notifications(&mut s, "catalog/setServers", json!({"servers": [server]}));
     // Answered with the server's tools (the refresh computes a deadline from listMs).
     let r = skipping_notifications(&mut s, "catalog/refresh", json!({"serverId": "a"}));

@@ -11,7 +11,7 @@ use support::*;
 const SECRETS: [&str; 4] = ["sk-live-SECRET1", "SECRET2", "SECRET3", "SECRET4"];
 
 fn fixture() -> &'static str {
-    env!("CARGO_BIN_EXE_toolreg-fixture-mcp")
+    fixture_mcp()
 }
 
 /// The fixture over Streamable HTTP on a free port; killed on drop.

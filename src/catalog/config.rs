@@ -39,6 +39,37 @@ pub struct ServerConfig {
     /// list, is held until the host approves it (`catalog/approveTools`). `auto`: accept changes.
     #[serde(default)]
     pub trust: super::pins::Trust,
+    /// Which of the server's tools ask the user before they run, besides `approvalTools`.
+    #[serde(default)]
+    pub approval: ApprovalPolicy,
+}
+
+/// `listed` (default): only `approvalTools` ask. `destructive`: every tool asks unless it
+/// declares `readOnlyHint: true` (by the MCP spec a tool without annotations is destructive and
+/// open-world). `always`: every tool asks. `approvalTools` ask under every policy.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalPolicy {
+    #[default]
+    Listed,
+    Destructive,
+    Always,
+}
+
+impl ApprovalPolicy {
+    /// Whether a call to `tool` waits for the user. `annotations`: the tool's as its server lists
+    /// it now; a tool the list no longer has counts as unannotated (destructive).
+    pub fn asks(self, approval_tools: &[String], tool: &str, annotations: Option<&Value>) -> bool {
+        if approval_tools.iter().any(|t| t == tool) {
+            return true;
+        }
+        match self {
+            ApprovalPolicy::Listed => false,
+            ApprovalPolicy::Always => true,
+            // Annotations are hints: only an explicit read-only one spares a tool the question.
+            ApprovalPolicy::Destructive => annotations.and_then(|a| a.get("readOnlyHint")).and_then(Value::as_bool) != Some(true),
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
@@ -61,6 +92,11 @@ pub enum Transport {
 }
 
 impl ServerConfig {
+    /// Whether a call to `tool` waits for the user under this configuration.
+    pub fn asks_approval(&self, tool: &str, annotations: Option<&Value>) -> bool {
+        self.approval.asks(&self.approval_tools, tool, annotations)
+    }
+
     /// Hex digest of how the server is reached: command, args and cwd, or the URL without its
     /// credentials (userinfo and query values). Never env or header values: a rotated token
     /// keeps the cache warm, and no digest of a credential reaches the disk. The cache on disk

@@ -49,6 +49,7 @@ use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 pub use config::{
+    ApprovalPolicy,
     CatalogError, CatalogEvent, CatalogOptions, HeldTools, ListState, ListToolsResult, McpTool,
     ServerConfig, ServerState, ServerStatus, Transport,
 };
@@ -257,6 +258,17 @@ impl Catalog {
 
     pub fn config(&self, server_id: &str) -> Option<ServerConfig> {
         self.server(server_id).ok().map(|s| s.config())
+    }
+
+    /// Whether a call to `tool` of `server_id` waits for the user, decided now from the server's
+    /// current configuration and the tool's annotations in its current list; `None` when no
+    /// such server is configured.
+    pub fn asks_approval(&self, server_id: &str, tool: &str) -> Option<bool> {
+        let server = self.server(server_id).ok()?;
+        let config = server.config();
+        let d = lock(&server.data);
+        let annotations = d.tools.iter().flatten().find(|t| t.name == tool).and_then(|t| t.annotations.as_ref());
+        Some(config.asks_approval(tool, annotations))
     }
 
     pub fn server_ids(&self) -> Vec<String> {

@@ -313,6 +313,10 @@ async fn invoke_tool(exec: &impl Execute, registry: Arc<Registry>, plan: Arc<Pla
         Ok(tool) => tool,
         Err(answer) => return Ok(answer),
     };
+    // The plan may predate a change of the server's approval rules: decided now, as directly.
+    if exec.asks_approval(&tool.entry) {
+        return Ok(Invoked::error(format!("{} needs the user's approval: call it directly, not through the meta-tools.", tool.entry.name)));
+    }
     // Invalid params are answered here, with the signature, rather than deep in the call; valid
     // (or repaired) ones run as prepared, so a host repair is asked for at most once.
     let (arguments, repaired) = match exec.prepare(&tool, a.params).await {

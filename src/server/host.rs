@@ -68,6 +68,10 @@ impl McpPort for Mcp<'_> {
         }
     }
 
+    fn asks_approval(&self, server_id: &str, tool: &str) -> Option<bool> {
+        self.0?.asks_approval(server_id, tool)
+    }
+
     fn cold_servers(&self) -> Vec<String> {
         let Some(catalog) = self.0 else { return Vec::new() };
         catalog

@@ -7,6 +7,12 @@ from typing import Any, Literal, TypedDict, Union
 ApprovalDecision = Literal["approve", "deny"]
 
 
+# `listed` (default): only `approvalTools` ask. `destructive`: every tool asks unless it
+# declares `readOnlyHint: true` (by the MCP spec a tool without annotations is destructive and
+# open-world). `always`: every tool asks. `approvalTools` ask under every policy.
+ApprovalPolicy = Literal["listed", "destructive", "always"]
+
+
 class ApprovalRequest(TypedDict):
     approvalId: str
     callId: str
@@ -618,6 +624,8 @@ class ServerConfig(_ServerConfigRequired, total=False):
     trust: "Trust"
     """`pinned` (default): a tool whose definition changed, or that appeared after the first
     list, is held until the host approves it (`catalog/approveTools`). `auto`: accept changes."""
+    approval: "ApprovalPolicy"
+    """Which of the server's tools ask the user before they run, besides `approvalTools`."""
 
 
 Transport = Union["TransportStdio", "TransportHttp"]
