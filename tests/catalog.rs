@@ -26,16 +26,7 @@ fn init(s: &mut Sidecar, cache_dir: Option<&std::path::Path>) {
 /// Request/response while notifications (catalog/didChange, $/progress) may arrive: they are
 /// collected, not treated as errors.
 fn call(s: &mut Sidecar, method: &str, params: Value, notes: &mut Vec<Value>) -> Value {
-    let id = s.next_id();
-    s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-    loop {
-        let m = s.recv();
-        if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
-            return m;
-        }
-        assert!(m.get("id").is_none(), "unexpected request from the sidecar: {m}");
-        notes.push(m);
-    }
+    s.call_noting(method, params, notes)
 }
 
 fn ok(s: &mut Sidecar, method: &str, params: Value) -> Value {

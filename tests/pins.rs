@@ -50,16 +50,7 @@ fn server(f: &Files, trust: &str) -> Value {
 
 /// Request/response; notifications that arrive meanwhile are collected.
 fn call(s: &mut Sidecar, method: &str, params: Value, notes: &mut Vec<Value>) -> Value {
-    let id = s.next_id();
-    s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-    loop {
-        let m = s.recv();
-        if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
-            return m;
-        }
-        assert!(m.get("id").is_none(), "unexpected request from the sidecar: {m}");
-        notes.push(m);
-    }
+    s.call_noting(method, params, notes)
 }
 
 fn ok(s: &mut Sidecar, method: &str, params: Value) -> Value {

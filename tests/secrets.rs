@@ -218,7 +218,15 @@ fn a_rotated_token_keeps_the_persisted_cache_and_leaves_no_digest_of_it() {
     let _ = web.child.wait();
     let mut h = spawn(dir.path(), &cache);
     h.ok("catalog/setServers", config("new-SECRET2"));
-    let list = h.ok("catalog/listTools", json!({"serverId": "web"}));
+    // The cache file is read in the background: poll until it is in (or the deadline says not).
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    let list = loop {
+        let list = h.ok("catalog/listTools", json!({"serverId": "web"}));
+        if list["state"] == "ready" || std::time::Instant::now() > deadline {
+            break list;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
     assert_eq!(list["state"], "ready", "the rotated token emptied the cache: {list}");
     assert!(list["tools"].as_array().unwrap().iter().any(|t| t["name"] == "echo"), "{list}");
     h.quit();

@@ -136,6 +136,21 @@ impl Sidecar {
         self.response(&json!(id))
     }
 
+    /// A request and its response while notifications (catalog/didChange, $/progress) may
+    /// arrive: they are collected in `notes`; a request from the sidecar fails the test.
+    pub fn call_noting(&mut self, method: &str, params: Value, notes: &mut Vec<Value>) -> Value {
+        let id = self.next_id();
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let m = self.recv();
+            if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
+                return m;
+            }
+            assert!(m.get("id").is_none(), "unexpected request from the sidecar: {m}");
+            notes.push(m);
+        }
+    }
+
     /// The result of a request that must succeed.
     pub fn ok(&mut self, method: &str, params: Value) -> Value {
         let r = self.request(method, params);

@@ -328,7 +328,8 @@ describe('volume and concurrency', () => {
       const listed = await client.registryList({ namespace: 'bulk' });
       assert.deepEqual(listed.entries.map((e) => e.name), entries.map((e) => e.name));
       let slowDone = 0;
-      const slow = Array.from({ length: 3 }, () => client.request('debug/sleep', { ms: 300 }).then((r) => (slowDone++, r)));
+      // Long enough that the 100 lists answer first on any machine: the check is order, not speed.
+      const slow = Array.from({ length: 3 }, () => client.request('debug/sleep', { ms: 5000 }).then((r) => (slowDone++, r)));
       const queries = Array.from({ length: 100 }, (_, i) => `bulk_${String(i * 20).padStart(4, '0')}`);
       const results = await Promise.all(queries.map((query) => client.registryList({ query })));
       assert.equal(slowDone, 0);
