@@ -17,7 +17,7 @@ use frames::{median, read_frame};
 
 /// The fixture MCP server, a bin of the workspace member `fixtures/mcp-server`: beside `toolreg`
 /// in the same target dir (`cargo build --release -p toolreg-fixture-mcp` first).
-fn fixture() -> String {
+fn fixture_bin() -> String {
     let path = std::path::Path::new(env!("CARGO_BIN_EXE_toolreg")).with_file_name("toolreg-fixture-mcp");
     assert!(path.is_file(), "no fixture MCP server at {}: run `cargo build --release -p toolreg-fixture-mcp` first", path.display());
     path.to_string_lossy().into_owned()
@@ -91,13 +91,13 @@ impl Peer {
 }
 
 fn fixture(id: &str, args: &[&str]) -> Value {
-    json!({"id": id, "name": id, "enabled": true, "transport": {"type": "stdio", "command": fixture(), "args": args}})
+    json!({"id": id, "name": id, "enabled": true, "transport": {"type": "stdio", "command": fixture_bin(), "args": args}})
 }
 
 
 /// A minimal MCP client over newline-delimited JSON: the direct path to compare against.
 fn direct_calls(n: usize) -> Vec<Duration> {
-    let mut child = Command::new(fixture()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = Command::new(fixture_bin()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
     let mut w = child.stdin.take().unwrap();
     let mut r = BufReader::new(child.stdout.take().unwrap());
     let send = |w: &mut ChildStdin, v: Value| {
