@@ -116,12 +116,16 @@ fn tools_that_camel_case_alike_in_one_server_get_two_names_in_one_round() {
     let mut s = Sidecar::spawn();
     init(&mut s, Some(&cache));
     ok(&mut s, "catalog/setServers", json!({"servers": [cfg]}));
-    assert_eq!(ok(&mut s, "catalog/listTools", json!({"serverId": "dup"}))["tools"].as_array().unwrap().len(), 5);
-    // The pins file is read in the background too; until then resolve and sync skip the server.
-    let deadline = std::time::Instant::now() + TIMEOUT;
-    while s.request("catalog/pins", json!({"serverId": "dup"})).get("result").is_none() {
-        assert!(std::time::Instant::now() < deadline, "the pins of dup were never read");
-        std::thread::sleep(std::time::Duration::from_millis(20));
+    // The cache and pins files are read in the background; until then resolve and sync skip
+    // the server.
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let listed = ok(&mut s, "catalog/listTools", json!({"serverId": "dup"}))["tools"].as_array().unwrap().len();
+        if listed == 5 && s.request("catalog/pins", json!({"serverId": "dup"})).get("result").is_some() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the cached list ({listed} tools) or the pins of dup were never read");
+        std::thread::sleep(Duration::from_millis(20));
     }
     let ids = resolve_then_sync(&mut s);
     assert_eq!(ids.len(), 5, "{ids:?}");
