@@ -48,7 +48,11 @@ from ._protocol import (
     ToolEntry,
 )
 
-__all__ = ["ToolregClient", "ToolregError", "ToolregRpcError", "ToolregExitedError", "ExitInfo"]
+from . import __version__
+from ._protocol import PROTOCOL_VERSION
+from .binary import find_binary, protocol_compatible
+
+__all__ = ["ToolregClient", "ToolregError", "ToolregRpcError", "ToolregExitedError", "ToolregProtocolVersionError", "ExitInfo"]
 
 MaybeAwaitable = Union[Any, Awaitable[Any]]
 ApprovalAnswer = Union[ApprovalDecision, Mapping[str, Any]]
@@ -69,6 +73,20 @@ class ToolregRpcError(ToolregError):
         self.code = code
         self.rpc_message = message
         self.data = data
+
+
+class ToolregProtocolVersionError(ToolregError):
+    """The sidecar speaks a protocol version this client cannot (see `protocol_compatible`)."""
+
+    def __init__(self, binary: str, sidecar_version: str, client_version: str = PROTOCOL_VERSION) -> None:
+        super().__init__(
+            f"the toolreg sidecar {binary} speaks protocol {sidecar_version}, this client (toolreg_client {__version__}) "
+            f"speaks protocol {client_version}: install matching versions (the toolreg wheel brings its own binary), "
+            "or pass binary_path / set TOOLREG_BIN to a matching one"
+        )
+        self.binary = binary
+        self.sidecar_version = sidecar_version
+        self.client_version = client_version
 
 
 class ToolregExitedError(ToolregError):
@@ -159,7 +177,8 @@ class ToolregClient:
         on_request: Optional[Callable[[str, Any], MaybeAwaitable]] = None,
         stderr_lines: int = 50,
     ) -> "ToolregClient":
-        """Spawns the sidecar (default binary: env TOOLREG_BIN, else `toolreg` on PATH) and runs
+        """Spawns the sidecar (default binary: env TOOLREG_BIN, else the one the `toolreg` wheel put
+        in this Python's scripts directory, else `toolreg` on PATH; see `find_binary`) and runs
         `initialize` + `initialized`. Capabilities `approval` / `hostTools` / `repair` are declared
         for the callbacks given (and can be overridden with `capabilities`).
 
@@ -170,7 +189,7 @@ class ToolregClient:
 
         `on_request(method, params)` answers any reverse request that no dedicated callback
         answers (its return value is the result; an exception becomes a -32603 error)."""
-        binary = binary_path or os.environ.get("TOOLREG_BIN") or "toolreg"
+        binary = find_binary(binary_path)
         try:
             proc = await asyncio.create_subprocess_exec(
                 binary,
@@ -203,8 +222,8 @@ class ToolregClient:
         }
         caps.update(capabilities or {})
         params: InitializeParams = {
-            "clientInfo": cast(Any, dict(client_info) if client_info else {"name": "toolreg-client-py", "version": "0.1.0"}),
-            "protocolVersion": "0.1",
+            "clientInfo": cast(Any, dict(client_info) if client_info else {"name": "toolreg-client-py", "version": __version__}),
+            "protocolVersion": PROTOCOL_VERSION,
             "capabilities": caps,
         }
         if cache_dir is not None:
@@ -215,6 +234,9 @@ class ToolregClient:
             params["timeouts"] = timeouts
         try:
             client.initialize_result = await client.request("initialize", params)
+            spoken = str(client.initialize_result.get("protocolVersion"))
+            if not protocol_compatible(PROTOCOL_VERSION, spoken):
+                raise ToolregProtocolVersionError(binary, spoken)
             await client.notify("initialized", {})
         except BaseException:
             client.kill(_signal.SIGKILL)
