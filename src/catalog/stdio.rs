@@ -14,7 +14,7 @@
 //! - Lines that are not JSON-RPC are skipped (debug log), as rmcp does.
 //! - A response to a `tools/call` we sent is parsed as a `CallToolResult` directly: rmcp's own
 //!   parse tries each message shape and then each of its 20 result types in turn (a call result
-//!   is the 16th), which cost more CPU than everything else we do per call. Anything that does
+//!   is the 16th), a fifth of the sidecar's CPU per call (BENCHMARKS.md). Anything that does
 //!   not parse that way (an error, a malformed result) takes rmcp's parse as before.
 
 use std::collections::HashSet;
