@@ -3,7 +3,9 @@
 //! none; an MCP tool call through the sidecar vs the same call made directly to the server.
 //!
 //! `cargo build --release -p toolreg-fixture-mcp && cargo bench --bench catalog`. Prints medians
-//! and ratios; asserts nothing.
+//! and ratios; asserts nothing. `cargo bench --bench catalog -- call` runs the tool call part only
+//! (it also prints the sidecar's CPU time and context switches per call, from `/proc`);
+//! `TOOLREG_BIN=path` runs another build of the sidecar, `CALLS=n` makes n calls (default 2,000).
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
 use serde_json::{json, Value};
@@ -32,7 +34,8 @@ struct Peer {
 
 impl Peer {
     fn spawn() -> Peer {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolreg"))
+        let bin = std::env::var("TOOLREG_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolreg").to_string());
+        let mut child = Command::new(bin)
             .arg("serve")
             .env("TOOLREG_LOG", "error")
             .stdin(Stdio::piped())
@@ -55,8 +58,10 @@ impl Peer {
     fn call_notes(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
         self.id += 1;
         let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params})).unwrap();
-        self.w.write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes()).unwrap();
-        self.w.write_all(&body).unwrap();
+        // One write: a header and body in two writes would wake the sidecar twice.
+        let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        frame.extend_from_slice(&body);
+        self.w.write_all(&frame).unwrap();
         self.w.flush().unwrap();
         let mut notes = Vec::new();
         loop {
@@ -101,8 +106,9 @@ fn direct_calls(n: usize) -> Vec<Duration> {
     let mut w = child.stdin.take().unwrap();
     let mut r = BufReader::new(child.stdout.take().unwrap());
     let send = |w: &mut ChildStdin, v: Value| {
-        w.write_all(serde_json::to_string(&v).unwrap().as_bytes()).unwrap();
-        w.write_all(b"\n").unwrap();
+        let mut line = serde_json::to_vec(&v).unwrap();
+        line.push(b'\n');
+        w.write_all(&line).unwrap();
         w.flush().unwrap();
     };
     let recv = |r: &mut BufReader<ChildStdout>| {
@@ -114,7 +120,11 @@ fn direct_calls(n: usize) -> Vec<Duration> {
     recv(&mut r);
     send(&mut w, json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     let mut times = Vec::with_capacity(n);
+    let mut before = (0, 0, 0);
     for i in 0..n + 100 {
+        if i == 100 {
+            before = proc_counters(child.id());
+        }
         let t = Instant::now();
         send(&mut w, json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"i": i}}}));
         let resp = recv(&mut r);
@@ -123,6 +133,7 @@ fn direct_calls(n: usize) -> Vec<Duration> {
             times.push(t.elapsed());
         }
     }
+    println!("  direct, the MCP server: {}", per_call(before, proc_counters(child.id()), n));
     drop(w);
     let _ = child.kill();
     let _ = child.wait();
@@ -130,6 +141,13 @@ fn direct_calls(n: usize) -> Vec<Duration> {
 }
 
 fn main() {
+    if !std::env::args().any(|a| a == "call") {
+        ready_sync_plan();
+    }
+    call_overhead();
+}
+
+fn ready_sync_plan() {
     // 1. Time to a ready catalog of 20 servers (20 tools each), from catalog/setServers.
     let mut ready = Vec::new();
     for _ in 0..5 {
@@ -187,13 +205,70 @@ fn main() {
         hung.as_secs_f64() / none.as_secs_f64()
     );
 
+}
+
+/// CPU time (ns) and context switches (voluntary, involuntary) of a process, over all its threads.
+fn proc_counters(pid: u32) -> (u64, u64, u64) {
+    let (mut cpu, mut vol, mut invol) = (0, 0, 0);
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return (0, 0, 0) };
+    for task in tasks.flatten() {
+        let dir = task.path();
+        if let Ok(s) = std::fs::read_to_string(dir.join("schedstat")) {
+            cpu += s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        }
+        for line in std::fs::read_to_string(dir.join("status")).unwrap_or_default().lines() {
+            let num = |l: &str| l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            if line.starts_with("voluntary_ctxt_switches") {
+                vol += num(line);
+            } else if line.starts_with("nonvoluntary_ctxt_switches") {
+                invol += num(line);
+            }
+        }
+    }
+    (cpu, vol, invol)
+}
+
+/// The direct children of a process (the sidecar's MCP server).
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|s| s.split_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<u32>>())
+        .collect()
+}
+
+/// Per-call CPU µs and context switches between two `proc_counters` readings.
+fn per_call(before: (u64, u64, u64), after: (u64, u64, u64), n: usize) -> String {
+    let n = n as f64;
+    format!(
+        "{:.0} µs CPU, {:.1} voluntary + {:.1} involuntary context switches per call",
+        (after.0 - before.0) as f64 / 1000.0 / n,
+        (after.1 - before.1) as f64 / n,
+        (after.2 - before.2) as f64 / n
+    )
+}
+
+fn call_overhead() {
     // 4. An MCP tool call through the sidecar vs the same call made directly.
     let mut p = Peer::spawn();
     p.call("catalog/setServers", json!({"servers": [fixture("fx", &[])]}));
     p.wait_ready(1);
     p.call("registry/syncMcp", json!({}));
+    // A plan waits for the tokenizer: its background load must not run inside the measurement.
+    p.call("exposition/plan", json!({"contextWindow": 8000}));
+    let sidecar = p.child.id();
+    let server = children(sidecar).into_iter().find(|&c| {
+        std::fs::read_to_string(format!("/proc/{c}/comm")).is_ok_and(|n| n.starts_with("toolreg-fixture"))
+    });
+    let calls: usize = std::env::var("CALLS").ok().and_then(|n| n.parse().ok()).unwrap_or(2000);
     let mut via = Vec::new();
-    for i in 0..2100 {
+    let (mut before, mut server_before) = ((0, 0, 0), (0, 0, 0));
+    for i in 0..calls + 100 {
+        if i == 100 {
+            before = proc_counters(sidecar);
+            server_before = server.map_or((0, 0, 0), proc_counters);
+        }
         let t = Instant::now();
         let r = p.call("tool/invoke", json!({"name": "mcp__fx__echo", "arguments": {"i": i}}));
         assert_eq!(r["isError"], false, "{r}");
@@ -201,10 +276,15 @@ fn main() {
             via.push(t.elapsed());
         }
     }
+    let (after, server_after) = (proc_counters(sidecar), server.map_or((0, 0, 0), proc_counters));
     p.close();
-    let (via, direct) = (median(via), median(direct_calls(2000)));
+    let (via, direct) = (median(via), median(direct_calls(calls)));
     println!(
         "MCP tools/call echo: direct median {direct:?}; through toolreg (tool/invoke) median {via:?}; overhead {:?}",
         via.saturating_sub(direct)
     );
+    println!("  toolreg: {}", per_call(before, after, calls));
+    if server.is_some() {
+        println!("  its MCP server: {}", per_call(server_before, server_after, calls));
+    }
 }

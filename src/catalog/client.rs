@@ -73,6 +73,8 @@ impl ClientHandler for Handler {
         let value = serde_json::to_value(&params).unwrap_or(Value::Null);
         let mut progress = lock(&self.0.progress);
         match progress.sinks.get(&key) {
+            // Its call has returned (the receiver is gone): late progress has nowhere to go.
+            Some(sink) if sink.is_closed() => {}
             Some(sink) => {
                 let _ = sink.send(value);
             }
@@ -259,14 +261,15 @@ impl Connection {
             .await
             .map_err(|e| service_error("tools/call", timeout, e))?;
         let key = token_key(&handle.progress_token);
-        let registered = progress.is_some();
         if let Some(sink) = progress {
             let mut p = lock(&self.handler.progress);
             for (_, value) in p.early.iter().filter(|(k, _)| *k == key) {
                 let _ = sink.send(value.clone());
             }
             p.early.retain(|(k, _)| *k != key);
-            p.sinks.insert(key.clone(), sink);
+            // Sinks of calls that have returned (see below) go now.
+            p.sinks.retain(|_, s| !s.is_closed());
+            p.sinks.insert(key, sink);
         }
         let id = handle.id.clone();
         let outcome = tokio::select! {
@@ -277,16 +280,10 @@ impl Connection {
                 Err(CatalogError::Cancelled)
             }
         };
-        if registered {
-            // rmcp runs each notification handler in its own task, so the last progress
-            // notifications may still be in flight when the response is already here. The sink
-            // stays registered a little longer so they land, without delaying the result.
-            let handler = self.handler.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(15)).await;
-                lock(&handler.progress).sinks.remove(&key);
-            });
-        }
+        // The sink stays registered: rmcp runs each notification handler in its own task, so
+        // the last progress notifications may land after the response. The caller drops the
+        // receiver when it is done; the next call's registration removes closed sinks. (A
+        // timer per call for this cost a thread wake-up 15 ms later, each call.)
         let response = outcome?;
         let mut value = serde_json::to_value(&response).map_err(|e| CatalogError::Mcp(e.to_string()))?;
         if let Value::Object(map) = &mut value {

@@ -80,6 +80,11 @@ fn pinned_part(t: &McpTool) -> Value {
     })
 }
 
+/// Whether two definitions agree on everything `pinned_part` covers.
+fn same_pinned_part(a: &McpTool, b: &McpTool) -> bool {
+    a.name == b.name && a.description == b.description && a.input_schema == b.input_schema && a.output_schema == b.output_schema
+}
+
 /// Hex SHA-256 of the canonical JSON of name, description, inputSchema and outputSchema.
 pub fn fingerprint(t: &McpTool) -> String {
     hex(&Sha256::digest(canonical(&pinned_part(t)).as_bytes()))
@@ -212,6 +217,14 @@ impl Pins {
     }
 
     pub fn state(&self, t: &McpTool, trust: Trust) -> PinState {
+        if trust == Trust::Auto || !self.baseline {
+            return PinState::Approved;
+        }
+        // Every call checks its tool: when the definition equals the approved one (maps compare
+        // regardless of key order, so equal means equal canonical JSON), no hashing is needed.
+        if self.approved.get(&t.name).is_some_and(|a| same_pinned_part(&a.tool, t)) {
+            return PinState::Approved;
+        }
         self.state_of(t, &fingerprint(t), trust)
     }
 
@@ -429,6 +442,26 @@ mod tests {
         out.output_schema = Some(json!({"type": "object"}));
         assert_ne!(fingerprint(&out), fingerprint(&tool("t", "d", json!({}))));
         assert_eq!(canonical(&json!({"b": [1, {"z": 1, "y": "\u{e9}"}], "a": null})), r#"{"a":null,"b":[1,{"y":"é","z":1}]}"#);
+    }
+
+    #[test]
+    fn state_without_hashing_agrees_with_the_fingerprint() {
+        let mut pins = Pins::default();
+        let approved = tool("t", "d", json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}));
+        pins.observe(std::slice::from_ref(&approved), Trust::Pinned);
+        // Same definition, keys in another order, annotations and a null output schema added.
+        let mut same = tool("t", "d", serde_json::from_str(r#"{"properties":{"b":{"type":"string"},"a":{"type":"integer"}},"type":"object"}"#).unwrap());
+        same.annotations = Some(json!({"readOnlyHint": true}));
+        same.output_schema = Some(Value::Null);
+        assert_eq!(fingerprint(&same), fingerprint(&approved));
+        assert_eq!(pins.state(&same, Trust::Pinned), PinState::Approved);
+        let mut changed = approved.clone();
+        changed.input_schema["properties"]["a"]["type"] = json!("number");
+        assert_eq!(pins.state(&changed, Trust::Pinned), PinState::Changed);
+        changed = approved.clone();
+        changed.output_schema = Some(json!({"type": "object"}));
+        assert_eq!(pins.state(&changed, Trust::Pinned), PinState::Changed);
+        assert_eq!(pins.state(&tool("u", "d", json!({})), Trust::Pinned), PinState::New);
     }
 
     #[test]

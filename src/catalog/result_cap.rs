@@ -14,8 +14,23 @@ use serde_json::{json, Value};
 /// larger cannot be read anyway, while ordinary large outputs (a long file, a big page) pass.
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 1024 * 1024;
 
+/// The length of `v` as JSON, counted without building the text (every result passes here).
 fn json_len(v: &Value) -> usize {
-    serde_json::to_vec(v).map(|b| b.len()).unwrap_or(usize::MAX)
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, v) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
 }
 
 pub fn cap(mut result: Value, max: usize) -> Value {
