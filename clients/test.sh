@@ -23,6 +23,9 @@ export PYTHON
 failed=()
 step() { echo; echo "== [$((SECONDS - start))s] $*"; }
 
+step "versions: Cargo.toml's version in both packages (scripts/version.py --check)"
+"$PYTHON" "$here/../scripts/version.py" --check || failed+=("scripts/version.py --check")
+
 step "typescript: npm ci"
 (cd "$here/typescript" && npm ci --no-audit --no-fund)
 

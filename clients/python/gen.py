@@ -60,6 +60,7 @@ class Gen:
         self.methods: list[dict] = []
         self.emitted: list[str] = []  # class / alias blocks in order
         self.done: set[str] = set()
+        self.protocol_version: str | None = None
 
     def load(self):
         files = sorted(PROTOCOL_DIR.glob("*.schema.json"))
@@ -70,6 +71,8 @@ class Gen:
             method = schema.get("title")
             if not isinstance(method, str) or not method:
                 sys.exit(f"gen.py: {f.name}: no title")
+            if method == "initialize":
+                self.protocol_version = schema.get("x-protocolVersion")
             kind = schema.get("x-kind")
             if kind not in ("request", "notification"):
                 sys.exit(f"gen.py: {f.name}: x-kind must be 'request' or 'notification', got {kind!r}")
@@ -213,6 +216,14 @@ class Gen:
             "from __future__ import annotations",
             "",
             "from typing import Any, Literal, TypedDict, Union",
+            "",
+            "",
+        ]
+        if not isinstance(self.protocol_version, str):
+            sys.exit("gen.py: initialize.schema.json: no x-protocolVersion")
+        out += [
+            "# The protocol version these types describe (MAJOR.MINOR), sent in `initialize`.",
+            f"PROTOCOL_VERSION = {self.protocol_version!r}",
             "",
             "",
         ]

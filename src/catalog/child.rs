@@ -19,6 +19,10 @@
 //!   protocol); a full pipe would otherwise hang the child. It is read in fixed chunks and a
 //!   logged line is capped, so no amount of stderr grows our memory.
 //! - Env values are never logged, only their keys.
+//! - Off Linux (not compiled on this project's machines; README "Install"): other Unix systems
+//!   keep the process groups and the reaper but have no PDEATHSIG; on Windows each child goes
+//!   into a job object that the OS kills when its handle closes, at the latest when the sidecar
+//!   dies (a grandchild started before the assignment escapes it).
 
 use std::sync::OnceLock;
 
@@ -26,6 +30,16 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
 use crate::secret::Secret;
+
+/// The signals `kill_group` sends (Unix values; ignored where there are no signals).
+#[cfg(unix)]
+pub(crate) const SIGTERM: i32 = libc::SIGTERM;
+#[cfg(unix)]
+pub(crate) const SIGKILL: i32 = libc::SIGKILL;
+#[cfg(not(unix))]
+pub(crate) const SIGTERM: i32 = 15;
+#[cfg(not(unix))]
+pub(crate) const SIGKILL: i32 = 9;
 
 pub(crate) struct ChildProc {
     pub pgid: i32,
@@ -50,8 +64,10 @@ impl ChildProc {
 
 impl Drop for ChildProc {
     fn drop(&mut self) {
-        kill_group(self.pgid, libc::SIGKILL);
+        kill_group(self.pgid, SIGKILL);
         reaper_send("del", self.pgid);
+        #[cfg(windows)]
+        job::release(self.pgid);
     }
 }
 
@@ -67,6 +83,7 @@ for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
 "#;
 
 /// The write end of the reaper's pipe; `None` when it could not be started (logged once).
+#[cfg(unix)]
 fn reaper() -> &'static std::sync::Mutex<Option<std::process::ChildStdin>> {
     static REAPER: OnceLock<std::sync::Mutex<Option<std::process::ChildStdin>>> = OnceLock::new();
     REAPER.get_or_init(|| {
@@ -90,6 +107,10 @@ fn reaper() -> &'static std::sync::Mutex<Option<std::process::ChildStdin>> {
     })
 }
 
+#[cfg(not(unix))]
+fn reaper_send(_op: &str, _pgid: i32) {}
+
+#[cfg(unix)]
 fn reaper_send(op: &str, pgid: i32) {
     use std::io::Write;
     if pgid <= 0 {
@@ -104,9 +125,80 @@ fn reaper_send(op: &str, pgid: i32) {
 }
 
 pub(crate) fn kill_group(pgid: i32, signal: i32) {
+    #[cfg(unix)]
     if pgid > 0 {
         // SAFETY: plain syscall; a negative pid addresses the group we created for the child.
         unsafe { libc::kill(-pgid, signal) };
+    }
+    #[cfg(windows)]
+    {
+        let _ = signal; // no polite stop on Windows: the job is terminated
+        job::terminate(pgid);
+    }
+    #[cfg(not(any(unix, windows)))]
+    let _ = (pgid, signal);
+}
+
+/// Windows: one job object per child, created with KILL_ON_JOB_CLOSE, keyed by the child's pid.
+#[cfg(windows)]
+mod job {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    use windows_sys::Win32::Foundation::{CloseHandle, HANDLE};
+    use windows_sys::Win32::System::JobObjects::{
+        AssignProcessToJobObject, CreateJobObjectW, JobObjectExtendedLimitInformation, SetInformationJobObject,
+        TerminateJobObject, JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+    };
+    use windows_sys::Win32::System::Threading::{OpenProcess, PROCESS_SET_QUOTA, PROCESS_TERMINATE};
+
+    struct Job(HANDLE);
+    // SAFETY: a job handle may be used and closed from any thread.
+    unsafe impl Send for Job {}
+
+    fn jobs() -> &'static Mutex<HashMap<i32, Job>> {
+        static JOBS: OnceLock<Mutex<HashMap<i32, Job>>> = OnceLock::new();
+        JOBS.get_or_init(Mutex::default)
+    }
+
+    /// Puts process `pid` into a job of its own; the OS kills the job when our handle closes.
+    pub fn adopt(pid: i32) {
+        // SAFETY: Win32 calls on handles we own; the info struct is plain data, zeroed then set.
+        unsafe {
+            let job = CreateJobObjectW(std::ptr::null(), std::ptr::null());
+            if job.is_null() {
+                tracing::warn!(pid, "cannot create a job object; the MCP server may outlive a killed sidecar");
+                return;
+            }
+            let mut info: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = std::mem::zeroed();
+            info.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+            let size = std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32;
+            let set = SetInformationJobObject(job, JobObjectExtendedLimitInformation, (&info as *const JOBOBJECT_EXTENDED_LIMIT_INFORMATION).cast(), size);
+            let process = OpenProcess(PROCESS_SET_QUOTA | PROCESS_TERMINATE, 0, pid as u32);
+            let assigned = !process.is_null() && set != 0 && AssignProcessToJobObject(job, process) != 0;
+            if !process.is_null() {
+                CloseHandle(process);
+            }
+            if !assigned {
+                tracing::warn!(pid, "cannot assign the MCP server to a job object; it may outlive a killed sidecar");
+                CloseHandle(job);
+                return;
+            }
+            super::super::lock(jobs()).insert(pid, Job(job));
+        }
+    }
+
+    pub fn terminate(pid: i32) {
+        if let Some(job) = super::super::lock(jobs()).get(&pid) {
+            // SAFETY: a live job handle of ours.
+            unsafe { TerminateJobObject(job.0, 1) };
+        }
+    }
+
+    pub fn release(pid: i32) {
+        if let Some(job) = super::super::lock(jobs()).remove(&pid) {
+            // SAFETY: closing our last handle kills what is left in the job (KILL_ON_JOB_CLOSE).
+            unsafe { CloseHandle(job.0) };
+        }
     }
 }
 
@@ -143,8 +235,9 @@ pub(crate) async fn spawn(
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .process_group(0);
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    cmd.process_group(0);
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
     }
@@ -173,6 +266,8 @@ pub(crate) async fn spawn(
         let spawned = cmd.spawn();
         if let Ok(child) = &spawned {
             reaper_send("add", child.id().map_or(0, |p| p as i32));
+            #[cfg(windows)]
+            job::adopt(child.id().map_or(0, |p| p as i32));
         }
         let _ = tx.send(spawned);
     });

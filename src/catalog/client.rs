@@ -404,11 +404,11 @@ impl Connection {
         if let Some(child) = &self.child {
             let mut rx = child.exited.clone();
             if tokio::time::timeout(grace, rx.wait_for(|e| e.is_some())).await.is_err() {
-                kill_group(child.pgid, libc::SIGTERM);
+                kill_group(child.pgid, child::SIGTERM);
                 let _ = tokio::time::timeout(grace, rx.wait_for(|e| e.is_some())).await;
             }
             // Grandchildren may outlive the leader; the group goes in any case.
-            kill_group(child.pgid, libc::SIGKILL);
+            kill_group(child.pgid, child::SIGKILL);
         }
     }
 }

@@ -94,6 +94,11 @@ pub fn generate() -> BTreeMap<String, String> {
     notification::<CatalogDidChange>(&mut out, FROM);
     notification::<ApprovalRequestNotification>(&mut out, FROM);
     notification::<ApprovalWithdrawn>(&mut out, FROM);
+    // The protocol version travels with `initialize`'s schema: the clients' generators read it
+    // into their `PROTOCOL_VERSION`, so a bump reaches both clients through the drift checks.
+    if let Some(init) = out.get_mut(&file_name(Initialize::METHOD)) {
+        init["x-protocolVersion"] = json!(PROTOCOL_VERSION);
+    }
     out.into_iter()
         .map(|(k, v)| (k, serde_json::to_string_pretty(&v).expect("schema serializes") + "\n"))
         .collect()

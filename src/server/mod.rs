@@ -198,15 +198,13 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
     };
 
     let mut frames = FramedRead::new(crate::transport::stdio::stdin(), ContentLengthCodec::new(opts.max_frame_bytes));
-    let mut sigterm = signal(tokio::signal::unix::SignalKind::terminate());
-    let mut sigint = signal(tokio::signal::unix::SignalKind::interrupt());
+    let mut signals = Signals::install();
     let code = loop {
         let event = tokio::select! {
             // Backpressure: no next frame while the host leaves our answers unread.
             frame = async { out.writable().await; frames.next().await } => Event::Frame(frame),
             Some(_) = server.tasks.join_next(), if !server.tasks.is_empty() => Event::TaskDone,
-            _ = sigterm.recv() => Event::Signal(143),
-            _ = sigint.recv() => Event::Signal(130),
+            code = signals.next() => Event::Signal(code),
         };
         match event {
             Event::Frame(Some(Ok(frame))) => {
@@ -271,8 +269,47 @@ async fn forward_catalog_events(mut rx: mpsc::UnboundedReceiver<CatalogEvent>, o
     }
 }
 
-fn signal(kind: tokio::signal::unix::SignalKind) -> tokio::signal::unix::Signal {
-    tokio::signal::unix::signal(kind).expect("signal handlers install")
+/// The signals that end the sidecar, as the exit code a shell would report for them.
+#[cfg(unix)]
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+#[cfg(unix)]
+impl Signals {
+    fn install() -> Self {
+        use tokio::signal::unix::{signal, SignalKind};
+        Signals {
+            term: signal(SignalKind::terminate()).expect("signal handlers install"),
+            int: signal(SignalKind::interrupt()).expect("signal handlers install"),
+        }
+    }
+
+    async fn next(&mut self) -> i32 {
+        tokio::select! {
+            _ = self.term.recv() => 143,
+            _ = self.int.recv() => 130,
+        }
+    }
+}
+
+/// Elsewhere (not compiled on this project's machines): Ctrl-C only.
+#[cfg(not(unix))]
+struct Signals;
+
+#[cfg(not(unix))]
+impl Signals {
+    fn install() -> Self {
+        Signals
+    }
+
+    async fn next(&mut self) -> i32 {
+        match tokio::signal::ctrl_c().await {
+            Ok(()) => 130,
+            Err(_) => std::future::pending().await,
+        }
+    }
 }
 
 impl Server {

@@ -124,6 +124,13 @@ pub fn start(
 }
 
 /// Writes as much of `data` as the pipe takes without blocking; returns how much.
+#[cfg(not(unix))]
+fn write_nonblocking(_fd: i32, _data: &[u8]) -> usize {
+    0 // no direct fd off Unix (transport::stdio gives none): the writer task writes everything
+}
+
+/// Writes as much of `data` as the pipe takes without blocking; returns how much.
+#[cfg(unix)]
 fn write_nonblocking(fd: i32, data: &[u8]) -> usize {
     let mut done = 0;
     while done < data.len() {

@@ -1,8 +1,22 @@
 """Typed asyncio client for the toolreg sidecar."""
-from ._pending import *  # noqa: F401,F403
-from ._protocol import *  # noqa: F401,F403
-from ._protocol import SCHEMA_METHODS
-from .client import ExitInfo, ToolregClient, ToolregError, ToolregExitedError, ToolregRpcError
-
-__all__ = ["ToolregClient", "ToolregError", "ToolregRpcError", "ToolregExitedError", "ExitInfo", "SCHEMA_METHODS"]
+# Before the imports: client.py reads it. Cargo.toml's version, copied by scripts/version.py.
 __version__ = "0.1.0"
+
+from ._pending import *  # noqa: F401,F403,E402
+from ._protocol import *  # noqa: F401,F403,E402
+from ._protocol import PROTOCOL_VERSION, SCHEMA_METHODS  # noqa: E402
+from .binary import find_binary, protocol_compatible  # noqa: E402
+from .client import ExitInfo, ToolregClient, ToolregError, ToolregExitedError, ToolregProtocolVersionError, ToolregRpcError  # noqa: E402
+
+__all__ = [
+    "ToolregClient",
+    "ToolregError",
+    "ToolregRpcError",
+    "ToolregExitedError",
+    "ToolregProtocolVersionError",
+    "ExitInfo",
+    "SCHEMA_METHODS",
+    "PROTOCOL_VERSION",
+    "find_binary",
+    "protocol_compatible",
+]

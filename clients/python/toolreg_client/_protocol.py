@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict, Union
 
+
+# The protocol version these types describe (MAJOR.MINOR), sent in `initialize`.
+PROTOCOL_VERSION = '0.1'
+
 ApprovalDecision = Literal["approve", "deny"]
 
 

@@ -52,7 +52,11 @@ from ._protocol import (
     ToolEntry,
 )
 
-__all__ = ["ToolregClient", "ToolregError", "ToolregRpcError", "ToolregExitedError", "ExitInfo"]
+from . import __version__
+from ._protocol import PROTOCOL_VERSION
+from .binary import find_binary, protocol_compatible
+
+__all__ = ["ToolregClient", "ToolregError", "ToolregRpcError", "ToolregExitedError", "ToolregProtocolVersionError", "ExitInfo"]
 
 MaybeAwaitable = Union[Any, Awaitable[Any]]
 ApprovalAnswer = Union[ApprovalDecision, Mapping[str, Any]]
@@ -73,6 +77,20 @@ class ToolregRpcError(ToolregError):
         self.code = code
         self.rpc_message = message
         self.data = data
+
+
+class ToolregProtocolVersionError(ToolregError):
+    """The sidecar speaks a protocol version this client cannot (see `protocol_compatible`)."""
+
+    def __init__(self, binary: str, sidecar_version: str, client_version: str = PROTOCOL_VERSION) -> None:
+        super().__init__(
+            f"the toolreg sidecar {binary} speaks protocol {sidecar_version}, this client (toolreg_client {__version__}) "
+            f"speaks protocol {client_version}: install matching versions (the toolreg wheel brings its own binary), "
+            "or pass binary_path / set TOOLREG_BIN to a matching one"
+        )
+        self.binary = binary
+        self.sidecar_version = sidecar_version
+        self.client_version = client_version
 
 
 class ToolregExitedError(ToolregError):
@@ -162,9 +180,11 @@ class ToolregClient:
         on_exit: Optional[Callable[[ExitInfo], MaybeAwaitable]] = None,
         on_stderr: Optional[Callable[[str], Any]] = None,
         on_error: Optional[Callable[[BaseException], Any]] = None,
+        on_request: Optional[Callable[[str, Any], MaybeAwaitable]] = None,
         stderr_lines: int = 50,
     ) -> "ToolregClient":
-        """Spawns the sidecar (default binary: env TOOLREG_BIN, else `toolreg` on PATH) and runs
+        """Spawns the sidecar (default binary: env TOOLREG_BIN, else the one the `toolreg` wheel put
+        in this Python's scripts directory, else `toolreg` on PATH; see `find_binary`) and runs
         `initialize` + `initialized`. Capabilities `approval` / `hostTools` / `repair` /
         `elicitation` / `sampling` are declared for the callbacks given (and can be overridden
         with `capabilities`).
@@ -180,8 +200,11 @@ class ToolregClient:
         A coroutine `on_approval_request` is cancelled when its answer becomes moot: the sidecar
         sent `approval/withdrawn` for its approvalId (timed out, or the call was cancelled), or the
         `tool_invoke` with the same callId made through this client has settled. No
-        `approval/respond` is sent for it then."""
-        binary = binary_path or os.environ.get("TOOLREG_BIN") or "toolreg"
+        `approval/respond` is sent for it then.
+
+        `on_request(method, params)` answers any reverse request that no dedicated callback
+        answers (its return value is the result; an exception becomes a -32603 error)."""
+        binary = find_binary(binary_path)
         try:
             proc = await asyncio.create_subprocess_exec(
                 binary,
@@ -206,6 +229,7 @@ class ToolregClient:
             exit=on_exit,
             stderr=on_stderr,
             error=on_error,
+            request=on_request,
         )
         client = cls(proc, callbacks, stderr_lines)
         caps: HostCapabilities = {
@@ -217,8 +241,8 @@ class ToolregClient:
         }
         caps.update(capabilities or {})
         params: InitializeParams = {
-            "clientInfo": cast(Any, dict(client_info) if client_info else {"name": "toolreg-client-py", "version": "0.1.0"}),
-            "protocolVersion": "0.1",
+            "clientInfo": cast(Any, dict(client_info) if client_info else {"name": "toolreg-client-py", "version": __version__}),
+            "protocolVersion": PROTOCOL_VERSION,
             "capabilities": caps,
         }
         if cache_dir is not None:
@@ -229,6 +253,9 @@ class ToolregClient:
             params["timeouts"] = timeouts
         try:
             client.initialize_result = await client.request("initialize", params)
+            spoken = str(client.initialize_result.get("protocolVersion"))
+            if not protocol_compatible(PROTOCOL_VERSION, spoken):
+                raise ToolregProtocolVersionError(binary, spoken)
             await client.notify("initialized", {})
         except BaseException:
             client.kill(_signal.SIGKILL)
@@ -382,6 +409,9 @@ class ToolregClient:
             "host/elicit": self._cb.get("elicit"),
             "host/sample": self._cb.get("sample"),
         }.get(method)
+        fallback = self._cb.get("request")
+        if cb is None and fallback is not None:
+            cb = lambda p: fallback(method, p)  # noqa: E731
         try:
             if cb is None:
                 reply: dict[str, Any] = {"error": {"code": -32601, "message": f"the host does not answer {method}", "data": {"method": method}}}

@@ -27,9 +27,16 @@ import type {
 } from './generated/protocol.js';
 import type { ApprovalDecision, Timeouts } from './generated/protocol.js';
 import type { PendingHostRequests, PendingSidecarNotifications, PendingSidecarRequests } from './pending.js';
+import { PROTOCOL_VERSION } from './generated/protocol.js';
+import { protocolCompatible, resolveBinary } from './binary.js';
+import { createRequire } from 'node:module';
 
 export * from './generated/protocol.js';
 export * from './pending.js';
+export { PLATFORM_PACKAGES, platformBinary, platformPackageSuffix, protocolCompatible, resolveBinary } from './binary.js';
+
+/** This package's version (package.json; the crate's version, stamped by scripts/version.py). */
+export const CLIENT_VERSION: string = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
 type Merge<Pending, Generated> = Omit<Pending, keyof Generated> & Generated;
 /** Every host-to-sidecar request: generated from the schemas, else the SPEC 8 stand-in types. */
@@ -85,7 +92,7 @@ export interface ExitInfo {
 }
 
 export interface SpawnOptions {
-  /** Default: env TOOLREG_BIN, else `toolreg` on PATH. */
+  /** Default: env TOOLREG_BIN, else the binary of the installed `@toolreg/cli-<platform>` package, else `toolreg` on PATH. */
   binaryPath?: string;
   /** Default `['serve']`. */
   args?: string[];
@@ -152,6 +159,21 @@ export class ToolregRpcError extends Error {
     readonly data?: unknown,
   ) {
     super(`${method}: ${message} (${code})`);
+  }
+}
+
+/** The sidecar speaks a protocol version this client cannot (see `protocolCompatible`). */
+export class ToolregProtocolVersionError extends Error {
+  override name = 'ToolregProtocolVersionError';
+  constructor(
+    readonly binary: string,
+    readonly sidecarVersion: string,
+    readonly clientVersion: string = PROTOCOL_VERSION,
+  ) {
+    super(
+      `the toolreg sidecar ${binary} speaks protocol ${sidecarVersion}, this client (toolreg-client ${CLIENT_VERSION}) speaks protocol ${clientVersion}: ` +
+        'install matching versions (the toolreg-client package brings its own binary), or point binaryPath / TOOLREG_BIN at a matching one',
+    );
   }
 }
 
@@ -249,7 +271,7 @@ export class ToolregClient {
 
   /** Spawns the sidecar, runs `initialize` and `initialized`. */
   static async spawn(options: SpawnOptions = {}): Promise<ToolregClient> {
-    const binary = options.binaryPath ?? process.env.TOOLREG_BIN ?? 'toolreg';
+    const binary = resolveBinary(options.binaryPath);
     const child = spawnProcess(binary, options.args ?? ['serve'], {
       env: options.env ?? process.env,
       cwd: options.cwd,
@@ -279,8 +301,8 @@ export class ToolregClient {
       ...options.capabilities,
     };
     const params: InitializeParams = {
-      clientInfo: options.clientInfo ?? { name: 'toolreg-client-ts', version: '0.1.0' },
-      protocolVersion: '0.1',
+      clientInfo: options.clientInfo ?? { name: 'toolreg-client-ts', version: CLIENT_VERSION },
+      protocolVersion: PROTOCOL_VERSION,
       capabilities: caps,
     };
     if (options.cacheDir !== undefined) params.cacheDir = options.cacheDir;
@@ -288,6 +310,8 @@ export class ToolregClient {
     if (options.timeouts !== undefined) params.timeouts = options.timeouts;
     try {
       client.initializeResult = await client.request('initialize', params);
+      const spoken = client.initializeResult.protocolVersion;
+      if (!protocolCompatible(PROTOCOL_VERSION, spoken)) throw new ToolregProtocolVersionError(binary, spoken);
       await client.notify('initialized', {});
     } catch (e) {
       client.kill();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ToolregClient, ToolregExitedError, ToolregRpcError, type ExitInfo } from '../src/index.js';
+import { PROTOCOL_VERSION, ToolregClient, ToolregExitedError, ToolregRpcError, type ExitInfo } from '../src/index.js';
 import { BIN, entry, sleep, spawnReal, waitUntil } from './helpers.js';
 
 describe('lifecycle', () => {
@@ -13,7 +13,7 @@ describe('lifecycle', () => {
     });
     const init = client.initializeResult;
     assert.equal(init.serverInfo.name, 'toolreg');
-    assert.equal(init.protocolVersion, '0.1');
+    assert.equal(init.protocolVersion, PROTOCOL_VERSION);
     assert.ok(init.capabilities.methods.includes('registry/register'));
     assert.ok(init.capabilities.maxFrameBytes > 0);
     const info = await client.close();
