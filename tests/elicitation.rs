@@ -185,7 +185,8 @@ fn decline_and_cancel_reach_the_server_without_content_and_a_failed_host_request
 fn a_url_elicitation_carries_its_url_and_id_and_gets_no_defaults() {
     let mut x = session("url", json!({"elicitation": true}), json!({}));
     let mut asked = Vec::new();
-    let got = x.run("askUrl", "u1", json!({}), &mut elicit_host(&mut asked, json!({"action": "accept"})));
+    // Content with a URL-mode accept is the host's mistake: the exchange happens at the URL.
+    let got = x.run("askUrl", "u1", json!({}), &mut elicit_host(&mut asked, json!({"action": "accept", "content": {"pin": "1234"}})));
     let p = &asked[0];
     assert_eq!(p["mode"], "url", "{p}");
     assert_eq!(p["url"], "https://example.test/consent");

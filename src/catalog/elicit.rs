@@ -221,9 +221,10 @@ impl Asker {
         let asked = self.wait(self.host.elicit(params), origin, upstream).await;
         match asked {
             Ok(mut answer) => {
-                if answer.action != ElicitAction::Accept {
+                // Content belongs to an accepted form only (a URL-mode answer is consent).
+                if answer.action != ElicitAction::Accept || mode == ElicitMode::Url {
                     answer.content = None;
-                } else if mode == ElicitMode::Form {
+                } else {
                     apply_defaults(schema.as_ref(), &mut answer);
                 }
                 // The action only: the content is the user's.
