@@ -44,6 +44,7 @@ pub trait McpPort: Send + Sync {
         arguments: Value,
         cancel: CancellationToken,
         progress: mpsc::UnboundedSender<Value>,
+        call_id: &str,
     ) -> impl Future<Output = Result<Value, McpCallError>> + Send;
     /// Enabled servers whose tool list has not been fetched yet (search says so when empty).
     fn cold_servers(&self) -> Vec<String>;
@@ -334,7 +335,7 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
         let raw = match &entry.source {
             Source::Mcp { server_id, tool_name } => {
                 let (tx, mut rx) = mpsc::unbounded_channel();
-                let call = self.mcp.call_tool(server_id, tool_name, arguments, self.cancel.clone(), tx);
+                let call = self.mcp.call_tool(server_id, tool_name, arguments, self.cancel.clone(), tx, call_id);
                 tokio::pin!(call);
                 let result = loop {
                     tokio::select! {

@@ -1,6 +1,8 @@
 //! Our small adapter over `rmcp`, the only file besides `stdio.rs` (our stdio reader) that names it: one live MCP session with one
 //! server (a child process over stdio, or Streamable HTTP), and the three things we ask of it:
-//! list tools (following `nextCursor`), call a tool, notice `tools/list_changed`.
+//! list tools (following `nextCursor`), call a tool, notice `tools/list_changed`; and the
+//! server's questions during a call (`elicitation/create`, `sampling/createMessage`), which go
+//! to the host through `elicit.rs`.
 //!
 //! Invariants:
 //! - Every request is bounded by a caller-given deadline; on expiry rmcp sends
@@ -20,11 +22,19 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
-    ClientConfig, ClientRequest, Implementation, ListToolsRequest, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ServerResult,
+    ClientConfig, ClientRequest, ElicitRequestParams,
+    ElicitationCapability, FormElicitationCapability, Implementation, ListToolsRequest,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, SamplingCapability, ServerResult,
+    UrlElicitationCapability,
 };
-use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError};
-use rmcp::{ClientHandler, ServiceExt};
+// Sampling is deprecated by a protocol revision after the one we speak (2025-11-25).
+#[allow(deprecated)]
+use rmcp::model::{CreateMessageRequestParams, CreateMessageResult};
+use rmcp::service::{
+    InboundStreamOrigin, NotificationContext, Peer, PeerRequestOptions, RequestContext, RoleClient, RunningService,
+    ServiceError,
+};
+use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -32,6 +42,7 @@ use tokio_util::sync::CancellationToken;
 use super::child::{self, kill_group, ChildProc};
 use super::lock;
 use super::config::{CatalogError, McpTool, ServerConfig, Transport};
+use super::elicit::{self, Asker, CallOrigin, InFlight, InFlightGuard, Unanswered};
 use super::stdio::BoundedStdio;
 
 const MAX_PAGES: usize = 1000;
@@ -50,6 +61,8 @@ struct HandlerShared {
     server_id: String,
     progress: Mutex<ProgressSinks>,
     on_list_changed: Box<dyn Fn() + Send + Sync>,
+    asker: Asker,
+    in_flight: Mutex<InFlight>,
 }
 
 #[derive(Clone)]
@@ -61,11 +74,74 @@ fn token_key(token: &impl serde::Serialize) -> String {
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("toolreg", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+        // Declared only as far as the host answers: a server that sees no capability can fall
+        // back (ask in the tool's result, use its own default) instead of meeting a decline the
+        // user never gave.
+        let asks = self.0.asker.asks;
+        let mut caps = ClientCapabilities::default();
+        if asks.elicitation {
+            let mut e = ElicitationCapability::new();
+            e.form = Some(FormElicitationCapability::new());
+            e.url = Some(UrlElicitationCapability::new());
+            caps.elicitation = Some(e);
+        }
+        if asks.sampling {
+            caps.sampling = Some(SamplingCapability::default());
+        }
+        ClientConfig::new(caps, Implementation::new("toolreg", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        cx: RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, ErrorData> {
+        let origin = self.0.origin(&cx);
+        let v = serde_json::to_value(&request).unwrap_or(Value::Null);
+        let text = |k: &str| v.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+        let mode = if matches!(request, ElicitRequestParams::UrlElicitationParams { .. }) { elicit::ElicitMode::Url } else { elicit::ElicitMode::Form };
+        let params = elicit::ElicitParams {
+            server_id: self.0.server_id.clone(),
+            call_id: origin.as_ref().and_then(|o| o.call_id.clone()),
+            tool: origin.as_ref().map(|o| o.tool.clone()),
+            mode,
+            message: text("message").unwrap_or_default(),
+            requested_schema: v.get("requestedSchema").cloned(),
+            url: text("url"),
+            elicitation_id: text("elicitationId"),
+        };
+        let answer = self.0.asker.elicit(params, origin.as_ref(), &cx.ct).await.map_err(|e| ErrorData::internal_error(e, None))?;
+        let mut result = rmcp::model::ElicitResult::new(match answer.action {
+            elicit::ElicitAction::Accept => rmcp::model::ElicitationAction::Accept,
+            elicit::ElicitAction::Decline => rmcp::model::ElicitationAction::Decline,
+            elicit::ElicitAction::Cancel => rmcp::model::ElicitationAction::Cancel,
+        });
+        result.content = answer.content.map(Value::Object);
+        Ok(result)
+    }
+
+    #[allow(deprecated)] // sampling: deprecated by a later revision than the one we speak
+    async fn create_message(
+        &self,
+        request: CreateMessageRequestParams,
+        cx: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let origin = self.0.origin(&cx);
+        let params = elicit::SampleParams {
+            server_id: self.0.server_id.clone(),
+            call_id: origin.as_ref().and_then(|o| o.call_id.clone()),
+            tool: origin.as_ref().map(|o| o.tool.clone()),
+            request: serde_json::to_value(&request).unwrap_or(Value::Null),
+        };
+        match self.0.asker.sample(params, origin.as_ref(), &cx.ct).await {
+            Ok(v) => serde_json::from_value(v)
+                .map_err(|e| ErrorData::internal_error(format!("the host's sampling result is not a CreateMessageResult: {e}"), None)),
+            Err(Unanswered::NotSupported) => Err(ErrorData::method_not_found::<rmcp::model::CreateMessageRequestMethod>()),
+            Err(Unanswered::TimedOut(t)) => Err(ErrorData::internal_error(format!("the host did not answer within {} ms", t.as_millis()), None)),
+            Err(Unanswered::Cancelled) => Err(ErrorData::internal_error("cancelled", None)),
+            Err(Unanswered::Failed(e)) => Err(ErrorData::internal_error(format!("the host could not sample: {e}"), None)),
+        }
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _cx: NotificationContext<RoleClient>) {
@@ -93,6 +169,18 @@ impl ClientHandler for Handler {
     }
 }
 
+impl HandlerShared {
+    /// The tool call a server's request belongs to: the one whose response stream carried it
+    /// (Streamable HTTP), else the only call in flight.
+    fn origin(&self, cx: &RequestContext<RoleClient>) -> Option<CallOrigin> {
+        let via = match cx.extensions.get::<InboundStreamOrigin>() {
+            Some(InboundStreamOrigin::OutboundRequest(id)) => Some(token_key(id)),
+            _ => None,
+        };
+        lock(&self.in_flight).find(via.as_deref())
+    }
+}
+
 /// A live session. Dropping it kills the child's process group; `close` does so politely.
 pub(crate) struct Connection {
     peer: Peer<RoleClient>,
@@ -106,11 +194,14 @@ pub(crate) async fn connect(
     timeout: Duration,
     max_message_bytes: usize,
     on_list_changed: Box<dyn Fn() + Send + Sync>,
+    asker: Asker,
 ) -> Result<Connection, String> {
     let handler = Arc::new(HandlerShared {
         server_id: config.id.clone(),
         progress: Mutex::new(ProgressSinks::default()),
         on_list_changed,
+        asker,
+        in_flight: Mutex::new(InFlight::default()),
     });
     let ms = timeout.as_millis();
     match &config.transport {
@@ -236,7 +327,8 @@ impl Connection {
     }
 
     /// One `tools/call`. Returns the `CallToolResult` as JSON; a tool-level failure is
-    /// `Ok` with `isError: true`, only protocol/transport failures are `Err`.
+    /// `Ok` with `isError: true`, only protocol/transport failures are `Err`. `call_id` names
+    /// the call in the questions the server asks meanwhile.
     pub async fn call_tool(
         &self,
         tool: &str,
@@ -244,6 +336,7 @@ impl Connection {
         timeout: Duration,
         cancel: CancellationToken,
         progress: Option<mpsc::UnboundedSender<Value>>,
+        call_id: Option<&str>,
     ) -> Result<Value, CatalogError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         match arguments {
@@ -255,11 +348,15 @@ impl Connection {
             return Err(CatalogError::Cancelled);
         }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let origin = CallOrigin { call_id: call_id.map(str::to_owned), tool: tool.to_owned(), cancel: cancel.clone() };
+        let slot = lock(&self.handler.in_flight).enter(origin);
+        let _in_flight = InFlightGuard(&self.handler.in_flight, slot);
         let handle = self
             .peer
             .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
             .await
             .map_err(|e| service_error("tools/call", timeout, e))?;
+        lock(&self.handler.in_flight).sent(slot, token_key(&handle.id));
         let key = token_key(&handle.progress_token);
         if let Some(sink) = progress {
             let mut p = lock(&self.handler.progress);

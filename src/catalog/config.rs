@@ -251,6 +251,9 @@ pub struct CatalogOptions {
     pub max_message_bytes: usize,
     /// The largest tool result handed on; larger ones are cut with a note (`result_cap.rs`).
     pub max_result_bytes: usize,
+    /// Which of the servers' questions the host answers (`elicit.rs`), and how long one waits.
+    pub host_asks: super::elicit::HostAsks,
+    pub elicitation_timeout: Duration,
 }
 
 impl Default for CatalogOptions {
@@ -266,6 +269,8 @@ impl Default for CatalogOptions {
             stop_grace: Duration::from_millis(500),
             max_message_bytes: super::stdio::DEFAULT_MAX_MESSAGE_BYTES,
             max_result_bytes: super::result_cap::DEFAULT_MAX_RESULT_BYTES,
+            host_asks: super::elicit::HostAsks::default(),
+            elicitation_timeout: Duration::from_secs(300),
         }
     }
 }

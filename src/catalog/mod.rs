@@ -34,6 +34,7 @@ mod cache;
 mod child;
 mod client;
 mod config;
+pub mod elicit;
 pub mod pins;
 mod refresh;
 mod result_cap;
@@ -53,6 +54,7 @@ pub use config::{
     CatalogError, CatalogEvent, CatalogOptions, HeldTools, ListState, ListToolsResult, McpTool,
     ServerConfig, ServerState, ServerStatus, Transport,
 };
+pub use elicit::{AskHost, ElicitAction, ElicitMode, ElicitParams, ElicitResult, HostAsks, SampleParams};
 pub use pins::{PinDiff, PinState, ToolPin, Trust};
 use refresh::{Server, Shared};
 
@@ -86,8 +88,14 @@ impl Drop for Inner {
 
 impl Catalog {
     pub fn new(opts: CatalogOptions, events: mpsc::UnboundedSender<CatalogEvent>) -> Self {
+        Catalog::with_host(opts, events, Arc::new(elicit::NoHost))
+    }
+
+    /// A catalog whose servers' questions (elicitation, sampling) go to `host`, as far as
+    /// `opts.host_asks` says the host answers them.
+    pub fn with_host(opts: CatalogOptions, events: mpsc::UnboundedSender<CatalogEvent>, host: Arc<dyn AskHost>) -> Self {
         let slots = opts.max_concurrent_warm.max(1);
-        let shared = Arc::new(Shared { opts, events, warm_slots: Arc::new(Semaphore::new(slots)) });
+        let shared = Arc::new(Shared { opts, events, warm_slots: Arc::new(Semaphore::new(slots)), host });
         Catalog {
             inner: Arc::new(Inner {
                 shared,
@@ -304,6 +312,7 @@ impl Catalog {
     /// `tools/call` through the server's session (connecting if it has none). The result is
     /// the MCP `CallToolResult` as JSON; `isError: true` results are `Ok`. Cancelling `cancel`
     /// sends `notifications/cancelled`; the server's progress notifications go to `progress`.
+    /// `call_id` names the call in the questions the server asks meanwhile (`elicit.rs`).
     pub async fn call_tool(
         &self,
         server_id: &str,
@@ -311,6 +320,7 @@ impl Catalog {
         arguments: Value,
         cancel: CancellationToken,
         progress: Option<mpsc::UnboundedSender<Value>>,
+        call_id: Option<&str>,
     ) -> Result<Value, CatalogError> {
         let server = self.enabled_server(server_id)?;
         let config = server.config();
@@ -327,7 +337,7 @@ impl Catalog {
         };
         let conn = conn.inspect_err(|e| server.record_failure(e.to_string())).map_err(|e| e.redacted(&config))?;
         let opts = &self.inner.shared.opts;
-        let result = conn.call_tool(tool, arguments, opts.call_timeout, cancel, progress).await.map_err(|e| e.redacted(&config))?;
+        let result = conn.call_tool(tool, arguments, opts.call_timeout, cancel, progress, call_id).await.map_err(|e| e.redacted(&config))?;
         Ok(result_cap::cap(result, opts.max_result_bytes))
     }
 

@@ -37,6 +37,14 @@ pub(crate) struct Shared {
     pub opts: CatalogOptions,
     pub events: mpsc::UnboundedSender<CatalogEvent>,
     pub warm_slots: Arc<Semaphore>,
+    /// Where the servers' questions go (`elicit.rs`).
+    pub host: Arc<dyn super::elicit::AskHost>,
+}
+
+impl Shared {
+    pub fn asker(&self) -> super::elicit::Asker {
+        super::elicit::Asker { host: self.host.clone(), asks: self.opts.host_asks, timeout: self.opts.elicitation_timeout }
+    }
 }
 
 pub(crate) type RefreshFuture = SharedFuture<BoxFuture<'static, ServerStatus>>;
@@ -531,7 +539,7 @@ impl Server {
             let opts = &me.shared.opts;
             let config = me.config();
             let connected = tokio::select! {
-                r = client::connect(&config, opts.connect_timeout, opts.max_message_bytes, on_list_changed) => r,
+                r = client::connect(&config, opts.connect_timeout, opts.max_message_bytes, on_list_changed, me.shared.asker()) => r,
                 _ = abort.cancelled() => Err("connect abandoned (restart or stop)".into()),
             };
             let result = me.finish_connect(&mine, connected);

@@ -69,6 +69,8 @@ request!(ApprovalRespond, "approval/respond", ApprovalRespondParams, Empty);
 // Sidecar to host.
 request!(HostExecuteTool, "host/executeTool", ExecuteToolParams, CallToolResult);
 request!(HostRepairToolCall, "host/repairToolCall", RepairToolCallParams, Option<RepairToolCallResult>);
+request!(HostElicit, "host/elicit", ElicitParams, ElicitResult);
+request!(HostSample, "host/sample", SampleParams, CreateMessageResult);
 
 // Test hooks, registered only when TOOLREG_DEBUG_METHODS is set; not part of the contract.
 request!(DebugSleep, "debug/sleep", DebugSleepParams, Null);

@@ -84,6 +84,8 @@ pub fn generate() -> BTreeMap<String, String> {
     request::<ApprovalRespond>(&mut out, TO);
     request::<HostExecuteTool>(&mut out, FROM);
     request::<HostRepairToolCall>(&mut out, FROM);
+    request::<HostElicit>(&mut out, FROM);
+    request::<HostSample>(&mut out, FROM);
     notification::<Initialized>(&mut out, TO);
     notification::<Exit>(&mut out, TO);
     notification::<CancelRequest>(&mut out, TO);

@@ -1,5 +1,6 @@
 //! Params and results of every method and notification (camelCase on the wire).
 
+pub use crate::catalog::{ElicitAction, ElicitMode, ElicitParams, ElicitResult, SampleParams};
 use crate::catalog::{ServerConfig, ServerState, ServerStatus, ToolPin};
 use crate::exposition::{Plan, ToolDefinition};
 use crate::invoke::{ApprovalRequest, Repair};
@@ -50,6 +51,14 @@ pub struct HostCapabilities {
     /// The host answers `host/repairToolCall`.
     #[serde(default)]
     pub repair: bool,
+    /// The host answers `host/elicit` (MCP elicitation, form and URL modes). Without it, MCP
+    /// servers are not offered elicitation and one that asks anyway is declined.
+    #[serde(default)]
+    pub elicitation: bool,
+    /// The host answers `host/sample` (MCP sampling). Without it, MCP servers are not offered
+    /// sampling and a request is refused (`-32601`).
+    #[serde(default)]
+    pub sampling: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -88,7 +97,8 @@ pub struct McpLimits {
     pub max_result_bytes: Option<u64>,
 }
 
-/// Milliseconds. Defaults: connect 30,000, list 30,000, call 300,000, approval 300,000.
+/// Milliseconds. Defaults: connect 30,000, list 30,000, call 300,000, approval 300,000,
+/// elicitation 300,000.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Timeouts {
@@ -104,6 +114,10 @@ pub struct Timeouts {
     /// Waiting for `approval/respond`; no answer in time means the call does not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_ms: Option<u64>,
+    /// Waiting for the host's answer to `host/elicit` or `host/sample`; no answer in time is
+    /// `cancel` for the MCP server (an error for sampling), and the request is withdrawn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elicitation_ms: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -457,4 +471,19 @@ pub struct ApprovalWithdrawnParams {
     pub approval_id: String,
     /// `timeout` or `cancelled`.
     pub reason: String,
+}
+
+/// `host/sample` result: the MCP `CreateMessageResult` (`{role, content, model, stopReason?}`),
+/// passed to the MCP server as the host gives it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateMessageResult {
+    /// `assistant`.
+    pub role: String,
+    /// One MCP content block (`{"type": "text", "text": ...}`), or a list of them.
+    pub content: Value,
+    /// The model that produced it.
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
 }

@@ -7,7 +7,7 @@ use crate::protocol::*;
 use crate::registry::{EntrySummary, RegistryError};
 use std::collections::BTreeSet;
 use std::path::Path;
-use crate::catalog::{Catalog, CatalogOptions};
+use crate::catalog::{Catalog, CatalogOptions, HostAsks};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,9 +36,12 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         call_timeout: ms(t.call_ms, defaults.call_timeout),
         max_message_bytes: p.mcp.max_message_bytes.map_or(defaults.max_message_bytes, |b| b as usize),
         max_result_bytes: p.mcp.max_result_bytes.map_or(defaults.max_result_bytes, |b| b as usize),
+        host_asks: HostAsks { elicitation: p.capabilities.elicitation, sampling: p.capabilities.sampling },
+        elicitation_timeout: ms(t.elicitation_ms, defaults.elicitation_timeout),
         ..defaults
     };
-    let _ = ctx.catalog.set(Catalog::new(opts, ctx.catalog_events.clone()));
+    let questions = Arc::new(super::host::Questions(ctx.out.clone()));
+    let _ = ctx.catalog.set(Catalog::with_host(opts, ctx.catalog_events.clone(), questions));
     if let Some(client) = &p.client_info {
         tracing::info!(client = %client.name, version = ?client.version, "initialize");
     }
@@ -61,7 +64,13 @@ const MAX_TIMEOUT_MS: u64 = 365 * 24 * 3600 * 1000;
 
 fn clamp(t: &Timeouts) -> Timeouts {
     let c = |v: Option<u64>| v.map(|ms| ms.min(MAX_TIMEOUT_MS));
-    Timeouts { connect_ms: c(t.connect_ms), list_ms: c(t.list_ms), call_ms: c(t.call_ms), approval_ms: c(t.approval_ms) }
+    Timeouts {
+        connect_ms: c(t.connect_ms),
+        list_ms: c(t.list_ms),
+        call_ms: c(t.call_ms),
+        approval_ms: c(t.approval_ms),
+        elicitation_ms: c(t.elicitation_ms),
+    }
 }
 
 pub fn handle_shutdown(_ctx: &Ctx, _: NoParams) -> Result<Null, RpcError> {

@@ -1,10 +1,15 @@
 //! The invoke path's view of the outside: the host (over reverse messages) and the MCP
-//! catalog, as the `HostPort` / `McpPort` traits of `invoke`.
+//! catalog, as the `HostPort` / `McpPort` traits of `invoke`; and the catalog's view of the
+//! host, `AskHost`, for the questions MCP servers ask mid-call (`host/elicit`, `host/sample`).
 
 use super::outgoing::Outgoing;
-use crate::catalog::{Catalog, CatalogError, ServerState};
+use crate::catalog::{AskHost, Catalog, CatalogError, ElicitParams, ElicitResult, SampleParams, ServerState};
 use crate::invoke::{ApprovalRequest, HostPort, McpCallError, McpPort};
-use crate::protocol::{ApprovalRequestNotification, ApprovalWithdrawn, HostExecuteTool, HostRepairToolCall, Notification, Request};
+use crate::protocol::{
+    ApprovalRequestNotification, ApprovalWithdrawn, HostElicit, HostExecuteTool, HostRepairToolCall, HostSample, Notification, Request,
+};
+use futures::future::BoxFuture;
+use std::sync::Arc;
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -59,9 +64,10 @@ impl McpPort for Mcp<'_> {
         arguments: Value,
         cancel: CancellationToken,
         progress: mpsc::UnboundedSender<Value>,
+        call_id: &str,
     ) -> Result<Value, McpCallError> {
         let Some(catalog) = self.0 else { return Err(McpCallError::Failed("no MCP catalog".into())) };
-        match catalog.call_tool(server_id, tool, arguments, cancel, Some(progress)).await {
+        match catalog.call_tool(server_id, tool, arguments, cancel, Some(progress), Some(call_id)).await {
             Ok(v) => Ok(v),
             Err(CatalogError::Cancelled) => Err(McpCallError::Cancelled),
             Err(e) => Err(McpCallError::Failed(e.to_string())),
@@ -80,5 +86,25 @@ impl McpPort for Mcp<'_> {
             .filter(|s| !s.cached && s.state != ServerState::Disabled)
             .map(|s| s.id)
             .collect()
+    }
+}
+
+/// The catalog's questions as reverse requests. The catalog bounds the wait and drops the
+/// future to withdraw a question, which sends the host `$/cancelRequest` (`Outgoing::request`).
+/// Answers are parsed here and never logged: they are what the user typed.
+pub struct Questions(pub Arc<Outgoing>);
+
+impl AskHost for Questions {
+    fn elicit(&self, params: ElicitParams) -> BoxFuture<'static, Result<ElicitResult, String>> {
+        let out = self.0.clone();
+        Box::pin(async move {
+            let v = out.request(HostElicit::METHOD, params).await.map_err(|e| e.message)?;
+            serde_json::from_value(v).map_err(|e| format!("the host's answer to {} is not an ElicitResult: {e}", HostElicit::METHOD))
+        })
+    }
+
+    fn sample(&self, params: SampleParams) -> BoxFuture<'static, Result<Value, String>> {
+        let out = self.0.clone();
+        Box::pin(async move { out.request(HostSample::METHOD, params).await.map_err(|e| e.message) })
     }
 }

@@ -99,6 +99,21 @@ class ClientInfo(_ClientInfoRequired, total=False):
     version: Union[str, None]
 
 
+class _CreateMessageResultRequired(TypedDict):
+    role: str
+    """`assistant`."""
+    content: Any
+    """One MCP content block (`{"type": "text", "text": ...}`), or a list of them."""
+    model: str
+    """The model that produced it."""
+
+
+class CreateMessageResult(_CreateMessageResultRequired, total=False):
+    """`host/sample` result: the MCP `CreateMessageResult` (`{role, content, model, stopReason?}`),
+    passed to the MCP server as the host gives it."""
+    stopReason: Union[str, None]
+
+
 class Decision(TypedDict):
     deferred: bool
     """Whether anything is deferred (and so the meta-tools are present)."""
@@ -139,6 +154,45 @@ class DidChangeParams(_DidChangeParamsRequired, total=False):
     (an empty list: nothing is held any more)."""
     newTools: Union[list[str], None]
     """The tools held because they appeared after the server's first (baseline) list."""
+
+
+ElicitAction = Union[Literal["accept"], Literal["decline"], Literal["cancel"]]
+
+
+ElicitMode = Union[Literal["form"], Literal["url"]]
+
+
+class _ElicitParamsRequired(TypedDict):
+    serverId: str
+    """The MCP server that asks."""
+    mode: "ElicitMode"
+    message: str
+    """What the server says it needs, for the user."""
+
+
+class ElicitParams(_ElicitParamsRequired, total=False):
+    """An `elicitation/create` of an MCP server, as the host gets it (`host/elicit`)."""
+    callId: Union[str, None]
+    """The toolreg call (the model's `callId`) the question belongs to; absent when it cannot be
+    known (see protocol/README.md)."""
+    tool: Union[str, None]
+    """The tool of that call, as the server names it."""
+    requestedSchema: Any
+    """Form mode: a flat JSON Schema object of primitive properties (with `default`s)."""
+    url: Union[str, None]
+    """URL mode: where to send the user."""
+    elicitationId: Union[str, None]
+    """URL mode: the server's id for this elicitation."""
+
+
+class _ElicitResultRequired(TypedDict):
+    action: "ElicitAction"
+
+
+class ElicitResult(_ElicitResultRequired, total=False):
+    """The host's answer to `host/elicit`, and what goes back to the server."""
+    content: Union[dict[str, Any], None]
+    """Form mode, `accept` only: the values, keyed by property name."""
 
 
 class Empty(TypedDict, total=False):
@@ -197,6 +251,12 @@ class HostCapabilities(TypedDict, total=False):
     """The host answers `host/executeTool`."""
     repair: bool
     """The host answers `host/repairToolCall`."""
+    elicitation: bool
+    """The host answers `host/elicit` (MCP elicitation, form and URL modes). Without it, MCP
+    servers are not offered elicitation and one that asks anyway is declined."""
+    sampling: bool
+    """The host answers `host/sample` (MCP sampling). Without it, MCP servers are not offered
+    sampling and a request is refused (`-32601`)."""
 
 
 HostRepairToolCallResult = Union["RepairToolCallResult", None]
@@ -228,7 +288,8 @@ class LogSettings(TypedDict, total=False):
 
 
 class Timeouts(TypedDict, total=False):
-    """Milliseconds. Defaults: connect 30,000, list 30,000, call 300,000, approval 300,000."""
+    """Milliseconds. Defaults: connect 30,000, list 30,000, call 300,000, approval 300,000,
+    elicitation 300,000."""
     connectMs: Union[int, None]
     """Spawning or connecting to an MCP server, including its handshake."""
     listMs: Union[int, None]
@@ -237,6 +298,9 @@ class Timeouts(TypedDict, total=False):
     """One tool call (MCP server or host)."""
     approvalMs: Union[int, None]
     """Waiting for `approval/respond`; no answer in time means the call does not run."""
+    elicitationMs: Union[int, None]
+    """Waiting for the host's answer to `host/elicit` or `host/sample`; no answer in time is
+    `cancel` for the MCP server (an error for sampling), and the request is withdrawn."""
 
 
 class McpLimits(TypedDict, total=False):
@@ -605,6 +669,18 @@ class ResolveResult(TypedDict):
     """Wire names, in byte order."""
 
 
+class _SampleParamsRequired(TypedDict):
+    serverId: str
+    request: Any
+    """The MCP `CreateMessageRequestParams` as the server sent them."""
+
+
+class SampleParams(_SampleParamsRequired, total=False):
+    """A `sampling/createMessage` of an MCP server, as the host gets it (`host/sample`)."""
+    callId: Union[str, None]
+    tool: Union[str, None]
+
+
 class SelectActiveParams(TypedDict, total=False):
     scope: "Scope"
 
@@ -696,8 +772,10 @@ SCHEMA_METHODS: dict[str, dict[str, Any]] = {
     'catalog/status': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'NoParams', 'result': 'CatalogStatusResult', 'python_name': 'catalog_status'},
     'exit': {'kind': 'notification', 'direction': 'hostToSidecar', 'params': 'NoParams', 'result': None, 'python_name': 'exit'},
     'exposition/plan': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'PlanParams', 'result': 'PlanResult', 'python_name': 'exposition_plan'},
+    'host/elicit': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'ElicitParams', 'result': 'ElicitResult', 'python_name': 'host_elicit'},
     'host/executeTool': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'ExecuteToolParams', 'result': 'CallToolResult', 'python_name': 'host_execute_tool'},
     'host/repairToolCall': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'RepairToolCallParams', 'result': 'HostRepairToolCallResult', 'python_name': 'host_repair_tool_call'},
+    'host/sample': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'SampleParams', 'result': 'CreateMessageResult', 'python_name': 'host_sample'},
     'initialize': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'InitializeParams', 'result': 'InitializeResult', 'python_name': 'initialize'},
     'initialized': {'kind': 'notification', 'direction': 'hostToSidecar', 'params': 'NoParams', 'result': None, 'python_name': 'initialized'},
     'registry/deregister': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'DeregisterParams', 'result': 'DeregisterResult', 'python_name': 'registry_deregister'},

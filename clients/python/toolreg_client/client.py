@@ -21,6 +21,9 @@ from ._protocol import (
     DeregisterResult,
     DidChangeParams,
     Empty,
+    CreateMessageResult,
+    ElicitParams,
+    ElicitResult,
     ExecuteToolParams,
     HostCapabilities,
     HostRepairToolCallResult,
@@ -38,6 +41,7 @@ from ._protocol import (
     RegisterResult,
     RepairToolCallParams,
     ResolveResult,
+    SampleParams,
     Scope,
     SelectActiveResult,
     ServerConfig,
@@ -168,6 +172,8 @@ class ToolregClient:
         on_approval_request: Optional[Callable[[ApprovalRequest], MaybeAwaitable]] = None,
         on_execute_tool: Optional[Callable[[ExecuteToolParams], Union[CallToolResult, Awaitable[CallToolResult]]]] = None,
         on_repair_tool_call: Optional[Callable[[RepairToolCallParams], Union[HostRepairToolCallResult, Awaitable[HostRepairToolCallResult]]]] = None,
+        on_elicit: Optional[Callable[[ElicitParams], Union[ElicitResult, Awaitable[ElicitResult]]]] = None,
+        on_sample: Optional[Callable[[SampleParams], Union[CreateMessageResult, Awaitable[CreateMessageResult]]]] = None,
         on_catalog_did_change: Optional[Callable[[DidChangeParams], MaybeAwaitable]] = None,
         on_progress: Optional[Callable[[ProgressParams], MaybeAwaitable]] = None,
         on_log_message: Optional[Callable[[LogMessageParams], MaybeAwaitable]] = None,
@@ -179,8 +185,17 @@ class ToolregClient:
     ) -> "ToolregClient":
         """Spawns the sidecar (default binary: env TOOLREG_BIN, else the one the `toolreg` wheel put
         in this Python's scripts directory, else `toolreg` on PATH; see `find_binary`) and runs
-        `initialize` + `initialized`. Capabilities `approval` / `hostTools` / `repair` are declared
-        for the callbacks given (and can be overridden with `capabilities`).
+        `initialize` + `initialized`. Capabilities `approval` / `hostTools` / `repair` /
+        `elicitation` / `sampling` are declared for the callbacks given (and can be overridden
+        with `capabilities`).
+
+        `on_elicit` answers an MCP server's question during a tool call (`host/elicit`) with
+        `{"action": "accept", "content": {...}}` (form mode; fields left out get the schema's
+        defaults), `{"action": "accept"}` (URL mode: the user agreed to open the URL),
+        `{"action": "decline"}` or `{"action": "cancel"}`. `on_sample` answers an MCP
+        `sampling/createMessage` (`host/sample`; `params["request"]` as the server sent it) with an
+        MCP `CreateMessageResult`. A coroutine callback is cancelled when the sidecar withdraws the
+        question (timeout, cancelled call); an exception is an error for the server.
 
         A coroutine `on_approval_request` is cancelled when its answer becomes moot: the sidecar
         sent `approval/withdrawn` for its approvalId (timed out, or the call was cancelled), or the
@@ -206,6 +221,8 @@ class ToolregClient:
             approval=on_approval_request,
             execute=on_execute_tool,
             repair=on_repair_tool_call,
+            elicit=on_elicit,
+            sample=on_sample,
             catalog=on_catalog_did_change,
             progress=on_progress,
             log=on_log_message,
@@ -219,6 +236,8 @@ class ToolregClient:
             "approval": on_approval_request is not None,
             "hostTools": on_execute_tool is not None,
             "repair": on_repair_tool_call is not None,
+            "elicitation": on_elicit is not None,
+            "sampling": on_sample is not None,
         }
         caps.update(capabilities or {})
         params: InitializeParams = {
@@ -384,7 +403,12 @@ class ToolregClient:
             self._report(e)
 
     async def _answer(self, rid: Any, method: str, params: Any) -> None:
-        cb = {"host/executeTool": self._cb.get("execute"), "host/repairToolCall": self._cb.get("repair")}.get(method)
+        cb = {
+            "host/executeTool": self._cb.get("execute"),
+            "host/repairToolCall": self._cb.get("repair"),
+            "host/elicit": self._cb.get("elicit"),
+            "host/sample": self._cb.get("sample"),
+        }.get(method)
         fallback = self._cb.get("request")
         if cb is None and fallback is not None:
             cb = lambda p: fallback(method, p)  # noqa: E731

@@ -56,6 +56,10 @@ export type ExecuteToolParams = SP<'host/executeTool'>;
 export type RepairToolCallParams = SP<'host/repairToolCall'>;
 export type CatalogDidChangeParams = SN<'catalog/didChange'>;
 export type ApprovalWithdrawnParams = SN<'approval/withdrawn'>;
+export type ElicitParams = SP<'host/elicit'>;
+export type ElicitAnswer = SR<'host/elicit'>;
+export type SampleParams = SP<'host/sample'>;
+export type SampleAnswer = SR<'host/sample'>;
 
 /**
  * The `reason` of the signal given to `onApprovalRequest` when the sidecar withdrew the request
@@ -96,12 +100,15 @@ export interface SpawnOptions {
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   clientInfo?: { name: string; version?: string };
-  /** Extra capabilities; `approval`/`hostTools`/`repair` default to whether the callback is given. */
+  /**
+   * Extra capabilities; `approval`/`hostTools`/`repair`/`elicitation`/`sampling` default to
+   * whether the callback is given.
+   */
   capabilities?: HostCapabilities;
   cacheDir?: string;
   /** The sidecar's log settings, sent in `initialize`. */
   log?: LogSettings;
-  /** Timeouts (ms) sent in `initialize`: connect, list, call, approval. */
+  /** Timeouts (ms) sent in `initialize`: connect, list, call, approval, elicitation. */
   timeouts?: Timeouts;
   /** Called for each stderr line of the sidecar (the sidecar logs to stderr by default). */
   onStderr?: (line: string) => void;
@@ -117,6 +124,20 @@ export interface SpawnOptions {
     params: RepairToolCallParams,
     signal: AbortSignal,
   ) => SR<'host/repairToolCall'> | Promise<SR<'host/repairToolCall'>>;
+  /**
+   * An MCP server asks the user something during a tool call (`host/elicit`). Answer
+   * `{action: 'accept', content}` (form mode; fields left out get the schema's defaults),
+   * `{action: 'accept'}` (URL mode: the user agreed to open `url`), `decline` or `cancel`.
+   * `signal` aborts when the sidecar withdraws the question (timeout, cancelled call); close the
+   * prompt then. A throw is an error for the server. Giving it declares `elicitation`.
+   */
+  onElicit?: (params: ElicitParams, signal: AbortSignal) => ElicitAnswer | Promise<ElicitAnswer>;
+  /**
+   * An MCP server asks the host's model for a completion (`host/sample`): `params.request` is the
+   * MCP `CreateMessageRequestParams`; answer an MCP `CreateMessageResult`. Let the user review
+   * both. `signal` as for `onElicit`. Giving it declares `sampling`.
+   */
+  onSample?: (params: SampleParams, signal: AbortSignal) => SampleAnswer | Promise<SampleAnswer>;
   onCatalogDidChange?: (params: CatalogDidChangeParams) => void;
   onProgress?: (params: ProgressParams) => void;
   onLogMessage?: (params: LogMessageParams) => void;
@@ -275,6 +296,8 @@ export class ToolregClient {
       approval: !!options.onApprovalRequest,
       hostTools: !!options.onExecuteTool,
       repair: !!options.onRepairToolCall,
+      elicitation: !!options.onElicit,
+      sampling: !!options.onSample,
       ...options.capabilities,
     };
     const params: InitializeParams = {
@@ -342,6 +365,14 @@ export class ToolregClient {
     connection.onRequest('host/repairToolCall', async (p: RepairToolCallParams, token: CancellationToken) => {
       if (!options.onRepairToolCall) throw new ResponseError(-32601, 'host has no onRepairToolCall handler');
       return (await this.callbackResult(token, () => options.onRepairToolCall!(p, tokenToSignal(token)))) ?? null;
+    });
+    connection.onRequest('host/elicit', async (p: ElicitParams, token: CancellationToken) => {
+      if (!options.onElicit) throw new ResponseError(-32601, 'host has no onElicit handler');
+      return this.callbackResult(token, () => options.onElicit!(p, tokenToSignal(token)));
+    });
+    connection.onRequest('host/sample', async (p: SampleParams, token: CancellationToken) => {
+      if (!options.onSample) throw new ResponseError(-32601, 'host has no onSample handler');
+      return this.callbackResult(token, () => options.onSample!(p, tokenToSignal(token)));
     });
     connection.onError(([e]) => this.reportError(e));
     connection.onClose(() => {

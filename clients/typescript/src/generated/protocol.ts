@@ -18,6 +18,8 @@ export type ServerState = 'connecting' | 'ready' | 'error' | 'disabled';
  */
 export type Gate = 'emptyPool' | 'minCount' | 'threshold' | 'metaOverhead' | 'passed';
 export type Defer = 'never' | 'always' | 'auto';
+export type ElicitAction = 'accept' | 'decline' | 'cancel';
+export type ElicitMode = 'form' | 'url';
 export type Encoding = 'o200k_base' | 'cl100k_base';
 /**
  * Where an entry came from; set by the sidecar, never by the host.
@@ -127,12 +129,17 @@ export interface ProtocolTypes {
   CancelParams?: CancelParams;
   CatalogStatusResult?: CatalogStatusResult;
   ClientInfo?: ClientInfo;
+  CreateMessageResult?: CreateMessageResult;
   Decision?: Decision;
   Defer?: Defer;
   DeferredRef?: DeferredRef;
   DeregisterParams?: DeregisterParams;
   DeregisterResult?: DeregisterResult;
   DidChangeParams?: DidChangeParams;
+  ElicitAction?: ElicitAction;
+  ElicitMode?: ElicitMode;
+  ElicitParams?: ElicitParams;
+  ElicitResult?: ElicitResult;
   Empty?: Empty;
   Encoding?: Encoding;
   EncodingChoice?: EncodingChoice;
@@ -175,6 +182,7 @@ export interface ProtocolTypes {
   RepairToolCallResult?: RepairToolCallResult;
   ResolveParams?: ResolveParams;
   ResolveResult?: ResolveResult;
+  SampleParams?: SampleParams;
   Scope?: Scope;
   SelectActiveParams?: SelectActiveParams;
   SelectActiveResult?: SelectActiveResult;
@@ -263,6 +271,25 @@ export interface ClientInfo {
   name: string;
   version?: string | null;
 }
+/**
+ * `host/sample` result: the MCP `CreateMessageResult` (`{role, content, model, stopReason?}`),
+ * passed to the MCP server as the host gives it.
+ */
+export interface CreateMessageResult {
+  /**
+   * `assistant`.
+   */
+  role: string;
+  /**
+   * One MCP content block (`{"type": "text", "text": ...}`), or a list of them.
+   */
+  content: unknown;
+  /**
+   * The model that produced it.
+   */
+  model: string;
+  stopReason?: string | null;
+}
 export interface Decision {
   /**
    * Whether anything is deferred (and so the meta-tools are present).
@@ -297,6 +324,53 @@ export interface DidChangeParams {
    * The tools held because they appeared after the server's first (baseline) list.
    */
   newTools?: string[] | null;
+}
+/**
+ * An `elicitation/create` of an MCP server, as the host gets it (`host/elicit`).
+ */
+export interface ElicitParams {
+  /**
+   * The MCP server that asks.
+   */
+  serverId: string;
+  /**
+   * The toolreg call (the model's `callId`) the question belongs to; absent when it cannot be
+   * known (see protocol/README.md).
+   */
+  callId?: string | null;
+  /**
+   * The tool of that call, as the server names it.
+   */
+  tool?: string | null;
+  mode: ElicitMode;
+  /**
+   * What the server says it needs, for the user.
+   */
+  message: string;
+  /**
+   * Form mode: a flat JSON Schema object of primitive properties (with `default`s).
+   */
+  requestedSchema?: unknown;
+  /**
+   * URL mode: where to send the user.
+   */
+  url?: string | null;
+  /**
+   * URL mode: the server's id for this elicitation.
+   */
+  elicitationId?: string | null;
+}
+/**
+ * The host's answer to `host/elicit`, and what goes back to the server.
+ */
+export interface ElicitResult {
+  action: ElicitAction;
+  /**
+   * Form mode, `accept` only: the values, keyed by property name.
+   */
+  content?: {
+    [k: string]: unknown;
+  } | null;
 }
 export interface Empty {}
 /**
@@ -339,6 +413,16 @@ export interface HostCapabilities {
    * The host answers `host/repairToolCall`.
    */
   repair?: boolean;
+  /**
+   * The host answers `host/elicit` (MCP elicitation, form and URL modes). Without it, MCP
+   * servers are not offered elicitation and one that asks anyway is declined.
+   */
+  elicitation?: boolean;
+  /**
+   * The host answers `host/sample` (MCP sampling). Without it, MCP servers are not offered
+   * sampling and a request is refused (`-32601`).
+   */
+  sampling?: boolean;
 }
 /**
  * `null` when the host gives up.
@@ -369,7 +453,8 @@ export interface LogSettings {
   level?: string | null;
 }
 /**
- * Milliseconds. Defaults: connect 30,000, list 30,000, call 300,000, approval 300,000.
+ * Milliseconds. Defaults: connect 30,000, list 30,000, call 300,000, approval 300,000,
+ * elicitation 300,000.
  */
 export interface Timeouts {
   /**
@@ -388,6 +473,11 @@ export interface Timeouts {
    * Waiting for `approval/respond`; no answer in time means the call does not run.
    */
   approvalMs?: number | null;
+  /**
+   * Waiting for the host's answer to `host/elicit` or `host/sample`; no answer in time is
+   * `cancel` for the MCP server (an error for sampling), and the request is withdrawn.
+   */
+  elicitationMs?: number | null;
 }
 /**
  * Bytes. Defaults: message 16,777,216 (16 MiB), result 1,048,576 (1 MiB).
@@ -748,6 +838,18 @@ export interface ResolveResult {
    */
   toolIds: string[];
 }
+/**
+ * A `sampling/createMessage` of an MCP server, as the host gets it (`host/sample`).
+ */
+export interface SampleParams {
+  serverId: string;
+  callId?: string | null;
+  tool?: string | null;
+  /**
+   * The MCP `CreateMessageRequestParams` as the server sent them.
+   */
+  request: unknown;
+}
 export interface SelectActiveParams {
   scope?: Scope;
 }
@@ -819,8 +921,10 @@ export interface HostNotifications {
 
 /** Requests, sidecar to host. */
 export interface SidecarRequests {
+  'host/elicit': { params: ElicitParams; result: ElicitResult };
   'host/executeTool': { params: ExecuteToolParams; result: CallToolResult };
   'host/repairToolCall': { params: RepairToolCallParams; result: HostRepairToolCallResult };
+  'host/sample': { params: SampleParams; result: CreateMessageResult };
 }
 
 /** Notifications, sidecar to host. */
@@ -894,11 +998,19 @@ export const SCHEMA_METHODS = {
     'kind': 'request',
     'direction': 'hostToSidecar'
   },
+  'host/elicit': {
+    'kind': 'request',
+    'direction': 'sidecarToHost'
+  },
   'host/executeTool': {
     'kind': 'request',
     'direction': 'sidecarToHost'
   },
   'host/repairToolCall': {
+    'kind': 'request',
+    'direction': 'sidecarToHost'
+  },
+  'host/sample': {
     'kind': 'request',
     'direction': 'sidecarToHost'
   },
