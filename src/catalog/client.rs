@@ -29,6 +29,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::authorize::{self, ServerAuth};
 use super::child::{self, kill_group, ChildProc};
 use super::lock;
 use super::config::{CatalogError, McpTool, ServerConfig, Transport};
@@ -97,6 +98,7 @@ pub(crate) struct Connection {
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     handler: Arc<HandlerShared>,
     child: Option<ChildProc>,
+    auth: Option<Arc<ServerAuth>>,
 }
 
 pub(crate) async fn connect(
@@ -104,6 +106,7 @@ pub(crate) async fn connect(
     timeout: Duration,
     max_message_bytes: usize,
     on_list_changed: Box<dyn Fn() + Send + Sync>,
+    auth: Option<Arc<ServerAuth>>,
 ) -> Result<Connection, String> {
     let handler = Arc::new(HandlerShared {
         server_id: config.id.clone(),
@@ -133,7 +136,7 @@ pub(crate) async fn connect(
                 Ok(Err(e)) => return Err(format!("initialize failed: {}", describe(&e))),
                 Ok(Ok(s)) => s,
             };
-            Ok(Connection::new(service, handler, Some(child)))
+            Ok(Connection::new(service, handler, Some(child), None))
         }
         Transport::Http { url, headers } => {
             use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -149,22 +152,50 @@ pub(crate) async fn connect(
                 map.insert(name, value);
             }
             install_tls_provider();
-            let transport = StreamableHttpClientTransport::from_config(
-                StreamableHttpClientTransportConfig::with_uri(url.expose()).custom_headers(map),
-            );
-            let service = match tokio::time::timeout(timeout, Handler(handler.clone()).serve(transport)).await {
+            let config = StreamableHttpClientTransportConfig::with_uri(url.expose()).custom_headers(map);
+            let served = match &auth {
+                // OAuth: requests carry the server's bearer token; a 401/403 starts authorization.
+                Some(auth) => {
+                    let transport = StreamableHttpClientTransport::with_client(auth.http_client().await, config);
+                    tokio::time::timeout(timeout, Handler(handler.clone()).serve(transport)).await
+                }
+                None => {
+                    let transport = StreamableHttpClientTransport::from_config(config);
+                    tokio::time::timeout(timeout, Handler(handler.clone()).serve(transport)).await
+                }
+            };
+            let service = match served {
                 Err(_) => return Err(format!("initialize timed out after {ms} ms")),
-                Ok(Err(e)) => return Err(format!("initialize failed: {}", describe(&e))),
+                Ok(Err(e)) => {
+                    if let (Some(auth), Some(challenge)) = (&auth, auth_challenge(&e)) {
+                        return Err(auth.challenged(challenge));
+                    }
+                    return Err(format!("initialize failed: {}", describe(&e)));
+                }
                 Ok(Ok(s)) => s,
             };
-            Ok(Connection::new(service, handler, None))
+            Ok(Connection::new(service, handler, None, auth))
         }
     }
 }
 
 impl Connection {
-    fn new(service: RunningService<RoleClient, Handler>, handler: Arc<HandlerShared>, child: Option<ChildProc>) -> Self {
-        Connection { peer: service.peer().clone(), service: tokio::sync::Mutex::new(Some(service)), handler, child }
+    fn new(
+        service: RunningService<RoleClient, Handler>,
+        handler: Arc<HandlerShared>,
+        child: Option<ChildProc>,
+        auth: Option<Arc<ServerAuth>>,
+    ) -> Self {
+        Connection { peer: service.peer().clone(), service: tokio::sync::Mutex::new(Some(service)), handler, child, auth }
+    }
+
+    /// `e` as a `CatalogError`; a 401 or 403 `insufficient_scope` of an OAuth server starts
+    /// its authorization and fails the request at once.
+    fn failed(&self, what: &str, timeout: Duration, e: ServiceError) -> CatalogError {
+        if let (Some(auth), Some(challenge)) = (&self.auth, auth_challenge(&e)) {
+            return CatalogError::NeedsAuth(auth.challenged(challenge));
+        }
+        service_error(what, timeout, e)
     }
 
     /// Whether this session can still carry requests.
@@ -203,10 +234,10 @@ impl Connection {
                 .peer
                 .send_request_with_option(request, PeerRequestOptions::with_timeout(remaining))
                 .await
-                .map_err(|e| service_error("tools/list", timeout, e))?
+                .map_err(|e| self.failed("tools/list", timeout, e))?
                 .await_response()
                 .await
-                .map_err(|e| service_error("tools/list", timeout, e))?;
+                .map_err(|e| self.failed("tools/list", timeout, e))?;
             let ServerResult::ListToolsResult(page) = response else {
                 return Err(CatalogError::Mcp("unexpected response to tools/list".into()));
             };
@@ -257,7 +288,7 @@ impl Connection {
             .peer
             .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
             .await
-            .map_err(|e| service_error("tools/call", timeout, e))?;
+            .map_err(|e| self.failed("tools/call", timeout, e))?;
         let key = token_key(&handle.progress_token);
         let registered = progress.is_some();
         if let Some(sink) = progress {
@@ -270,7 +301,7 @@ impl Connection {
         }
         let id = handle.id.clone();
         let outcome = tokio::select! {
-            r = handle.await_response() => r.map_err(|e| service_error("tools/call", timeout, e)),
+            r = handle.await_response() => r.map_err(|e| self.failed("tools/call", timeout, e)),
             _ = cancel.cancelled() => {
                 let param = CancelledNotificationParam::new(Some(id), Some("cancelled by the host".into()));
                 let _ = self.peer.notify_cancelled(param).await;
@@ -349,6 +380,25 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     }
     // reqwest quotes the URL it failed on, query (a token) included.
     crate::secret::redact_urls_in(&out).into_owned()
+}
+
+/// The `WWW-Authenticate` value of a 401, or of a 403 `insufficient_scope`, anywhere in the
+/// error's chain (rmcp boxes the HTTP client's error inside its transport errors).
+fn auth_challenge(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let mut next = Some(e);
+    while let Some(err) = next {
+        if let Some(http) = err.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            if let Some(challenge) = http.auth_challenge() {
+                let insufficient = matches!(http, StreamableHttpError::InsufficientScope(_));
+                if !insufficient || authorize::is_insufficient_scope(challenge) {
+                    return Some(challenge.to_owned());
+                }
+            }
+        }
+        next = err.source();
+    }
+    None
 }
 
 fn timeout_error(what: &str, timeout: Duration) -> CatalogError {

@@ -30,6 +30,8 @@
 //! at a time through the stdio reader, each under `max_message_bytes`; the consumer (invoke)
 //! forwards them to the host as they come, without awaiting.
 
+pub mod auth;
+mod authorize;
 mod cache;
 mod child;
 mod client;
@@ -53,6 +55,7 @@ pub use config::{
     CatalogError, CatalogEvent, CatalogOptions, HeldTools, ListState, ListToolsResult, McpTool,
     ServerConfig, ServerState, ServerStatus, Transport,
 };
+pub use auth::{AuthHost, NoAuthHost, OAuthConfig};
 pub use pins::{PinDiff, PinState, ToolPin, Trust};
 use refresh::{Server, Shared};
 
@@ -86,8 +89,18 @@ impl Drop for Inner {
 
 impl Catalog {
     pub fn new(opts: CatalogOptions, events: mpsc::UnboundedSender<CatalogEvent>) -> Self {
+        Self::with_auth_host(opts, events, Arc::new(NoAuthHost))
+    }
+
+    /// A catalog whose servers reach the user and the host's secrets through `auth_host`
+    /// when they need OAuth authorization.
+    pub fn with_auth_host(
+        opts: CatalogOptions,
+        events: mpsc::UnboundedSender<CatalogEvent>,
+        auth_host: Arc<dyn AuthHost>,
+    ) -> Self {
         let slots = opts.max_concurrent_warm.max(1);
-        let shared = Arc::new(Shared { opts, events, warm_slots: Arc::new(Semaphore::new(slots)) });
+        let shared = Arc::new(Shared { opts, events, warm_slots: Arc::new(Semaphore::new(slots)), auth_host });
         Catalog {
             inner: Arc::new(Inner {
                 shared,
@@ -116,7 +129,11 @@ impl Catalog {
                 let id = cfg.id.clone();
                 let server = match old.remove(&id) {
                     // The identity ignores credentials; a rotated token still needs a new session.
-                    Some(s) if s.enabled() == cfg.enabled && s.config().transport == cfg.transport => {
+                    Some(s)
+                        if s.enabled() == cfg.enabled
+                            && s.config().transport == cfg.transport
+                            && s.config().oauth == cfg.oauth =>
+                    {
                         s.set_config(cfg);
                         s
                     }
@@ -321,13 +338,25 @@ impl Catalog {
         if let Some(message) = server.refusal(tool) {
             return Err(CatalogError::Held { server: server_id.to_owned(), tool: tool.to_owned(), message });
         }
+        // Waiting for the user to authorize: fail now, never wait for them.
+        if let Some(why) = server.needs_user() {
+            return Err(CatalogError::NeedsAuth(why));
+        }
         let conn = tokio::select! {
             c = server.connection() => c,
             _ = cancel.cancelled() => return Err(CatalogError::Cancelled),
         };
         let conn = conn.inspect_err(|e| server.record_failure(e.to_string())).map_err(|e| e.redacted(&config))?;
         let opts = &self.inner.shared.opts;
-        let result = conn.call_tool(tool, arguments, opts.call_timeout, cancel, progress).await.map_err(|e| e.redacted(&config))?;
+        let result = conn
+            .call_tool(tool, arguments, opts.call_timeout, cancel, progress)
+            .await
+            .inspect_err(|e| {
+                if let CatalogError::NeedsAuth(why) = e {
+                    server.record_failure(why.clone());
+                }
+            })
+            .map_err(|e| e.redacted(&config))?;
         Ok(result_cap::cap(result, opts.max_result_bytes))
     }
 

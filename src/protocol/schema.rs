@@ -84,6 +84,10 @@ pub fn generate() -> BTreeMap<String, String> {
     request::<ApprovalRespond>(&mut out, TO);
     request::<HostExecuteTool>(&mut out, FROM);
     request::<HostRepairToolCall>(&mut out, FROM);
+    request::<HostOpenUrl>(&mut out, FROM);
+    request::<HostSecretsGet>(&mut out, FROM);
+    request::<HostSecretsSet>(&mut out, FROM);
+    request::<HostSecretsDelete>(&mut out, FROM);
     notification::<Initialized>(&mut out, TO);
     notification::<Exit>(&mut out, TO);
     notification::<CancelRequest>(&mut out, TO);

@@ -38,7 +38,12 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         max_result_bytes: p.mcp.max_result_bytes.map_or(defaults.max_result_bytes, |b| b as usize),
         ..defaults
     };
-    let _ = ctx.catalog.set(Catalog::new(opts, ctx.catalog_events.clone()));
+    let auth_host = Arc::new(super::auth_host::HostAuth {
+        out: ctx.out.clone(),
+        open_url: p.capabilities.open_url,
+        secrets: p.capabilities.secrets,
+    });
+    let _ = ctx.catalog.set(Catalog::with_auth_host(opts, ctx.catalog_events.clone(), auth_host));
     if let Some(client) = &p.client_info {
         tracing::info!(client = %client.name, version = ?client.version, "initialize");
     }

@@ -31,7 +31,7 @@ pub struct Recorder {
 
 /// What the header line says is redacted.
 pub const REDACTION_NOTE: &str =
-    "values of transport.env and transport.headers, and userinfo, query and fragment values of transport.url";
+    "values of transport.env and transport.headers, and userinfo, query and fragment values of transport.url; oauth.clientSecret; saved OAuth records (a value holding credentials or a registration)";
 
 impl Recorder {
     pub fn create(path: &Path) -> std::io::Result<Recorder> {
@@ -78,12 +78,31 @@ fn redact(v: &mut Value) {
                         redact_transport(t);
                     }
                 }
+                if key == "oauth" {
+                    if let Value::Object(o) = value {
+                        if let Some(secret) = o.get_mut("clientSecret") {
+                            *secret = Value::String(REDACTED.into());
+                        }
+                    }
+                }
+                if key == "value" && holds_oauth_record(value) {
+                    *value = Value::String(REDACTED.into());
+                }
                 redact(value);
             }
         }
         Value::Array(items) => items.iter_mut().for_each(redact),
         _ => {}
     }
+}
+
+/// A saved OAuth record (`host/secrets/*` values): JSON text of an object with
+/// `credentials` or `registration`, which hold tokens and client secrets.
+fn holds_oauth_record(v: &Value) -> bool {
+    let Value::String(text) = v else { return false };
+    text.starts_with('{')
+        && serde_json::from_str::<serde_json::Map<String, Value>>(text)
+            .is_ok_and(|o| o.contains_key("credentials") || o.contains_key("registration"))
 }
 
 fn redact_transport(t: &mut serde_json::Map<String, Value>) {
