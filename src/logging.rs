@@ -4,9 +4,9 @@
 //! `initialize` (`log: {file, level}`), so the writer and filter are swappable.
 //!
 //! Invariant: dependencies that log raw request and response bodies at debug or trace
-//! (`QUIET_TARGETS`: jsonrpsee the host's requests, rmcp the MCP messages, the HTTP stack
-//! its traffic) are capped at info by a fixed filter that no level or filter spec lifts, so a
-//! `TOOLREG_LOG=trace` log holds no `catalog/setServers` params, headers or tool arguments.
+//! (`QUIET_TARGETS`: rmcp the MCP messages, the HTTP stack its traffic) are capped at info by
+//! a fixed filter that no level or filter spec lifts, so a `TOOLREG_LOG=trace` log holds no
+//! `catalog/setServers` params, headers or tool arguments.
 //! And every line is written with its URLs' credentials redacted: dependencies quote the URL
 //! they failed on even at error level (rmcp's worker prints reqwest's error with the query).
 
@@ -74,7 +74,7 @@ pub struct LogControl {
 }
 
 /// Target prefixes logged at info and above only, whatever the filter says.
-const QUIET_TARGETS: [&str; 8] = ["jsonrpsee", "rmcp", "reqwest", "hyper", "h2", "tower", "rustls", "tokio_util"];
+const QUIET_TARGETS: [&str; 7] = ["rmcp", "reqwest", "hyper", "h2", "tower", "rustls", "tokio_util"];
 
 /// Whether an event or span may pass the fixed filter.
 fn loud_enough(target: &str, level: &Level) -> bool {
@@ -131,7 +131,7 @@ mod tests {
 
     #[test]
     fn body_dumping_dependencies_stay_at_info() {
-        for target in ["jsonrpsee", "jsonrpsee-server", "jsonrpsee_core::server::rpc_module", "rmcp::service", "hyper_util::client", "h2::codec", "reqwest::connect"] {
+        for target in ["rmcp::service", "rmcp::transport::worker", "hyper_util::client", "h2::codec", "reqwest::connect"] {
             assert!(!loud_enough(target, &Level::TRACE) && !loud_enough(target, &Level::DEBUG), "{target}");
             assert!(loud_enough(target, &Level::INFO) && loud_enough(target, &Level::WARN), "{target}");
         }

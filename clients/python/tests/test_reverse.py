@@ -270,3 +270,23 @@ async def test_withdrawn_callback_that_swallows_the_cancel_sends_nothing(spawn_r
         assert sent(s.transcript(), "approval/respond") == []
     finally:
         await c.close()
+
+
+async def test_on_request_answers_reverse_requests_without_a_dedicated_callback(spawn_real):
+    seen: list[tuple[str, Any]] = []
+
+    def on_request(method: str, params: Any) -> Any:
+        seen.append((method, params))
+        if method != "host/executeTool":
+            raise LookupError(method)
+        return {"content": [{"type": "text", "text": f"done {params['arguments']['title']}"}]}
+
+    s = await spawn_real(on_request=on_request, capabilities={"hostTools": True})
+    c = s.client
+    try:
+        await c.registry_register([entry("notes_create", defer="never")])
+        r = await c.tool_invoke("notes_create", {"title": "x"}, call_id="c1")
+        assert r["isError"] is False and text(r["output"]) == "done x", r
+        assert [m for m, _ in seen] == ["host/executeTool"] and seen[0][1]["callId"] == "c1"
+    finally:
+        assert (await c.close()).code == 0

@@ -156,6 +156,7 @@ class ToolregClient:
         on_exit: Optional[Callable[[ExitInfo], MaybeAwaitable]] = None,
         on_stderr: Optional[Callable[[str], Any]] = None,
         on_error: Optional[Callable[[BaseException], Any]] = None,
+        on_request: Optional[Callable[[str, Any], MaybeAwaitable]] = None,
         stderr_lines: int = 50,
     ) -> "ToolregClient":
         """Spawns the sidecar (default binary: env TOOLREG_BIN, else `toolreg` on PATH) and runs
@@ -165,7 +166,10 @@ class ToolregClient:
         A coroutine `on_approval_request` is cancelled when its answer becomes moot: the sidecar
         sent `approval/withdrawn` for its approvalId (timed out, or the call was cancelled), or the
         `tool_invoke` with the same callId made through this client has settled. No
-        `approval/respond` is sent for it then."""
+        `approval/respond` is sent for it then.
+
+        `on_request(method, params)` answers any reverse request that no dedicated callback
+        answers (its return value is the result; an exception becomes a -32603 error)."""
         binary = binary_path or os.environ.get("TOOLREG_BIN") or "toolreg"
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -189,6 +193,7 @@ class ToolregClient:
             exit=on_exit,
             stderr=on_stderr,
             error=on_error,
+            request=on_request,
         )
         client = cls(proc, callbacks, stderr_lines)
         caps: HostCapabilities = {
@@ -358,6 +363,9 @@ class ToolregClient:
 
     async def _answer(self, rid: Any, method: str, params: Any) -> None:
         cb = {"host/executeTool": self._cb.get("execute"), "host/repairToolCall": self._cb.get("repair")}.get(method)
+        fallback = self._cb.get("request")
+        if cb is None and fallback is not None:
+            cb = lambda p: fallback(method, p)  # noqa: E731
         try:
             if cb is None:
                 reply: dict[str, Any] = {"error": {"code": -32601, "message": f"the host does not answer {method}", "data": {"method": method}}}

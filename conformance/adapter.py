@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""The host that the MCP conformance suite drives (client mode): `adapter.py <server-url>`.
+
+The suite starts a scenario's MCP server and runs this command with its URL. We play a desktop
+host: spawn `toolreg serve` through the Python client, point its catalog at the URL, sync the
+server's tools into the registry and call each of them, answering the sidecar's reverse requests
+the way a headless host would:
+- `approval/request`: allow (the suite's tools are the test's own).
+- `host/openUrl`: fetch the URL and follow its redirects, as a browser whose user clicks "allow"
+  would; the authorization server's last redirect lands on the sidecar's loopback listener.
+- `host/secrets/get|set|delete`: an in-memory keychain.
+- `host/elicit`: accept with no content of our own, so the schema's defaults apply (SEP-1034).
+- `host/sample`: a fixed assistant text.
+
+Env: TOOLREG_BIN (default: target/release/toolreg of this repository), MCP_CONFORMANCE_SCENARIO,
+MCP_CONFORMANCE_CONTEXT (JSON; pre-registered OAuth client credentials for some auth scenarios).
+Exit code 0 when every step ran; the suite judges the protocol, not our exit code alone.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "clients" / "python"))
+
+from toolreg_client import ToolregClient, ToolregRpcError  # noqa: E402
+
+SERVER_ID = "conformance"
+READY_WITHIN_S = 25.0
+
+# Arguments for the tools the scenarios expose; any other tool is called with {}.
+ARGUMENTS: dict[str, dict[str, Any]] = {"add_numbers": {"a": 5, "b": 3}}
+
+
+def log(*parts: Any) -> None:
+    print("adapter:", *parts, file=sys.stderr, flush=True)
+
+
+def open_url(url: str) -> None:
+    """A headless browser: GET, following redirects to the end (the loopback callback)."""
+    with urllib.request.urlopen(url, timeout=15) as r:
+        r.read()
+
+
+class Host:
+    def __init__(self, scenario: str) -> None:
+        self.scenario = scenario
+        self.secrets: dict[str, str] = {}
+
+    async def on_request(self, method: str, params: Any) -> Any:
+        p = params or {}
+        log("reverse request", method)
+        if method == "host/openUrl":
+            await asyncio.to_thread(open_url, p["url"])
+            return {}
+        if method == "host/secrets/get":
+            return {"value": self.secrets.get(p["key"])}
+        if method == "host/secrets/set":
+            self.secrets[p["key"]] = p["value"]
+            return {}
+        if method == "host/secrets/delete":
+            self.secrets.pop(p["key"], None)
+            return {}
+        if method == "host/elicit":
+            if p.get("mode") == "url":
+                await asyncio.to_thread(open_url, p["url"])
+            return {"action": "accept", "content": {}}
+        if method == "host/sample":
+            return {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "conformance-host", "stopReason": "endTurn"}
+        raise LookupError(f"the adapter does not answer {method}")
+
+
+def server_config(url: str, context: dict[str, Any]) -> dict[str, Any]:
+    server: dict[str, Any] = {
+        "id": SERVER_ID,
+        "name": SERVER_ID,
+        "enabled": True,
+        "trust": "auto",
+        "transport": {"type": "http", "url": url},
+    }
+    if context.get("client_id"):
+        oauth = {"clientId": context["client_id"]}
+        if context.get("client_secret"):
+            oauth["clientSecret"] = context["client_secret"]
+        server["oauth"] = oauth
+    return server
+
+
+async def wait_ready(client: ToolregClient) -> dict[str, Any]:
+    """One refresh (it waits for the connection), then, while the server is still connecting or
+    waiting on the user's authorization (which this host grants through host/openUrl), polls."""
+    status: dict[str, Any] = dict(await client.catalog_refresh(SERVER_ID))
+    end = time.monotonic() + READY_WITHIN_S
+    while status["state"] in ("connecting", "needsAuth") and time.monotonic() < end:
+        await asyncio.sleep(0.1)
+        status = next(dict(s) for s in (await client.catalog_status())["servers"] if s["id"] == SERVER_ID)
+    return status
+
+
+async def run(url: str) -> int:
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    binary = os.environ.get("TOOLREG_BIN") or str(ROOT / "target" / "release" / "toolreg")
+    host = Host(scenario)
+    log("scenario", scenario or "(none)", "url", url)
+    client = await ToolregClient.spawn(
+        binary,
+        capabilities={"openUrl": True, "secrets": True, "elicitation": True, "sampling": True},  # type: ignore[arg-type]  # keys newer than the generated types
+        on_approval_request=lambda req: {"decision": "allow"},
+        on_request=host.on_request,
+        on_stderr=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    failed = 0
+    try:
+        await client.catalog_set_servers([server_config(url, context)])  # type: ignore[list-item]
+        status = await wait_ready(client)
+        log("status", json.dumps(status))
+        if status["state"] != "ready":
+            return 1
+        sync = await client.registry_sync_mcp()
+        for name in sync["registered"]:
+            tool = name.split("__")[-1]
+            original = next((t for t in ARGUMENTS if t.replace("_", "").lower() == tool.lower()), tool)
+            args = ARGUMENTS.get(original, {})
+            try:
+                r = await client.tool_invoke(name, args, call_id=f"call-{name}")
+                log("called", name, json.dumps(r)[:500])
+                failed += bool(r.get("isError"))
+            except ToolregRpcError as e:
+                log("call failed", name, e)
+                failed += 1
+    finally:
+        await client.close()
+    return 1 if failed else 0
+
+
+def main() -> int:
+    if len(sys.argv) != 2:
+        print("usage: adapter.py <mcp-server-url>", file=sys.stderr)
+        return 2
+    return asyncio.run(run(sys.argv[1]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
