@@ -29,7 +29,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::authorize::{self, ServerAuth};
+use super::authorize::ServerAuth;
 use super::child::{self, kill_group, ChildProc};
 use super::lock;
 use super::config::{CatalogError, McpTool, ServerConfig, Transport};
@@ -167,8 +167,9 @@ pub(crate) async fn connect(
             let service = match served {
                 Err(_) => return Err(format!("initialize timed out after {ms} ms")),
                 Ok(Err(e)) => {
-                    if let (Some(auth), Some(challenge)) = (&auth, auth_challenge(&e)) {
-                        return Err(auth.challenged(challenge));
+                    // A 401 (or 403 insufficient_scope) carries the challenge that starts OAuth.
+                    if let (Some(auth), Some(challenge)) = (&auth, e.auth_challenge()) {
+                        return Err(auth.challenged(challenge.to_owned()));
                     }
                     return Err(format!("initialize failed: {}", describe(&e)));
                 }
@@ -192,8 +193,8 @@ impl Connection {
     /// `e` as a `CatalogError`; a 401 or 403 `insufficient_scope` of an OAuth server starts
     /// its authorization and fails the request at once.
     fn failed(&self, what: &str, timeout: Duration, e: ServiceError) -> CatalogError {
-        if let (Some(auth), Some(challenge)) = (&self.auth, auth_challenge(&e)) {
-            return CatalogError::NeedsAuth(auth.challenged(challenge));
+        if let (Some(auth), Some(challenge)) = (&self.auth, e.auth_challenge()) {
+            return CatalogError::NeedsAuth(auth.challenged(challenge.to_owned()));
         }
         service_error(what, timeout, e)
     }
@@ -380,25 +381,6 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     }
     // reqwest quotes the URL it failed on, query (a token) included.
     crate::secret::redact_urls_in(&out).into_owned()
-}
-
-/// The `WWW-Authenticate` value of a 401, or of a 403 `insufficient_scope`, anywhere in the
-/// error's chain (rmcp boxes the HTTP client's error inside its transport errors).
-fn auth_challenge(e: &(dyn std::error::Error + 'static)) -> Option<String> {
-    use rmcp::transport::streamable_http_client::StreamableHttpError;
-    let mut next = Some(e);
-    while let Some(err) = next {
-        if let Some(http) = err.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
-            if let Some(challenge) = http.auth_challenge() {
-                let insufficient = matches!(http, StreamableHttpError::InsufficientScope(_));
-                if !insufficient || authorize::is_insufficient_scope(challenge) {
-                    return Some(challenge.to_owned());
-                }
-            }
-        }
-        next = err.source();
-    }
-    None
 }
 
 fn timeout_error(what: &str, timeout: Duration) -> CatalogError {
