@@ -143,4 +143,28 @@ mod tests {
             assert!(!text.contains(s), "{s} in {text}");
         }
     }
+
+    #[test]
+    fn transcripts_redact_oauth_client_secrets_and_saved_tokens() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let rec = Recorder::create(&path).unwrap();
+        let record = r#"{"credentials":{"token_response":{"access_token":"T1"}}}"#;
+        let msgs = [
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "catalog/setServers", "params": {"servers": [
+                {"id": "a", "oauth": {"clientId": "app", "clientSecret": "T2"}, "transport": {"type": "http", "url": "https://h/mcp"}}]}}),
+            serde_json::json!({"jsonrpc": "2.0", "id": "toolreg-1", "method": "host/secrets/set", "params": {"key": "toolreg/oauth/a", "value": record}}),
+            serde_json::json!({"jsonrpc": "2.0", "id": "toolreg-2", "result": {"value": r#"{"registration":{"clientSecret":"T3"}}"#}}),
+            // Not a saved record: kept.
+            serde_json::json!({"jsonrpc": "2.0", "id": 2, "result": {"value": "{\"plain\": 1}"}}),
+        ];
+        for m in &msgs {
+            rec.record(Direction::Out, m.to_string().as_bytes());
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for s in ["T1", "T2", "T3"] {
+            assert!(!text.contains(s), "{s} in {text}");
+        }
+        assert!(text.contains("\"clientId\":\"app\"") && text.contains("plain"), "{text}");
+    }
 }

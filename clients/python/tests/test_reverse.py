@@ -41,7 +41,7 @@ async def test_no_callbacks_no_capabilities_no_reverse_requests(spawn_real):
     s = await spawn_real()
     c = s.client
     try:
-        assert sent(s.transcript(), "initialize")[0]["params"]["capabilities"] == {"approval": False, "hostTools": False, "repair": False}
+        assert sent(s.transcript(), "initialize")[0]["params"]["capabilities"] == {"approval": False, "hostTools": False, "repair": False, "openUrl": False, "secrets": False}
         await c.registry_register([entry("notes_create", defer="never"), entry("notes_delete", approval=True)])
         host = await c.tool_invoke("notes_create", {"title": "x"}, call_id="c1")
         gated = await c.tool_invoke("notes_delete", {"title": "x"}, call_id="c2")

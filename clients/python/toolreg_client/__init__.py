@@ -2,7 +2,7 @@
 from ._pending import *  # noqa: F401,F403
 from ._protocol import *  # noqa: F401,F403
 from ._protocol import SCHEMA_METHODS
-from .client import ExitInfo, ToolregClient, ToolregError, ToolregExitedError, ToolregRpcError
+from .client import ExitInfo, SecretStore, ToolregClient, ToolregError, ToolregExitedError, ToolregRpcError
 
-__all__ = ["ToolregClient", "ToolregError", "ToolregRpcError", "ToolregExitedError", "ExitInfo", "SCHEMA_METHODS"]
+__all__ = ["ToolregClient", "SecretStore", "ToolregError", "ToolregRpcError", "ToolregExitedError", "ExitInfo", "SCHEMA_METHODS"]
 __version__ = "0.1.0"

@@ -21,7 +21,7 @@ describe('reverse traffic (real binary)', () => {
   it('without callbacks no capability is declared: no reverse request is sent and the results say why', async () => {
     const { client, transcript } = await spawnReal();
     try {
-      assert.deepEqual(sent(transcript(), 'initialize')[0]!.msg.params.capabilities, { approval: false, hostTools: false, repair: false });
+      assert.deepEqual(sent(transcript(), 'initialize')[0]!.msg.params.capabilities, { approval: false, hostTools: false, repair: false, openUrl: false, secrets: false });
       await client.registryRegister({ entries: [entry('notes_create', { defer: 'never' }), entry('notes_delete', { approval: true })] });
       const host = await client.toolInvoke({ name: 'notes_create', arguments: { title: 'x' }, callId: 'c1' });
       const gated = await client.toolInvoke({ name: 'notes_delete', arguments: { title: 'x' }, callId: 'c2' });
