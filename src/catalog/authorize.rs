@@ -183,8 +183,12 @@ impl ServerAuth {
         drop(p);
         let me = self.clone();
         tokio::spawn(async move {
+            // The user's time plus a minute for the servers: a hanging authorization server
+            // does not keep the server waiting forever.
             let outcome = tokio::select! {
-                r = me.authorize(challenge) => r,
+                r = tokio::time::timeout(USER_TIMEOUT + Duration::from_secs(60), me.authorize(challenge)) => {
+                    r.unwrap_or_else(|_| Err("timed out".into()))
+                }
                 _ = me.stop.cancelled() => return,
             };
             {
@@ -286,7 +290,8 @@ impl ServerAuth {
         }
         let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| format!("authorization request: {e}"))?;
 
-        let callback = tokio::spawn(wait_for_callback(listener));
+        // Aborted when this flow ends early (stop, timeout): the listener closes with it.
+        let mut callback = AbortOnDrop(tokio::spawn(wait_for_callback(listener)));
         let reason = if is_insufficient_scope(&challenge) {
             format!("MCP server {} asks for more access", self.server_id)
         } else {
@@ -294,10 +299,9 @@ impl ServerAuth {
         };
         let opened = self.host.open_url(session.get_authorization_url(), &self.server_id, &reason).await;
         if let Err(e) = opened {
-            callback.abort();
             return Err(format!("the host could not open the authorization page: {e}"));
         }
-        let params = match tokio::time::timeout(USER_TIMEOUT, callback).await {
+        let params = match tokio::time::timeout(USER_TIMEOUT, &mut callback.0).await {
             Err(_) => return Err(format!("no answer from the browser within {} s", USER_TIMEOUT.as_secs())),
             Ok(Err(_)) => return Err("the redirect listener stopped".into()),
             Ok(Ok(r)) => r?,
@@ -311,6 +315,14 @@ impl ServerAuth {
         let client = self.http_client().await;
         *client.auth_manager.lock().await = session.auth_manager;
         Ok(())
+    }
+}
+
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

@@ -156,8 +156,14 @@ pub(crate) async fn connect(
             let served = match &auth {
                 // OAuth: requests carry the server's bearer token; a 401/403 starts authorization.
                 Some(auth) => {
-                    let transport = StreamableHttpClientTransport::with_client(auth.http_client().await, config);
-                    tokio::time::timeout(timeout, Handler(handler.clone()).serve(transport)).await
+                    // Saved tokens are read from the host and their server found again first.
+                    let started = Instant::now();
+                    let Ok(client) = tokio::time::timeout(timeout, auth.http_client()).await else {
+                        return Err(format!("initialize timed out after {ms} ms (loading saved OAuth tokens)"));
+                    };
+                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    let left = timeout.saturating_sub(started.elapsed());
+                    tokio::time::timeout(left, Handler(handler.clone()).serve(transport)).await
                 }
                 None => {
                     let transport = StreamableHttpClientTransport::from_config(config);

@@ -22,7 +22,7 @@
 //! mutex is recovered with `lock()` (`PoisonError::into_inner`), as in the rest of the crate:
 //! the guarded data is plain values whose every state is valid, and one panicked task must not
 //! turn every later status read into a panic. Lock order where two nest: `session` before
-//! `data` before `config`.
+//! `data` before `config`, and `data` before an OAuth phase (`authorize.rs`).
 //!
 //! Unbounded channels: `events` (to the server loop) carries edges only: a status change per
 //! server state transition, paced by back-off and single-flight refreshes, and a few progress

@@ -280,7 +280,8 @@ impl Server {
                     d.failures = 0;
                     d.retry_at = None;
                 }
-                self.start_refresh(true);
+                // Now, or right after a refresh that is running (it may have met the 401).
+                self.on_list_changed();
             }
             Err(e) => self.record_failure(e),
         }
@@ -359,7 +360,7 @@ impl Server {
             return None;
         }
         // Waiting for the user: only their authorization (or the host) starts the next try.
-        if !explicit && d.state == Some(ServerState::NeedsAuth) {
+        if !explicit && self.needs_user().is_some() {
             return None;
         }
         let (tx, rx) = tokio::sync::oneshot::channel();
