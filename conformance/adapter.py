@@ -33,7 +33,10 @@ sys.path.insert(0, str(ROOT / "clients" / "python"))
 from toolreg_client import ToolregClient, ToolregRpcError  # noqa: E402
 
 SERVER_ID = "conformance"
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 READY_WITHIN_S = 25.0
+# Step-up authorizations a call may wait for before the host gives up on it.
+MAX_STEP_UPS = 2
 
 # Arguments for the tools the scenarios expose; any other tool is called with {}.
 ARGUMENTS: dict[str, dict[str, Any]] = {"add_numbers": {"a": 5, "b": 3}}
@@ -85,23 +88,35 @@ def server_config(url: str, context: dict[str, Any]) -> dict[str, Any]:
         "trust": "auto",
         "transport": {"type": "http", "url": url},
     }
+    # The client ID metadata document a host would publish for itself; the suite's
+    # authorization servers accept this URL (used only where they advertise CIMD support).
+    oauth: dict[str, Any] = {"clientMetadataUrl": CLIENT_METADATA_URL}
     if context.get("client_id"):
-        oauth = {"clientId": context["client_id"]}
+        oauth["clientId"] = context["client_id"]
         if context.get("client_secret"):
             oauth["clientSecret"] = context["client_secret"]
-        server["oauth"] = oauth
+    server["oauth"] = oauth
     return server
 
 
-async def wait_ready(client: ToolregClient) -> dict[str, Any]:
-    """One refresh (it waits for the connection), then, while the server is still connecting or
-    waiting on the user's authorization (which this host grants through host/openUrl), polls."""
-    status: dict[str, Any] = dict(await client.catalog_refresh(SERVER_ID))
+async def server_status(client: ToolregClient) -> dict[str, Any]:
+    return next(dict(s) for s in (await client.catalog_status())["servers"] if s["id"] == SERVER_ID)
+
+
+async def wait_status(client: ToolregClient, status: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Polls while the server is connecting or waiting on the user's authorization (which this
+    host grants through host/openUrl)."""
+    status = status or await server_status(client)
     end = time.monotonic() + READY_WITHIN_S
     while status["state"] in ("connecting", "needsAuth") and time.monotonic() < end:
         await asyncio.sleep(0.1)
-        status = next(dict(s) for s in (await client.catalog_status())["servers"] if s["id"] == SERVER_ID)
+        status = await server_status(client)
     return status
+
+
+async def wait_ready(client: ToolregClient) -> dict[str, Any]:
+    """One refresh (it waits for the connection), then polls."""
+    return await wait_status(client, dict(await client.catalog_refresh(SERVER_ID)))
 
 
 async def run(url: str) -> int:
@@ -131,6 +146,16 @@ async def run(url: str) -> int:
             args = ARGUMENTS.get(original, {})
             try:
                 r = await client.tool_invoke(name, args, call_id=f"call-{name}")
+                # A server that asks for more access (step-up) fails the call at once and
+                # shows needsAuth while the user authorizes; a host retries once it is ready.
+                for _ in range(MAX_STEP_UPS):
+                    if not r.get("isError") or (await server_status(client))["state"] != "needsAuth":
+                        break
+                    status = await wait_status(client)
+                    log("status after step-up", json.dumps(status))
+                    if status["state"] != "ready":
+                        break
+                    r = await client.tool_invoke(name, args, call_id=f"call-{name}-again")
                 log("called", name, json.dumps(r)[:500])
                 failed += bool(r.get("isError"))
             except ToolregRpcError as e:

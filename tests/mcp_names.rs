@@ -21,12 +21,18 @@ fn init(s: &mut Sidecar, cache_dir: Option<&std::path::Path>) {
 
 /// The result of a request; catalog notifications meanwhile are skipped.
 fn ok(s: &mut Sidecar, method: &str, params: Value) -> Value {
+    let m = reply(s, method, params);
+    m.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {m}"))
+}
+
+/// The whole response to a request (result or error); catalog notifications are skipped.
+fn reply(s: &mut Sidecar, method: &str, params: Value) -> Value {
     let id = s.next_id();
     s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
     loop {
         let m = s.recv();
         if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
-            return m.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {m}"));
+            return m;
         }
         assert!(m.get("id").is_none(), "unexpected request from the sidecar: {m}");
     }
@@ -121,7 +127,7 @@ fn tools_that_camel_case_alike_in_one_server_get_two_names_in_one_round() {
     let deadline = Instant::now() + TIMEOUT;
     loop {
         let listed = ok(&mut s, "catalog/listTools", json!({"serverId": "dup"}))["tools"].as_array().unwrap().len();
-        if listed == 5 && s.request("catalog/pins", json!({"serverId": "dup"})).get("result").is_some() {
+        if listed == 5 && reply(&mut s, "catalog/pins", json!({"serverId": "dup"})).get("result").is_some() {
             break;
         }
         assert!(Instant::now() < deadline, "the cached list ({listed} tools) or the pins of dup were never read");

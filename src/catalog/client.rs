@@ -39,6 +39,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::authorize::ServerAuth;
 use super::child::{self, kill_group, ChildProc};
 use super::lock;
 use super::config::{CatalogError, McpTool, ServerConfig, Transport};
@@ -187,6 +188,7 @@ pub(crate) struct Connection {
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     handler: Arc<HandlerShared>,
     child: Option<ChildProc>,
+    auth: Option<Arc<ServerAuth>>,
 }
 
 pub(crate) async fn connect(
@@ -195,6 +197,7 @@ pub(crate) async fn connect(
     max_message_bytes: usize,
     on_list_changed: Box<dyn Fn() + Send + Sync>,
     asker: Asker,
+    auth: Option<Arc<ServerAuth>>,
 ) -> Result<Connection, String> {
     let handler = Arc::new(HandlerShared {
         server_id: config.id.clone(),
@@ -226,7 +229,7 @@ pub(crate) async fn connect(
                 Ok(Err(e)) => return Err(format!("initialize failed: {}", describe(&e))),
                 Ok(Ok(s)) => s,
             };
-            Ok(Connection::new(service, handler, Some(child)))
+            Ok(Connection::new(service, handler, Some(child), None))
         }
         Transport::Http { url, headers } => {
             use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -242,22 +245,57 @@ pub(crate) async fn connect(
                 map.insert(name, value);
             }
             install_tls_provider();
-            let transport = StreamableHttpClientTransport::from_config(
-                StreamableHttpClientTransportConfig::with_uri(url.expose()).custom_headers(map),
-            );
-            let service = match tokio::time::timeout(timeout, Handler(handler.clone()).serve(transport)).await {
+            let config = StreamableHttpClientTransportConfig::with_uri(url.expose()).custom_headers(map);
+            let served = match &auth {
+                // OAuth: requests carry the server's bearer token; a 401/403 starts authorization.
+                Some(auth) => {
+                    // Saved tokens are read from the host and their server found again first.
+                    let started = Instant::now();
+                    let Ok(client) = tokio::time::timeout(timeout, auth.http_client()).await else {
+                        return Err(format!("initialize timed out after {ms} ms (loading saved OAuth tokens)"));
+                    };
+                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    let left = timeout.saturating_sub(started.elapsed());
+                    tokio::time::timeout(left, Handler(handler.clone()).serve(transport)).await
+                }
+                None => {
+                    let transport = StreamableHttpClientTransport::from_config(config);
+                    tokio::time::timeout(timeout, Handler(handler.clone()).serve(transport)).await
+                }
+            };
+            let service = match served {
                 Err(_) => return Err(format!("initialize timed out after {ms} ms")),
-                Ok(Err(e)) => return Err(format!("initialize failed: {}", describe(&e))),
+                Ok(Err(e)) => {
+                    // A 401 (or 403 insufficient_scope) carries the challenge that starts OAuth.
+                    if let (Some(auth), Some(challenge)) = (&auth, e.auth_challenge()) {
+                        return Err(auth.challenged(challenge.to_owned()));
+                    }
+                    return Err(format!("initialize failed: {}", describe(&e)));
+                }
                 Ok(Ok(s)) => s,
             };
-            Ok(Connection::new(service, handler, None))
+            Ok(Connection::new(service, handler, None, auth))
         }
     }
 }
 
 impl Connection {
-    fn new(service: RunningService<RoleClient, Handler>, handler: Arc<HandlerShared>, child: Option<ChildProc>) -> Self {
-        Connection { peer: service.peer().clone(), service: tokio::sync::Mutex::new(Some(service)), handler, child }
+    fn new(
+        service: RunningService<RoleClient, Handler>,
+        handler: Arc<HandlerShared>,
+        child: Option<ChildProc>,
+        auth: Option<Arc<ServerAuth>>,
+    ) -> Self {
+        Connection { peer: service.peer().clone(), service: tokio::sync::Mutex::new(Some(service)), handler, child, auth }
+    }
+
+    /// `e` as a `CatalogError`; a 401 or 403 `insufficient_scope` of an OAuth server starts
+    /// its authorization and fails the request at once.
+    fn failed(&self, what: &str, timeout: Duration, e: ServiceError) -> CatalogError {
+        if let (Some(auth), Some(challenge)) = (&self.auth, e.auth_challenge()) {
+            return CatalogError::NeedsAuth(auth.challenged(challenge.to_owned()));
+        }
+        service_error(what, timeout, e)
     }
 
     /// Whether this session can still carry requests.
@@ -296,10 +334,10 @@ impl Connection {
                 .peer
                 .send_request_with_option(request, PeerRequestOptions::with_timeout(remaining))
                 .await
-                .map_err(|e| service_error("tools/list", timeout, e))?
+                .map_err(|e| self.failed("tools/list", timeout, e))?
                 .await_response()
                 .await
-                .map_err(|e| service_error("tools/list", timeout, e))?;
+                .map_err(|e| self.failed("tools/list", timeout, e))?;
             let ServerResult::ListToolsResult(page) = response else {
                 return Err(CatalogError::Mcp("unexpected response to tools/list".into()));
             };
@@ -355,7 +393,7 @@ impl Connection {
             .peer
             .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
             .await
-            .map_err(|e| service_error("tools/call", timeout, e))?;
+            .map_err(|e| self.failed("tools/call", timeout, e))?;
         lock(&self.handler.in_flight).sent(slot, token_key(&handle.id));
         let key = token_key(&handle.progress_token);
         if let Some(sink) = progress {
@@ -370,7 +408,7 @@ impl Connection {
         }
         let id = handle.id.clone();
         let outcome = tokio::select! {
-            r = handle.await_response() => r.map_err(|e| service_error("tools/call", timeout, e)),
+            r = handle.await_response() => r.map_err(|e| self.failed("tools/call", timeout, e)),
             _ = cancel.cancelled() => {
                 let param = CancelledNotificationParam::new(Some(id), Some("cancelled by the host".into()));
                 let _ = self.peer.notify_cancelled(param).await;

@@ -42,6 +42,11 @@ pub struct ServerConfig {
     /// Which of the server's tools ask the user before they run, besides `approvalTools`.
     #[serde(default)]
     pub approval: ApprovalPolicy,
+    /// OAuth for an `http` server (MCP authorization): a pre-registered client and flow
+    /// choices. Without it a server that answers 401 is still authorized, with a client this
+    /// sidecar registers (client ID metadata document or dynamic registration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<super::auth::OAuthConfig>,
 }
 
 /// `listed` (default): only `approvalTools` ask. `destructive`: every tool asks unless it
@@ -116,10 +121,11 @@ impl ServerConfig {
     /// was given does not get it into a status or an answer.
     pub fn redact(&self, text: &str) -> String {
         let mut out = crate::secret::redact_urls_in(text).into_owned();
-        let secrets: Vec<&Secret> = match &self.transport {
+        let mut secrets: Vec<&Secret> = match &self.transport {
             Transport::Stdio { env, .. } => env.values().collect(),
             Transport::Http { headers, .. } => headers.values().collect(),
         };
+        secrets.extend(self.oauth.as_ref().and_then(|o| o.client_secret.as_ref()));
         for secret in secrets {
             // Also the part after a scheme word (`Bearer xyz`): servers quote either.
             let whole = secret.expose();
@@ -162,6 +168,10 @@ pub enum ServerState {
     Ready,
     Error,
     Disabled,
+    /// Waiting for the user to authorize (OAuth), or needing it while the host cannot ask;
+    /// `error` says which. Requests to the server fail at once meanwhile.
+    #[serde(rename = "needsAuth")]
+    NeedsAuth,
 }
 
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
@@ -297,6 +307,9 @@ pub enum CatalogError {
     /// the message is written for the model and the user.
     #[error("{message}")]
     Held { server: String, tool: String, message: String },
+    /// The server waits for the user to authorize (OAuth); nothing waits for that.
+    #[error("{0}")]
+    NeedsAuth(String),
     /// `catalog/approveTools` named tools the server's current list does not have.
     #[error("not in the current tool list of MCP server {server}: {}", tools.join(", "))]
     NotInList { server: String, tools: Vec<String> },
@@ -309,6 +322,7 @@ impl CatalogError {
             CatalogError::Mcp(t) => CatalogError::Mcp(config.redact(&t)),
             CatalogError::Closed(t) => CatalogError::Closed(config.redact(&t)),
             CatalogError::NotConnected(t) => CatalogError::NotConnected(config.redact(&t)),
+            CatalogError::NeedsAuth(t) => CatalogError::NeedsAuth(config.redact(&t)),
             other => other,
         }
     }

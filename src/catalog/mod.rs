@@ -22,7 +22,7 @@
 //! mutex is recovered with `lock()` (`PoisonError::into_inner`), as in the rest of the crate:
 //! the guarded data is plain values whose every state is valid, and one panicked task must not
 //! turn every later status read into a panic. Lock order where two nest: `session` before
-//! `data` before `config`.
+//! `data` before `config`, and `data` before an OAuth phase (`authorize.rs`).
 //!
 //! Unbounded channels: `events` (to the server loop) carries edges only: a status change per
 //! server state transition, paced by back-off and single-flight refreshes, and a few progress
@@ -30,6 +30,8 @@
 //! at a time through the stdio reader, each under `max_message_bytes`; the consumer (invoke)
 //! forwards them to the host as they come, without awaiting.
 
+pub mod auth;
+mod authorize;
 mod cache;
 mod child;
 mod client;
@@ -55,6 +57,7 @@ pub use config::{
     ServerConfig, ServerState, ServerStatus, Transport,
 };
 pub use elicit::{AskHost, ElicitAction, ElicitMode, ElicitParams, ElicitResult, HostAsks, SampleParams};
+pub use auth::{AuthHost, NoAuthHost, OAuthConfig};
 pub use pins::{PinDiff, PinState, ToolPin, Trust};
 use refresh::{Server, Shared};
 
@@ -88,14 +91,20 @@ impl Drop for Inner {
 
 impl Catalog {
     pub fn new(opts: CatalogOptions, events: mpsc::UnboundedSender<CatalogEvent>) -> Self {
-        Catalog::with_host(opts, events, Arc::new(elicit::NoHost))
+        Self::with_hosts(opts, events, Arc::new(elicit::NoHost), Arc::new(NoAuthHost))
     }
 
     /// A catalog whose servers' questions (elicitation, sampling) go to `host`, as far as
-    /// `opts.host_asks` says the host answers them.
-    pub fn with_host(opts: CatalogOptions, events: mpsc::UnboundedSender<CatalogEvent>, host: Arc<dyn AskHost>) -> Self {
+    /// `opts.host_asks` says the host answers them, and whose servers reach the user and the
+    /// host's secrets through `auth_host` when they need OAuth authorization.
+    pub fn with_hosts(
+        opts: CatalogOptions,
+        events: mpsc::UnboundedSender<CatalogEvent>,
+        host: Arc<dyn AskHost>,
+        auth_host: Arc<dyn AuthHost>,
+    ) -> Self {
         let slots = opts.max_concurrent_warm.max(1);
-        let shared = Arc::new(Shared { opts, events, warm_slots: Arc::new(Semaphore::new(slots)), host });
+        let shared = Arc::new(Shared { opts, events, warm_slots: Arc::new(Semaphore::new(slots)), host, auth_host });
         Catalog {
             inner: Arc::new(Inner {
                 shared,
@@ -124,7 +133,11 @@ impl Catalog {
                 let id = cfg.id.clone();
                 let server = match old.remove(&id) {
                     // The identity ignores credentials; a rotated token still needs a new session.
-                    Some(s) if s.enabled() == cfg.enabled && s.config().transport == cfg.transport => {
+                    Some(s)
+                        if s.enabled() == cfg.enabled
+                            && s.config().transport == cfg.transport
+                            && s.config().oauth == cfg.oauth =>
+                    {
                         s.set_config(cfg);
                         s
                     }
@@ -331,13 +344,25 @@ impl Catalog {
         if let Some(message) = server.refusal(tool) {
             return Err(CatalogError::Held { server: server_id.to_owned(), tool: tool.to_owned(), message });
         }
+        // Waiting for the user to authorize: fail now, never wait for them.
+        if let Some(why) = server.needs_user() {
+            return Err(CatalogError::NeedsAuth(why));
+        }
         let conn = tokio::select! {
             c = server.connection() => c,
             _ = cancel.cancelled() => return Err(CatalogError::Cancelled),
         };
         let conn = conn.inspect_err(|e| server.record_failure(e.to_string())).map_err(|e| e.redacted(&config))?;
         let opts = &self.inner.shared.opts;
-        let result = conn.call_tool(tool, arguments, opts.call_timeout, cancel, progress, call_id).await.map_err(|e| e.redacted(&config))?;
+        let result = conn
+            .call_tool(tool, arguments, opts.call_timeout, cancel, progress, call_id)
+            .await
+            .inspect_err(|e| {
+                if let CatalogError::NeedsAuth(why) = e {
+                    server.record_failure(why.clone());
+                }
+            })
+            .map_err(|e| e.redacted(&config))?;
         Ok(result_cap::cap(result, opts.max_result_bytes))
     }
 

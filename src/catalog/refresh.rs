@@ -23,13 +23,15 @@ use futures::future::{BoxFuture, FutureExt, Shared as SharedFuture};
 use tokio::sync::{mpsc, Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
+use super::auth::AuthHost;
+use super::authorize::ServerAuth;
 use super::cache::{self, CachedList};
 use super::lock;
 use super::pins::{self, Held, Pins, ToolPin, Trust};
 use super::client::{self, Connection};
 use super::config::{
     now_rfc3339, CatalogError, CatalogEvent, CatalogOptions, HeldTools, McpTool, ServerConfig,
-    ServerState, ServerStatus,
+    ServerState, ServerStatus, Transport,
 };
 
 /// What every server shares with the catalog.
@@ -39,6 +41,8 @@ pub(crate) struct Shared {
     pub warm_slots: Arc<Semaphore>,
     /// Where the servers' questions go (`elicit.rs`).
     pub host: Arc<dyn super::elicit::AskHost>,
+    /// The user and the host's secrets, for servers that need OAuth.
+    pub auth_host: Arc<dyn AuthHost>,
 }
 
 impl Shared {
@@ -93,6 +97,8 @@ pub(crate) struct Server {
     stop: CancellationToken,
     persist_lock: Arc<Mutex<()>>,
     shared: Arc<Shared>,
+    /// OAuth for an HTTP server the host gave no `Authorization` header.
+    auth: Option<Arc<ServerAuth>>,
 }
 
 impl Server {
@@ -113,16 +119,32 @@ impl Server {
             pins: pins.or_else(|| pins_dir.is_none().then(Pins::default)),
             ..Data::default()
         };
+        let stop = CancellationToken::new();
+        let auth = match &config.transport {
+            Transport::Http { url, headers } if !headers.keys().any(|k| k.eq_ignore_ascii_case("authorization")) => {
+                Some(ServerAuth::new(&config.id, url.expose(), config.oauth.clone(), shared.auth_host.clone(), stop.clone()))
+            }
+            _ => None,
+        };
         let server = Arc::new(Server {
             id: config.id.clone(),
             identity,
             config: Mutex::new(config),
             data: Mutex::new(data),
             session: Mutex::new(Session::Idle),
-            stop: CancellationToken::new(),
+            stop,
             persist_lock: Arc::new(Mutex::new(())),
             shared,
+            auth,
         });
+        if let Some(auth) = &server.auth {
+            let weak = Arc::downgrade(&server);
+            auth.set_on_done(Arc::new(move |outcome| {
+                if let Some(me) = weak.upgrade() {
+                    me.authorized(outcome);
+                }
+            }));
+        }
         let mut d = lock(&server.data);
         let persist_pins = server.reevaluate(&mut d);
         server.publish(&mut d, false);
@@ -252,6 +274,27 @@ impl Server {
         lock(&self.config).clone()
     }
 
+    /// Why the server waits for the user to authorize, if it does.
+    pub fn needs_user(&self) -> Option<String> {
+        self.auth.as_ref()?.needs_user()
+    }
+
+    /// An authorization flow ended: refresh with the new tokens, or show why it failed.
+    fn authorized(self: &Arc<Self>, outcome: Result<(), String>) {
+        match outcome {
+            Ok(()) => {
+                {
+                    let mut d = lock(&self.data);
+                    d.failures = 0;
+                    d.retry_at = None;
+                }
+                // Now, or right after a refresh that is running (it may have met the 401).
+                self.on_list_changed();
+            }
+            Err(e) => self.record_failure(e),
+        }
+    }
+
     /// Display name, tool filters and trust change in place: they do not touch the connection.
     pub fn set_config(self: &Arc<Self>, config: ServerConfig) {
         *lock(&self.config) = config;
@@ -322,6 +365,10 @@ impl Server {
             return None;
         }
         if !explicit && d.retry_at.is_some_and(|t| t > Instant::now()) {
+            return None;
+        }
+        // Waiting for the user: only their authorization (or the host) starts the next try.
+        if !explicit && self.needs_user().is_some() {
             return None;
         }
         let (tx, rx) = tokio::sync::oneshot::channel();
@@ -401,6 +448,9 @@ impl Server {
     }
 
     fn record_success(self: &Arc<Self>, tools: Vec<McpTool>) {
+        if let Some(auth) = &self.auth {
+            auth.succeeded();
+        }
         let mut d = lock(&self.data);
         let changed = d.tools.as_ref() != Some(&tools);
         d.tools = Some(tools);
@@ -421,6 +471,15 @@ impl Server {
     pub fn record_failure(self: &Arc<Self>, error: String) {
         // Every failure a host can see (status, list, events) and the log pass here.
         let error = self.config().redact(&error);
+        if let Some(why) = self.needs_user() {
+            // Waiting for the user: no back-off retry; the flow's end refreshes.
+            tracing::info!(server = %self.id, reason = %why, "MCP server needs authorization");
+            let mut d = lock(&self.data);
+            d.state = Some(ServerState::NeedsAuth);
+            d.error = Some(self.config().redact(&why));
+            self.publish(&mut d, false);
+            return;
+        }
         tracing::warn!(server = %self.id, %error, "MCP tool refresh failed");
         let mut d = lock(&self.data);
         d.state = Some(ServerState::Error);
@@ -539,7 +598,7 @@ impl Server {
             let opts = &me.shared.opts;
             let config = me.config();
             let connected = tokio::select! {
-                r = client::connect(&config, opts.connect_timeout, opts.max_message_bytes, on_list_changed, me.shared.asker()) => r,
+                r = client::connect(&config, opts.connect_timeout, opts.max_message_bytes, on_list_changed, me.shared.asker(), me.auth.clone()) => r,
                 _ = abort.cancelled() => Err("connect abandoned (restart or stop)".into()),
             };
             let result = me.finish_connect(&mine, connected);
@@ -640,6 +699,9 @@ impl Server {
             let mut d = lock(&self.data);
             d.failures = 0;
             d.retry_at = None;
+        }
+        if let Some(auth) = &self.auth {
+            auth.reset();
         }
         Some(self.start_refresh(true)?.await)
     }

@@ -71,6 +71,10 @@ request!(HostExecuteTool, "host/executeTool", ExecuteToolParams, CallToolResult)
 request!(HostRepairToolCall, "host/repairToolCall", RepairToolCallParams, Option<RepairToolCallResult>);
 request!(HostElicit, "host/elicit", ElicitParams, ElicitResult);
 request!(HostSample, "host/sample", SampleParams, CreateMessageResult);
+request!(HostOpenUrl, "host/openUrl", OpenUrlParams, Empty);
+request!(HostSecretsGet, "host/secrets/get", SecretKeyParams, SecretValue);
+request!(HostSecretsSet, "host/secrets/set", SecretSetParams, Empty);
+request!(HostSecretsDelete, "host/secrets/delete", SecretKeyParams, Empty);
 
 // Test hooks, registered only when TOOLREG_DEBUG_METHODS is set; not part of the contract.
 request!(DebugSleep, "debug/sleep", DebugSleepParams, Null);

@@ -86,6 +86,10 @@ pub fn generate() -> BTreeMap<String, String> {
     request::<HostRepairToolCall>(&mut out, FROM);
     request::<HostElicit>(&mut out, FROM);
     request::<HostSample>(&mut out, FROM);
+    request::<HostOpenUrl>(&mut out, FROM);
+    request::<HostSecretsGet>(&mut out, FROM);
+    request::<HostSecretsSet>(&mut out, FROM);
+    request::<HostSecretsDelete>(&mut out, FROM);
     notification::<Initialized>(&mut out, TO);
     notification::<Exit>(&mut out, TO);
     notification::<CancelRequest>(&mut out, TO);

@@ -59,6 +59,14 @@ pub struct HostCapabilities {
     /// sampling and a request is refused (`-32601`).
     #[serde(default)]
     pub sampling: bool,
+    /// The host answers `host/openUrl` (shows the user an OAuth authorization page). Without
+    /// it an MCP server that needs authorization stays `needsAuth`.
+    #[serde(default)]
+    pub open_url: bool,
+    /// The host answers `host/secrets/get|set|delete` (keeps OAuth tokens, e.g. in the OS
+    /// keychain). Without it tokens live in the sidecar's memory only.
+    #[serde(default)]
+    pub secrets: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -486,4 +494,38 @@ pub struct CreateMessageResult {
     pub model: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
+}
+
+/// `host/openUrl`: show the user `url` (an OAuth authorization page for MCP server
+/// `serverId`), e.g. in the system browser. Answer `{}` once it is shown, not when the user is
+/// done: the sidecar learns that from the redirect to its loopback listener.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenUrlParams {
+    pub url: String,
+    pub server_id: String,
+    /// Why, in words for the user.
+    pub reason: String,
+}
+
+/// `host/secrets/get` and `host/secrets/delete`. Keys look like `toolreg/oauth/<serverId>`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretKeyParams {
+    pub key: String,
+}
+
+/// `host/secrets/get` result: the stored value, `null` when there is none.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretValue {
+    pub value: Option<String>,
+}
+
+/// `host/secrets/set`: store `value` (opaque JSON text holding tokens) under `key`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretSetParams {
+    pub key: String,
+    pub value: String,
 }

@@ -41,7 +41,12 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         ..defaults
     };
     let questions = Arc::new(super::host::Questions(ctx.out.clone()));
-    let _ = ctx.catalog.set(Catalog::with_host(opts, ctx.catalog_events.clone(), questions));
+    let auth_host = Arc::new(super::auth_host::HostAuth {
+        out: ctx.out.clone(),
+        open_url: p.capabilities.open_url,
+        secrets: p.capabilities.secrets,
+    });
+    let _ = ctx.catalog.set(Catalog::with_hosts(opts, ctx.catalog_events.clone(), questions, auth_host));
     if let Some(client) = &p.client_info {
         tracing::info!(client = %client.name, version = ?client.version, "initialize");
     }

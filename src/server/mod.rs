@@ -6,6 +6,7 @@
 //! requests run concurrently on a snapshot. Every request gets exactly one reply: a
 //! cancelled or panicking one too.
 
+mod auth_host;
 pub mod dispatch;
 mod handlers;
 mod handlers_pins;

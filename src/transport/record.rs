@@ -31,7 +31,7 @@ pub struct Recorder {
 
 /// What the header line says is redacted.
 pub const REDACTION_NOTE: &str =
-    "values of transport.env and transport.headers, and userinfo, query and fragment values of transport.url";
+    "values of transport.env and transport.headers, and userinfo, query and fragment values of transport.url; oauth.clientSecret; saved OAuth records (a value holding credentials or a registration)";
 
 impl Recorder {
     pub fn create(path: &Path) -> std::io::Result<Recorder> {
@@ -78,12 +78,31 @@ fn redact(v: &mut Value) {
                         redact_transport(t);
                     }
                 }
+                if key == "oauth" {
+                    if let Value::Object(o) = value {
+                        if let Some(secret) = o.get_mut("clientSecret") {
+                            *secret = Value::String(REDACTED.into());
+                        }
+                    }
+                }
+                if key == "value" && holds_oauth_record(value) {
+                    *value = Value::String(REDACTED.into());
+                }
                 redact(value);
             }
         }
         Value::Array(items) => items.iter_mut().for_each(redact),
         _ => {}
     }
+}
+
+/// A saved OAuth record (`host/secrets/*` values): JSON text of an object with
+/// `credentials` or `registration`, which hold tokens and client secrets.
+fn holds_oauth_record(v: &Value) -> bool {
+    let Value::String(text) = v else { return false };
+    text.starts_with('{')
+        && serde_json::from_str::<serde_json::Map<String, Value>>(text)
+            .is_ok_and(|o| o.contains_key("credentials") || o.contains_key("registration"))
 }
 
 fn redact_transport(t: &mut serde_json::Map<String, Value>) {
@@ -123,5 +142,29 @@ mod tests {
         for s in ["S1", "S2", "S3", "S4", "S5", "S6"] {
             assert!(!text.contains(s), "{s} in {text}");
         }
+    }
+
+    #[test]
+    fn transcripts_redact_oauth_client_secrets_and_saved_tokens() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let rec = Recorder::create(&path).unwrap();
+        let record = r#"{"credentials":{"token_response":{"access_token":"T1"}}}"#;
+        let msgs = [
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "catalog/setServers", "params": {"servers": [
+                {"id": "a", "oauth": {"clientId": "app", "clientSecret": "T2"}, "transport": {"type": "http", "url": "https://h/mcp"}}]}}),
+            serde_json::json!({"jsonrpc": "2.0", "id": "toolreg-1", "method": "host/secrets/set", "params": {"key": "toolreg/oauth/a", "value": record}}),
+            serde_json::json!({"jsonrpc": "2.0", "id": "toolreg-2", "result": {"value": r#"{"registration":{"clientSecret":"T3"}}"#}}),
+            // Not a saved record: kept.
+            serde_json::json!({"jsonrpc": "2.0", "id": 2, "result": {"value": "{\"plain\": 1}"}}),
+        ];
+        for m in &msgs {
+            rec.record(Direction::Out, m.to_string().as_bytes());
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for s in ["T1", "T2", "T3"] {
+            assert!(!text.contains(s), "{s} in {text}");
+        }
+        assert!(text.contains("\"clientId\":\"app\"") && text.contains("plain"), "{text}");
     }
 }

@@ -47,6 +47,8 @@ async def test_no_callbacks_no_capabilities_no_reverse_requests(spawn_real):
             "repair": False,
             "elicitation": False,
             "sampling": False,
+            "openUrl": False,
+            "secrets": False,
         }
         await c.registry_register([entry("notes_create", defer="never"), entry("notes_delete", approval=True)])
         host = await c.tool_invoke("notes_create", {"title": "x"}, call_id="c1")

@@ -6,10 +6,19 @@ from ._pending import *  # noqa: F401,F403,E402
 from ._protocol import *  # noqa: F401,F403,E402
 from ._protocol import PROTOCOL_VERSION, SCHEMA_METHODS  # noqa: E402
 from .binary import find_binary, protocol_compatible  # noqa: E402
-from .client import ExitInfo, ToolregClient, ToolregError, ToolregExitedError, ToolregProtocolVersionError, ToolregRpcError  # noqa: E402
+from .client import (  # noqa: E402
+    ExitInfo,
+    SecretStore,
+    ToolregClient,
+    ToolregError,
+    ToolregExitedError,
+    ToolregProtocolVersionError,
+    ToolregRpcError,
+)
 
 __all__ = [
     "ToolregClient",
+    "SecretStore",
     "ToolregError",
     "ToolregRpcError",
     "ToolregExitedError",

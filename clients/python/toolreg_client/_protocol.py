@@ -88,7 +88,7 @@ class ServerStatus(_ServerStatusRequired, total=False):
     refreshedAt: Union[str, None]
 
 
-ServerState = Literal["connecting", "ready", "error", "disabled"]
+ServerState = Union[Literal["connecting", "ready", "error", "disabled"], Literal["needsAuth"]]
 
 
 class _ClientInfoRequired(TypedDict):
@@ -257,6 +257,12 @@ class HostCapabilities(TypedDict, total=False):
     sampling: bool
     """The host answers `host/sample` (MCP sampling). Without it, MCP servers are not offered
     sampling and a request is refused (`-32601`)."""
+    openUrl: bool
+    """The host answers `host/openUrl` (shows the user an OAuth authorization page). Without
+    it an MCP server that needs authorization stays `needsAuth`."""
+    secrets: bool
+    """The host answers `host/secrets/get|set|delete` (keeps OAuth tokens, e.g. in the OS
+    keychain). Without it tokens live in the sidecar's memory only."""
 
 
 HostRepairToolCallResult = Union["RepairToolCallResult", None]
@@ -458,6 +464,37 @@ class NoParams(TypedDict, total=False):
 
 # A `null` result.
 Null = None
+
+
+class OAuthConfig(TypedDict, total=False):
+    """`ServerConfig.oauth`: an OAuth client registered with the server's authorization server
+    out of band, and choices for the authorization flow. Every field is optional; without
+    `clientId` the client registers itself (client ID metadata document, else dynamic
+    client registration)."""
+    clientId: Union[str, None]
+    """A pre-registered client ID; preferred over every other registration."""
+    clientSecret: Union[str, None]
+    """Its secret, for a confidential client (sent as the authorization server asks:
+    `client_secret_basic` or `client_secret_post`)."""
+    scopes: Union[list[str], None]
+    """Scopes to request instead of the ones the server names (its `WWW-Authenticate`
+    challenge, else its `scopes_supported`)."""
+    redirectPort: Union[int, None]
+    """The loopback port of the redirect URI `http://127.0.0.1:<port>/callback` (RFC 8252);
+    default: any free port (a client registered dynamically keeps its port)."""
+    clientMetadataUrl: Union[str, None]
+    """An HTTPS URL of a client ID metadata document describing this app, used as the client
+    ID when the authorization server supports it (`client_id_metadata_document_supported`)."""
+
+
+class OpenUrlParams(TypedDict):
+    """`host/openUrl`: show the user `url` (an OAuth authorization page for MCP server
+    `serverId`), e.g. in the system browser. Answer `{}` once it is shown, not when the user is
+    done: the sidecar learns that from the redirect to its loopback listener."""
+    url: str
+    serverId: str
+    reason: str
+    """Why, in words for the user."""
 
 
 class _PinDiffRequired(TypedDict):
@@ -681,6 +718,22 @@ class SampleParams(_SampleParamsRequired, total=False):
     tool: Union[str, None]
 
 
+class SecretKeyParams(TypedDict):
+    """`host/secrets/get` and `host/secrets/delete`. Keys look like `toolreg/oauth/<serverId>`."""
+    key: str
+
+
+class SecretSetParams(TypedDict):
+    """`host/secrets/set`: store `value` (opaque JSON text holding tokens) under `key`."""
+    key: str
+    value: str
+
+
+class SecretValue(TypedDict, total=False):
+    """`host/secrets/get` result: the stored value, `null` when there is none."""
+    value: Union[str, None]
+
+
 class SelectActiveParams(TypedDict, total=False):
     scope: "Scope"
 
@@ -706,6 +759,10 @@ class ServerConfig(_ServerConfigRequired, total=False):
     list, is held until the host approves it (`catalog/approveTools`). `auto`: accept changes."""
     approval: "ApprovalPolicy"
     """Which of the server's tools ask the user before they run, besides `approvalTools`."""
+    oauth: Union["OAuthConfig", None]
+    """OAuth for an `http` server (MCP authorization): a pre-registered client and flow
+    choices. Without it a server that answers 401 is still authorized, with a client this
+    sidecar registers (client ID metadata document or dynamic registration)."""
 
 
 Transport = Union["TransportStdio", "TransportHttp"]
@@ -774,8 +831,12 @@ SCHEMA_METHODS: dict[str, dict[str, Any]] = {
     'exposition/plan': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'PlanParams', 'result': 'PlanResult', 'python_name': 'exposition_plan'},
     'host/elicit': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'ElicitParams', 'result': 'ElicitResult', 'python_name': 'host_elicit'},
     'host/executeTool': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'ExecuteToolParams', 'result': 'CallToolResult', 'python_name': 'host_execute_tool'},
+    'host/openUrl': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'OpenUrlParams', 'result': 'Empty', 'python_name': 'host_open_url'},
     'host/repairToolCall': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'RepairToolCallParams', 'result': 'HostRepairToolCallResult', 'python_name': 'host_repair_tool_call'},
     'host/sample': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'SampleParams', 'result': 'CreateMessageResult', 'python_name': 'host_sample'},
+    'host/secrets/delete': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'SecretKeyParams', 'result': 'Empty', 'python_name': 'host_secrets_delete'},
+    'host/secrets/get': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'SecretKeyParams', 'result': 'SecretValue', 'python_name': 'host_secrets_get'},
+    'host/secrets/set': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'SecretSetParams', 'result': 'Empty', 'python_name': 'host_secrets_set'},
     'initialize': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'InitializeParams', 'result': 'InitializeResult', 'python_name': 'initialize'},
     'initialized': {'kind': 'notification', 'direction': 'hostToSidecar', 'params': 'NoParams', 'result': None, 'python_name': 'initialized'},
     'registry/deregister': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'DeregisterParams', 'result': 'DeregisterResult', 'python_name': 'registry_deregister'},

@@ -34,6 +34,7 @@ from ._protocol import (
     ListResult,
     ListToolsResult,
     LogMessageParams,
+    OpenUrlParams,
     PinsResult,
     LogSettings,
     PlanResult,
@@ -63,6 +64,27 @@ ApprovalAnswer = Union[ApprovalDecision, Mapping[str, Any]]
 
 REQUEST_CANCELLED = -32800
 
+
+
+class SecretStore:
+    """Where the sidecar keeps OAuth tokens for MCP servers (`host/secrets/*`), e.g. the OS
+    keychain. Subclass it, or pass any object with these three methods (plain or async).
+    Keys look like `toolreg/oauth/<serverId>`; values are opaque text holding tokens: never
+    log them. This base class keeps them in memory."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, str] = {}
+
+    def get(self, key: str) -> "Optional[str] | Awaitable[Optional[str]]":
+        return self._values.get(key)
+
+    def set(self, key: str, value: str) -> "None | Awaitable[None]":
+        self._values[key] = value
+        return None
+
+    def delete(self, key: str) -> "None | Awaitable[None]":
+        self._values.pop(key, None)
+        return None
 
 class ToolregError(Exception):
     """Base class of the client's errors."""
@@ -181,6 +203,8 @@ class ToolregClient:
         on_stderr: Optional[Callable[[str], Any]] = None,
         on_error: Optional[Callable[[BaseException], Any]] = None,
         on_request: Optional[Callable[[str, Any], MaybeAwaitable]] = None,
+        on_open_url: Optional[Callable[[OpenUrlParams], MaybeAwaitable]] = None,
+        secrets: Optional[SecretStore] = None,
         stderr_lines: int = 50,
     ) -> "ToolregClient":
         """Spawns the sidecar (default binary: env TOOLREG_BIN, else the one the `toolreg` wheel put
@@ -203,7 +227,12 @@ class ToolregClient:
         `approval/respond` is sent for it then.
 
         `on_request(method, params)` answers any reverse request that no dedicated callback
-        answers (its return value is the result; an exception becomes a -32603 error)."""
+        answers (its return value is the result; an exception becomes a -32603 error).
+
+        MCP authorization (OAuth): `on_open_url({url, serverId, reason})` shows the user an
+        authorization page (e.g. `webbrowser.open`) and returns once it is shown; `secrets` keeps
+        the tokens (`host/secrets/*`). They declare the `openUrl` and `secrets` capabilities;
+        without `secrets` the sidecar keeps tokens in memory only."""
         binary = find_binary(binary_path)
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -230,6 +259,8 @@ class ToolregClient:
             stderr=on_stderr,
             error=on_error,
             request=on_request,
+            open_url=on_open_url,
+            secrets=secrets,
         )
         client = cls(proc, callbacks, stderr_lines)
         caps: HostCapabilities = {
@@ -238,6 +269,8 @@ class ToolregClient:
             "repair": on_repair_tool_call is not None,
             "elicitation": on_elicit is not None,
             "sampling": on_sample is not None,
+            "openUrl": on_open_url is not None,
+            "secrets": secrets is not None,
         }
         caps.update(capabilities or {})
         params: InitializeParams = {
@@ -402,6 +435,33 @@ class ToolregClient:
         except Exception as e:
             self._report(e)
 
+    def _auth_callback(self, method: str) -> Optional[Callable[[Any], Any]]:
+        """`host/openUrl` and `host/secrets/*` through `on_open_url` and `secrets`."""
+        if method == "host/openUrl" and self._cb.get("open_url") is not None:
+            open_url = self._cb["open_url"]
+
+            async def opened(p: Any) -> Any:
+                await _maybe_await(open_url(p))
+                return {}
+
+            return opened
+        store = self._cb.get("secrets")
+        if store is None or not method.startswith("host/secrets/"):
+            return None
+
+        async def secret(p: Any) -> Any:
+            if method == "host/secrets/get":
+                return {"value": await _maybe_await(store.get(p["key"]))}
+            if method == "host/secrets/set":
+                await _maybe_await(store.set(p["key"], p["value"]))
+                return {}
+            if method == "host/secrets/delete":
+                await _maybe_await(store.delete(p["key"]))
+                return {}
+            raise LookupError(f"no such secrets method {method}")
+
+        return secret
+
     async def _answer(self, rid: Any, method: str, params: Any) -> None:
         cb = {
             "host/executeTool": self._cb.get("execute"),
@@ -409,6 +469,8 @@ class ToolregClient:
             "host/elicit": self._cb.get("elicit"),
             "host/sample": self._cb.get("sample"),
         }.get(method)
+        if cb is None:
+            cb = self._auth_callback(method)
         fallback = self._cb.get("request")
         if cb is None and fallback is not None:
             cb = lambda p: fallback(method, p)  # noqa: E731

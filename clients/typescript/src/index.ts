@@ -60,6 +60,31 @@ export type ElicitParams = SP<'host/elicit'>;
 export type ElicitAnswer = SR<'host/elicit'>;
 export type SampleParams = SP<'host/sample'>;
 export type SampleAnswer = SR<'host/sample'>;
+export type OpenUrlParams = SP<'host/openUrl'>;
+
+/**
+ * Where the sidecar keeps OAuth tokens of MCP servers (`host/secrets/*`), e.g. the OS keychain.
+ * Keys look like `toolreg/oauth/<serverId>`; values are opaque text holding tokens: never log them.
+ */
+export interface SecretStore {
+  get(key: string): string | null | undefined | Promise<string | null | undefined>;
+  set(key: string, value: string): void | Promise<void>;
+  delete(key: string): void | Promise<void>;
+}
+
+/** A `SecretStore` in memory: tokens last as long as this process. */
+export class MemorySecretStore implements SecretStore {
+  private readonly values = new Map<string, string>();
+  get(key: string): string | undefined {
+    return this.values.get(key);
+  }
+  set(key: string, value: string): void {
+    this.values.set(key, value);
+  }
+  delete(key: string): void {
+    this.values.delete(key);
+  }
+}
 
 /**
  * The `reason` of the signal given to `onApprovalRequest` when the sidecar withdrew the request
@@ -138,6 +163,14 @@ export interface SpawnOptions {
    * both. `signal` as for `onElicit`. Giving it declares `sampling`.
    */
   onSample?: (params: SampleParams, signal: AbortSignal) => SampleAnswer | Promise<SampleAnswer>;
+  /**
+   * MCP authorization (OAuth): show the user `url`, an authorization page for MCP server
+   * `serverId` (e.g. in the system browser), and resolve once it is shown; the sidecar learns the
+   * outcome from the redirect to its loopback listener. Declares the `openUrl` capability.
+   */
+  onOpenUrl?: (params: OpenUrlParams) => void | Promise<void>;
+  /** Keeps OAuth tokens for the sidecar; declares `secrets`. Without it tokens live in the sidecar's memory. */
+  secrets?: SecretStore;
   onCatalogDidChange?: (params: CatalogDidChangeParams) => void;
   onProgress?: (params: ProgressParams) => void;
   onLogMessage?: (params: LogMessageParams) => void;
@@ -298,6 +331,8 @@ export class ToolregClient {
       repair: !!options.onRepairToolCall,
       elicitation: !!options.onElicit,
       sampling: !!options.onSample,
+      openUrl: !!options.onOpenUrl,
+      secrets: !!options.secrets,
       ...options.capabilities,
     };
     const params: InitializeParams = {
@@ -373,6 +408,24 @@ export class ToolregClient {
     connection.onRequest('host/sample', async (p: SampleParams, token: CancellationToken) => {
       if (!options.onSample) throw new ResponseError(-32601, 'host has no onSample handler');
       return this.callbackResult(token, () => options.onSample!(p, tokenToSignal(token)));
+    });
+    connection.onRequest('host/openUrl', async (p: OpenUrlParams) => {
+      if (!options.onOpenUrl) throw new ResponseError(-32601, 'host has no onOpenUrl handler');
+      await options.onOpenUrl(p);
+      return {};
+    });
+    const store = (): SecretStore => {
+      if (!options.secrets) throw new ResponseError(-32601, 'host has no secrets store');
+      return options.secrets;
+    };
+    connection.onRequest('host/secrets/get', async (p: { key: string }) => ({ value: (await store().get(p.key)) ?? null }));
+    connection.onRequest('host/secrets/set', async (p: { key: string; value: string }) => {
+      await store().set(p.key, p.value);
+      return {};
+    });
+    connection.onRequest('host/secrets/delete', async (p: { key: string }) => {
+      await store().delete(p.key);
+      return {};
     });
     connection.onError(([e]) => this.reportError(e));
     connection.onClose(() => {

@@ -27,6 +27,8 @@ describe('reverse traffic (real binary)', () => {
         repair: false,
         elicitation: false,
         sampling: false,
+        openUrl: false,
+        secrets: false,
       });
       await client.registryRegister({ entries: [entry('notes_create', { defer: 'never' }), entry('notes_delete', { approval: true })] });
       const host = await client.toolInvoke({ name: 'notes_create', arguments: { title: 'x' }, callId: 'c1' });

@@ -12,7 +12,7 @@ export type ApprovalDecision = 'approve' | 'deny';
  */
 export type ApprovalPolicy = 'listed' | 'destructive' | 'always';
 export type McpMode = 'disabled' | 'auto' | 'manual';
-export type ServerState = 'connecting' | 'ready' | 'error' | 'disabled';
+export type ServerState = ('connecting' | 'ready' | 'error' | 'disabled') | 'needsAuth';
 /**
  * Which gate decided the `auto` pool.
  */
@@ -166,6 +166,8 @@ export interface ProtocolTypes {
   NamespaceTokens?: NamespaceTokens;
   NoParams?: NoParams;
   Null?: Null;
+  OAuthConfig?: OAuthConfig;
+  OpenUrlParams?: OpenUrlParams;
   PinDiff?: PinDiff;
   PinState?: PinState;
   PinsResult?: PinsResult;
@@ -184,6 +186,9 @@ export interface ProtocolTypes {
   ResolveResult?: ResolveResult;
   SampleParams?: SampleParams;
   Scope?: Scope;
+  SecretKeyParams?: SecretKeyParams;
+  SecretSetParams?: SecretSetParams;
+  SecretValue?: SecretValue;
   SelectActiveParams?: SelectActiveParams;
   SelectActiveResult?: SelectActiveResult;
   ServerCapabilities?: ServerCapabilities;
@@ -423,6 +428,16 @@ export interface HostCapabilities {
    * sampling and a request is refused (`-32601`).
    */
   sampling?: boolean;
+  /**
+   * The host answers `host/openUrl` (shows the user an OAuth authorization page). Without
+   * it an MCP server that needs authorization stays `needsAuth`.
+   */
+  openUrl?: boolean;
+  /**
+   * The host answers `host/secrets/get|set|delete` (keeps OAuth tokens, e.g. in the OS
+   * keychain). Without it tokens live in the sidecar's memory only.
+   */
+  secrets?: boolean;
 }
 /**
  * `null` when the host gives up.
@@ -618,6 +633,51 @@ export interface NamespaceTokens {
  * Methods without params accept none, `null` or `{}`.
  */
 export interface NoParams {}
+/**
+ * `ServerConfig.oauth`: an OAuth client registered with the server's authorization server
+ * out of band, and choices for the authorization flow. Every field is optional; without
+ * `clientId` the client registers itself (client ID metadata document, else dynamic
+ * client registration).
+ */
+export interface OAuthConfig {
+  /**
+   * A pre-registered client ID; preferred over every other registration.
+   */
+  clientId?: string | null;
+  /**
+   * Its secret, for a confidential client (sent as the authorization server asks:
+   * `client_secret_basic` or `client_secret_post`).
+   */
+  clientSecret?: string | null;
+  /**
+   * Scopes to request instead of the ones the server names (its `WWW-Authenticate`
+   * challenge, else its `scopes_supported`).
+   */
+  scopes?: string[] | null;
+  /**
+   * The loopback port of the redirect URI `http://127.0.0.1:<port>/callback` (RFC 8252);
+   * default: any free port (a client registered dynamically keeps its port).
+   */
+  redirectPort?: number | null;
+  /**
+   * An HTTPS URL of a client ID metadata document describing this app, used as the client
+   * ID when the authorization server supports it (`client_id_metadata_document_supported`).
+   */
+  clientMetadataUrl?: string | null;
+}
+/**
+ * `host/openUrl`: show the user `url` (an OAuth authorization page for MCP server
+ * `serverId`), e.g. in the system browser. Answer `{}` once it is shown, not when the user is
+ * done: the sidecar learns that from the redirect to its loopback listener.
+ */
+export interface OpenUrlParams {
+  url: string;
+  serverId: string;
+  /**
+   * Why, in words for the user.
+   */
+  reason: string;
+}
 /**
  * What changed between the approved definition and the current one, for a person to read.
  */
@@ -850,6 +910,25 @@ export interface SampleParams {
    */
   request: unknown;
 }
+/**
+ * `host/secrets/get` and `host/secrets/delete`. Keys look like `toolreg/oauth/<serverId>`.
+ */
+export interface SecretKeyParams {
+  key: string;
+}
+/**
+ * `host/secrets/set`: store `value` (opaque JSON text holding tokens) under `key`.
+ */
+export interface SecretSetParams {
+  key: string;
+  value: string;
+}
+/**
+ * `host/secrets/get` result: the stored value, `null` when there is none.
+ */
+export interface SecretValue {
+  value?: string | null;
+}
 export interface SelectActiveParams {
   scope?: Scope;
 }
@@ -869,6 +948,12 @@ export interface ServerConfig {
   approvalTools?: string[];
   trust?: Trust;
   approval?: ApprovalPolicy;
+  /**
+   * OAuth for an `http` server (MCP authorization): a pre-registered client and flow
+   * choices. Without it a server that answers 401 is still authorized, with a client this
+   * sidecar registers (client ID metadata document or dynamic registration).
+   */
+  oauth?: OAuthConfig | null;
 }
 export interface ServerIdParams {
   serverId: string;
@@ -923,8 +1008,12 @@ export interface HostNotifications {
 export interface SidecarRequests {
   'host/elicit': { params: ElicitParams; result: ElicitResult };
   'host/executeTool': { params: ExecuteToolParams; result: CallToolResult };
+  'host/openUrl': { params: OpenUrlParams; result: Empty };
   'host/repairToolCall': { params: RepairToolCallParams; result: HostRepairToolCallResult };
   'host/sample': { params: SampleParams; result: CreateMessageResult };
+  'host/secrets/delete': { params: SecretKeyParams; result: Empty };
+  'host/secrets/get': { params: SecretKeyParams; result: SecretValue };
+  'host/secrets/set': { params: SecretSetParams; result: Empty };
 }
 
 /** Notifications, sidecar to host. */
@@ -1006,11 +1095,27 @@ export const SCHEMA_METHODS = {
     'kind': 'request',
     'direction': 'sidecarToHost'
   },
+  'host/openUrl': {
+    'kind': 'request',
+    'direction': 'sidecarToHost'
+  },
   'host/repairToolCall': {
     'kind': 'request',
     'direction': 'sidecarToHost'
   },
   'host/sample': {
+    'kind': 'request',
+    'direction': 'sidecarToHost'
+  },
+  'host/secrets/delete': {
+    'kind': 'request',
+    'direction': 'sidecarToHost'
+  },
+  'host/secrets/get': {
+    'kind': 'request',
+    'direction': 'sidecarToHost'
+  },
+  'host/secrets/set': {
     'kind': 'request',
     'direction': 'sidecarToHost'
   },

@@ -1,0 +1,441 @@
+//! One Streamable HTTP server's authorization: the OAuth client its sessions send requests
+//! through, and the authorization-code flow (PKCE, loopback redirect) run when the server
+//! answers 401, or 403 `insufficient_scope`.
+//!
+//! What rmcp's `auth` does for us: discovery (protected resource metadata from the challenge,
+//! then authorization server metadata, RFC 9728/8414/OIDC), dynamic client registration, PKCE,
+//! the `resource` parameter (RFC 8707), the token endpoint's client authentication
+//! (`client_secret_basic`/`post`/none as the server advertises), bearer tokens on every request,
+//! and refresh before expiry (its `AuthClient` refreshes a token within 30 s of expiry, and once
+//! on a 401). What we add: the loopback redirect listener (RFC 8252), the host opening the URL,
+//! tokens in the host's secrets, the registration order (pre-registered, then client ID metadata
+//! document, then dynamic registration, reusing a registration we made before), scope selection
+//! as the spec orders it (the challenge's `scope`, else `scopes_supported`, else none; a step-up
+//! adds what was granted before), and the retry limit.
+//!
+//! Invariants:
+//! - Nothing waits for the user but the flow's own task: a request that meets a 401/403 fails
+//!   at once (`CatalogError::NeedsAuth`) and the server shows `needsAuth` until the flow ends.
+//! - At most one flow per server at a time; at most `MAX_ATTEMPTS` flows without a successful
+//!   request in between (a server that keeps refusing the granted scopes does not loop).
+//! - No token, code or client secret reaches a log line or an error.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::transport::auth::{AuthClient, AuthorizationManager, AuthorizationRequest, AuthorizationSession, OAuthClientConfig};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use super::auth::{AuthHost, OAuthConfig, Registration, TokenStore};
+use super::lock;
+
+/// How long the user has to finish authorizing in the browser.
+const USER_TIMEOUT: Duration = Duration::from_secs(300);
+/// Authorization flows without a successful request in between before giving up.
+const MAX_ATTEMPTS: u32 = 3;
+const CLIENT_NAME: &str = "toolreg";
+
+pub(crate) type HttpClient = AuthClient<reqwest::Client>;
+
+#[derive(Clone, Debug, PartialEq)]
+enum Phase {
+    /// No authorization pending (tokens, if any, are in use).
+    Idle,
+    /// A flow runs: the user was (or is about to be) asked.
+    Waiting(String),
+    /// The user is needed but cannot be asked, or the flow failed; a restart tries again.
+    Blocked(String),
+}
+
+pub(crate) struct ServerAuth {
+    server_id: String,
+    url: String,
+    oauth: Option<OAuthConfig>,
+    host: Arc<dyn AuthHost>,
+    store: TokenStore,
+    client: tokio::sync::OnceCell<HttpClient>,
+    phase: Mutex<(Phase, u32)>,
+    stop: CancellationToken,
+    /// Told when a flow ends (`Ok`: new tokens; the server refreshes).
+    on_done: Mutex<Option<Arc<dyn Fn(Result<(), String>) + Send + Sync>>>,
+}
+
+impl ServerAuth {
+    pub fn new(server_id: &str, url: &str, oauth: Option<OAuthConfig>, host: Arc<dyn AuthHost>, stop: CancellationToken) -> Arc<Self> {
+        Arc::new(ServerAuth {
+            server_id: server_id.to_owned(),
+            url: url.to_owned(),
+            oauth,
+            store: TokenStore::new(server_id, host.clone()),
+            host,
+            client: tokio::sync::OnceCell::new(),
+            phase: Mutex::new((Phase::Idle, 0)),
+            stop,
+            on_done: Mutex::new(None),
+        })
+    }
+
+    pub fn set_on_done(&self, f: Arc<dyn Fn(Result<(), String>) + Send + Sync>) {
+        *lock(&self.on_done) = Some(f);
+    }
+
+    /// Why the server waits for the user, if it does.
+    pub fn needs_user(&self) -> Option<String> {
+        match &lock(&self.phase).0 {
+            Phase::Idle => None,
+            Phase::Waiting(why) | Phase::Blocked(why) => Some(why.clone()),
+        }
+    }
+
+    /// A request went through: the attempts start over.
+    pub fn succeeded(&self) {
+        let mut p = lock(&self.phase);
+        if p.0 == Phase::Idle {
+            p.1 = 0;
+        }
+    }
+
+    /// A restart: a blocked server may ask again.
+    pub fn reset(&self) {
+        let mut p = lock(&self.phase);
+        if matches!(p.0, Phase::Blocked(_)) {
+            *p = (Phase::Idle, 0);
+        }
+    }
+
+    /// The client every session of this server sends through: tokens from the store (the
+    /// host's secrets on first use), refreshed before they expire.
+    pub async fn http_client(&self) -> HttpClient {
+        self.client.get_or_init(|| self.build_client()).await.clone()
+    }
+
+    async fn build_client(&self) -> HttpClient {
+        let mut manager = self.manager().await;
+        let saved = self.store.saved().await;
+        if let Some(creds) = &saved.credentials {
+            // Tokens from an earlier run: find the token endpoint again so they can be refreshed.
+            match manager.initialize_from_store().await {
+                Ok(true) => {
+                    let secret = self.client_secret_for(&creds.client_id, &saved.registration);
+                    let mut config = OAuthClientConfig::new(creds.client_id.clone(), self.url.clone());
+                    config.client_secret = secret;
+                    if let Err(e) = manager.configure_client(config) {
+                        tracing::warn!(server = %self.server_id, error = %e, "cannot configure the saved OAuth client");
+                    }
+                }
+                Ok(false) => {}
+                Err(e) => tracing::warn!(server = %self.server_id, error = %e, "saved OAuth tokens: discovery failed"),
+            }
+        }
+        AuthClient::new(reqwest::Client::new(), manager)
+    }
+
+    fn client_secret_for(&self, client_id: &str, registration: &Option<Registration>) -> Option<String> {
+        if let Some(o) = &self.oauth {
+            if o.client_id.as_deref() == Some(client_id) {
+                return o.client_secret.as_ref().map(|s| s.expose().to_owned());
+            }
+        }
+        registration
+            .as_ref()
+            .filter(|r| r.client_id == client_id)
+            .and_then(|r| r.client_secret.as_ref().map(|s| s.expose().to_owned()))
+    }
+
+    async fn manager(&self) -> AuthorizationManager {
+        // Only fails on an unparsable URL, which no HTTP session could use either.
+        let mut manager = match AuthorizationManager::new(self.url.as_str()).await {
+            Ok(m) => m,
+            Err(_) => AuthorizationManager::new("http://127.0.0.1/").await.expect("a fixed valid URL"),
+        };
+        manager.set_credential_store(self.store.clone());
+        manager
+    }
+
+    /// The server answered 401, or 403 `insufficient_scope`, with this `WWW-Authenticate`
+    /// value: start a flow unless one runs, the host cannot ask the user, or the attempts are
+    /// spent. Returns the reason the server now waits (for the failing request's error).
+    pub fn challenged(self: &Arc<Self>, challenge: String) -> String {
+        let mut p = lock(&self.phase);
+        if let Phase::Waiting(why) | Phase::Blocked(why) = &p.0 {
+            return why.clone();
+        }
+        let name = &self.server_id;
+        let why = if !self.host.can_open_url() {
+            p.0 = Phase::Blocked(format!(
+                "MCP server {name} needs authorization, but the host cannot open an authorization page \
+                 (declare the openUrl capability), or configure an Authorization header"
+            ));
+            return blocked(&p.0);
+        } else if p.1 >= MAX_ATTEMPTS {
+            p.0 = Phase::Blocked(format!(
+                "MCP server {name} refused access after {MAX_ATTEMPTS} authorizations; restart it to try again"
+            ));
+            return blocked(&p.0);
+        } else if is_insufficient_scope(&challenge) {
+            format!("MCP server {name} needs more access; waiting for the user to authorize in the browser")
+        } else {
+            format!("MCP server {name} needs authorization; waiting for the user to authorize in the browser")
+        };
+        *p = (Phase::Waiting(why.clone()), p.1 + 1);
+        drop(p);
+        let me = self.clone();
+        tokio::spawn(async move {
+            // The user's time plus a minute for the servers: a hanging authorization server
+            // does not keep the server waiting forever.
+            let outcome = tokio::select! {
+                r = tokio::time::timeout(USER_TIMEOUT + Duration::from_secs(60), me.authorize(challenge)) => {
+                    r.unwrap_or_else(|_| Err("timed out".into()))
+                }
+                _ = me.stop.cancelled() => return,
+            };
+            {
+                let mut p = lock(&me.phase);
+                p.0 = match &outcome {
+                    Ok(()) => Phase::Idle,
+                    Err(e) => Phase::Blocked(format!("MCP server {} authorization failed: {e}", me.server_id)),
+                };
+            }
+            if let Err(e) = &outcome {
+                tracing::warn!(server = %me.server_id, error = %e, "OAuth authorization failed");
+            }
+            let done = lock(&me.on_done).clone();
+            if let Some(done) = done {
+                done(outcome);
+            }
+        });
+        why
+    }
+
+    /// One authorization-code flow with PKCE; on success the tokens are in the store and in
+    /// the manager every session uses.
+    async fn authorize(&self, challenge: String) -> Result<(), String> {
+        let saved = self.store.saved().await;
+        let oauth = self.oauth.clone().unwrap_or_default();
+        // A client we registered keeps its redirect URI; a fixed port is the host's choice.
+        let port = oauth
+            .redirect_port
+            .or_else(|| saved.registration.as_ref().and_then(|r| port_of(&r.redirect_uri)))
+            .unwrap_or(0);
+        let listener = match TcpListener::bind(("127.0.0.1", port)).await {
+            Ok(l) => l,
+            Err(_) if oauth.redirect_port.is_none() && port != 0 => {
+                TcpListener::bind(("127.0.0.1", 0)).await.map_err(|e| format!("cannot listen on loopback: {e}"))?
+            }
+            Err(e) => return Err(format!("cannot listen on 127.0.0.1:{port} for the redirect: {e}")),
+        };
+        let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+        let redirect_uri = format!("http://127.0.0.1:{port}/callback");
+
+        let mut manager = self.manager().await;
+        let resolution = manager.resolve_metadata_from_challenge(Some(&challenge)).await.map_err(|e| format!("discovery: {e}"))?;
+        let cimd = resolution
+            .metadata
+            .additional_fields
+            .get("client_id_metadata_document_supported")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
+        manager.set_metadata(resolution.metadata);
+
+        // Scopes (spec 2025-11-25): the host's, else the challenge's, else the resource's
+        // `scopes_supported`, else none; a step-up keeps what was granted before.
+        let mut scopes = match &oauth.scopes {
+            Some(s) => s.clone(),
+            None => manager.select_initial_scopes(&[]).await,
+        };
+        if is_insufficient_scope(&challenge) && oauth.scopes.is_none() {
+            let granted = saved.credentials.as_ref().map(|c| c.granted_scopes.clone()).unwrap_or_default();
+            for s in granted {
+                if !scopes.contains(&s) {
+                    scopes.push(s);
+                }
+            }
+        }
+
+        // Registration, in the spec's order of preference.
+        let (client_id, client_secret) = if let Some(id) = &oauth.client_id {
+            (id.clone(), oauth.client_secret.as_ref().map(|s| s.expose().to_owned()))
+        } else if let Some(r) = saved.registration.as_ref().filter(|r| r.redirect_uri == redirect_uri) {
+            (r.client_id.clone(), r.client_secret.as_ref().map(|s| s.expose().to_owned()))
+        } else if let (Some(url), true) = (&oauth.client_metadata_url, cimd) {
+            (url.clone(), None)
+        } else {
+            let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+            let config = manager
+                .register_client(CLIENT_NAME, &redirect_uri, &refs)
+                .await
+                .map_err(|e| format!("client registration: {e}"))?;
+            let registration = Registration {
+                client_id: config.client_id.clone(),
+                client_secret: config.client_secret.clone().map(crate::secret::Secret::new),
+                redirect_uri: redirect_uri.clone(),
+            };
+            if let Err(e) = self.store.update(|s| s.registration = Some(registration)).await {
+                tracing::warn!(server = %self.server_id, error = %e, "client registration kept in memory only");
+            }
+            (config.client_id, config.client_secret)
+        };
+
+        let mut request = AuthorizationRequest::new(redirect_uri.clone())
+            .with_initial_scope_selection()
+            .with_client_name(CLIENT_NAME)
+            .with_preregistered_client(client_id);
+        if let Some(secret) = client_secret {
+            request = request.with_client_secret(secret);
+        }
+        if !scopes.is_empty() {
+            request = request.with_scopes(scopes);
+        }
+        let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| format!("authorization request: {e}"))?;
+
+        // Aborted when this flow ends early (stop, timeout): the listener closes with it.
+        let mut callback = AbortOnDrop(tokio::spawn(wait_for_callback(listener)));
+        let reason = if is_insufficient_scope(&challenge) {
+            format!("MCP server {} asks for more access", self.server_id)
+        } else {
+            format!("MCP server {} asks you to sign in", self.server_id)
+        };
+        let opened = self.host.open_url(session.get_authorization_url(), &self.server_id, &reason).await;
+        if let Err(e) = opened {
+            return Err(format!("the host could not open the authorization page: {e}"));
+        }
+        let params = match tokio::time::timeout(USER_TIMEOUT, &mut callback.0).await {
+            Err(_) => return Err(format!("no answer from the browser within {} s", USER_TIMEOUT.as_secs())),
+            Ok(Err(_)) => return Err("the redirect listener stopped".into()),
+            Ok(Ok(r)) => r?,
+        };
+        session
+            .handle_callback_with_issuer(&params.code, &params.state, params.iss.as_deref())
+            .await
+            .map_err(|e| format!("token request: {e}"))?;
+
+        // Every session of this server sends through this manager from now on.
+        let client = self.http_client().await;
+        *client.auth_manager.lock().await = session.auth_manager;
+        Ok(())
+    }
+}
+
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn blocked(p: &Phase) -> String {
+    match p {
+        Phase::Blocked(why) | Phase::Waiting(why) => why.clone(),
+        Phase::Idle => String::new(),
+    }
+}
+
+pub(crate) fn is_insufficient_scope(challenge: &str) -> bool {
+    challenge.contains("insufficient_scope")
+}
+
+fn port_of(uri: &str) -> Option<u16> {
+    let rest = uri.strip_prefix("http://127.0.0.1:")?;
+    rest.split('/').next()?.parse().ok()
+}
+
+struct CallbackParams {
+    code: String,
+    state: String,
+    iss: Option<String>,
+}
+
+/// Serves the loopback redirect until `/callback` arrives with a code (or an error).
+async fn wait_for_callback(listener: TcpListener) -> Result<CallbackParams, String> {
+    loop {
+        let (mut stream, _) = listener.accept().await.map_err(|e| format!("redirect listener: {e}"))?;
+        let mut buf = Vec::with_capacity(2048);
+        let mut chunk = [0u8; 2048];
+        // The request line and headers only, bounded; a GET has no body we need.
+        while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
+            match tokio::time::timeout(Duration::from_secs(10), stream.read(&mut chunk)).await {
+                Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
+                _ => break,
+            }
+        }
+        let text = String::from_utf8_lossy(&buf);
+        let target = text.lines().next().and_then(|l| l.split(' ').nth(1)).unwrap_or("");
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        if path != "/callback" {
+            let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
+            continue;
+        }
+        let mut code = None;
+        let mut state = None;
+        let mut iss = None;
+        let mut error = None;
+        for pair in query.split('&') {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let v = percent_decode(v);
+            match k {
+                "code" => code = Some(v),
+                "state" => state = Some(v),
+                "iss" => iss = Some(v),
+                "error" => error = Some(v),
+                _ => {}
+            }
+        }
+        let (status, body) = match (&code, &state, &error) {
+            (Some(_), Some(_), None) => ("200 OK", "Authorized. You can close this window and return to the app."),
+            _ => ("400 Bad Request", "Authorization did not complete. You can close this window."),
+        };
+        let reply = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = stream.write_all(reply.as_bytes()).await;
+        let _ = stream.shutdown().await;
+        if let Some(e) = error {
+            // The authorization server's error code (e.g. access_denied) is not a secret.
+            return Err(format!("the authorization server answered {}", e.chars().take(100).collect::<String>()));
+        }
+        if let (Some(code), Some(state)) = (code, state) {
+            return Ok(CallbackParams { code, state, iss });
+        }
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_decoding_and_ports() {
+        assert_eq!(percent_decode("a%20b+c%2"), "a b c%2");
+        assert_eq!(port_of("http://127.0.0.1:8123/callback"), Some(8123));
+        assert_eq!(port_of("https://x/callback"), None);
+        assert!(is_insufficient_scope(r#"Bearer error="insufficient_scope", scope="a b""#));
+    }
+}

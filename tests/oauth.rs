@@ -1,0 +1,304 @@
+//! MCP authorization (OAuth) over the real binary against the fixture server's `--oauth` mode
+//! (its own authorization server: metadata, dynamic registration, PKCE, refresh, 401/403). The
+//! test plays the host: it answers `host/openUrl` as a browser whose user clicks "allow" would
+//! (GET the page, follow the redirect to the sidecar's loopback listener), and keeps
+//! `host/secrets/*` in a map.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use support::{fixture_mcp, Sidecar, TIMEOUT};
+
+struct OAuthFixture {
+    child: std::process::Child,
+    url: String,
+    log: PathBuf,
+}
+
+impl OAuthFixture {
+    fn start(dir: &Path, extra: &[&str]) -> OAuthFixture {
+        let port_file = dir.join("port");
+        let log = dir.join("oauth.log");
+        let child = std::process::Command::new(fixture_mcp())
+            .args(["--http", "127.0.0.1:0", "--port-file", port_file.to_str().unwrap(), "--tools", "1"])
+            .args(["--oauth", "--oauth-log", log.to_str().unwrap()])
+            .args(extra)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        let url = loop {
+            if let Ok(url) = std::fs::read_to_string(&port_file) {
+                break url;
+            }
+            assert!(start.elapsed() < TIMEOUT, "the OAuth fixture did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        OAuthFixture { child, url, log }
+    }
+
+    /// The authorization server's events so far (`register`, `authorize scope=...`, ...).
+    fn events(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.log).unwrap_or_default().lines().map(str::to_owned).collect()
+    }
+}
+
+impl Drop for OAuthFixture {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One HTTP/1.1 GET on loopback: (status, Location header).
+fn get(url: &str) -> (u16, Option<String>) {
+    let rest = url.strip_prefix("http://").expect("an http URL");
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    stream.set_read_timeout(Some(TIMEOUT)).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let location = text
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .find_map(|l| l.strip_prefix("location: ").or_else(|| l.strip_prefix("Location: ")))
+        .map(str::to_owned);
+    (status, location)
+}
+
+/// The host: answers reverse requests, records what it was asked.
+struct Host {
+    s: Sidecar,
+    secrets: HashMap<String, String>,
+    opened: Vec<Value>,
+    /// `host/openUrl` is declined when false (a user who closes the page).
+    allow: bool,
+}
+
+impl Host {
+    fn start(caps: Value, secrets: HashMap<String, String>, log_file: &Path) -> Host {
+        let mut s = Sidecar::spawn_with(&["--log-file", log_file.to_str().unwrap(), "--log-level", "trace"], &[]);
+        let r = s.request("initialize", json!({"clientInfo": {"name": "oauth-test"}, "capabilities": caps}));
+        assert!(r.get("result").is_some(), "{r}");
+        s.notify("initialized", json!({}));
+        Host { s, secrets, opened: Vec::new(), allow: true }
+    }
+
+    fn answer(&mut self, m: &Value) {
+        let id = m["id"].clone();
+        let p = &m["params"];
+        let result = match m["method"].as_str().unwrap() {
+            "host/openUrl" => {
+                self.opened.push(p.clone());
+                if self.allow {
+                    let (status, location) = get(p["url"].as_str().unwrap());
+                    assert_eq!(status, 302, "the authorization page redirects back");
+                    let (status, _) = get(&location.expect("a redirect"));
+                    assert_eq!(status, 200, "the sidecar's loopback listener took the code");
+                }
+                json!({})
+            }
+            "host/secrets/get" => json!({"value": self.secrets.get(p["key"].as_str().unwrap())}),
+            "host/secrets/set" => {
+                self.secrets.insert(p["key"].as_str().unwrap().to_owned(), p["value"].as_str().unwrap().to_owned());
+                json!({})
+            }
+            "host/secrets/delete" => {
+                self.secrets.remove(p["key"].as_str().unwrap());
+                json!({})
+            }
+            other => panic!("unexpected reverse request {other}"),
+        };
+        self.s.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+    }
+
+    /// A request's response, answering reverse requests meanwhile.
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.s.next_id();
+        self.s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let m = self.s.recv();
+            if m.get("method").is_some() && m.get("id").is_some() {
+                self.answer(&m);
+            } else if m.get("id") == Some(&json!(id)) {
+                return m;
+            }
+        }
+    }
+
+    fn ok(&mut self, method: &str, params: Value) -> Value {
+        let r = self.call(method, params);
+        r.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {r}"))
+    }
+
+    fn status(&mut self, id: &str) -> Value {
+        let all = self.ok("catalog/status", json!({}));
+        all["servers"].as_array().unwrap().iter().find(|s| s["id"] == id).cloned().unwrap()
+    }
+
+    /// Polls `catalog/status` (answering reverse requests) until the server is in `state`.
+    fn wait_state(&mut self, id: &str, state: &str) -> Value {
+        let start = Instant::now();
+        loop {
+            let st = self.status(id);
+            if st["state"] == state {
+                return st;
+            }
+            assert!(start.elapsed() < TIMEOUT, "{id} never reached {state}: {st}");
+            // Reverse requests arrive on their own; take any that wait.
+            if let Some(m) = self.s.try_recv(Duration::from_millis(20)) {
+                if m.get("method").is_some() && m.get("id").is_some() {
+                    self.answer(&m);
+                }
+            }
+        }
+    }
+
+    fn set_server(&mut self, url: &str, oauth: Option<Value>) {
+        let mut server = json!({"id": "web", "name": "Web", "trust": "auto", "transport": {"type": "http", "url": url}});
+        if let Some(o) = oauth {
+            server["oauth"] = o;
+        }
+        self.ok("catalog/setServers", json!({"servers": [server]}));
+    }
+}
+
+fn assert_no_token(what: &str, text: &str) {
+    for needle in ["access-", "refresh-", "code-", "S3CRET"] {
+        assert!(!text.contains(needle), "{what} contains {needle:?}");
+    }
+}
+
+#[test]
+fn authorizes_through_the_host_keeps_tokens_in_its_secrets_and_reuses_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let fx = OAuthFixture::start(dir.path(), &["--oauth-scopes", "mcp:read"]);
+    let log = dir.path().join("sidecar.log");
+    let mut h = Host::start(json!({"openUrl": true, "secrets": true}), HashMap::new(), &log);
+    h.set_server(&fx.url, None);
+    let st = h.wait_state("web", "ready");
+    assert_eq!(st["toolCount"], 3, "{st}"); // tool_0, echo, stats
+    assert_eq!(h.opened.len(), 1);
+    assert_eq!(h.opened[0]["serverId"], "web");
+    assert!(h.opened[0]["url"].as_str().unwrap().contains("code_challenge_method=S256"));
+    // The scope the challenge names; a client registered dynamically.
+    assert_eq!(fx.events()[..3], ["mcp 401", "register", "authorize scope=mcp:read"]);
+    let saved = h.secrets.get("toolreg/oauth/web").expect("tokens saved through the host").clone();
+    let saved: Value = serde_json::from_str(&saved).unwrap();
+    assert!(saved["credentials"]["token_response"]["access_token"].as_str().unwrap().starts_with("access-"));
+    assert!(saved["registration"]["clientId"].as_str().unwrap().starts_with("fixture-client-"));
+    h.ok("registry/syncMcp", json!({}));
+    let r = h.ok("tool/invoke", json!({"name": "mcp__web__echo", "arguments": {"text": "hi"}}));
+    assert_eq!(r["isError"], false, "{r}");
+    let secrets = h.secrets.clone();
+    drop(h);
+    assert_no_token("the log", &std::fs::read_to_string(&log).unwrap());
+
+    // A new process with the same keychain: no new authorization, the saved token is used.
+    let before = fx.events().len();
+    let mut h = Host::start(json!({"openUrl": true, "secrets": true}), secrets, &log);
+    h.set_server(&fx.url, None);
+    h.wait_state("web", "ready");
+    assert!(h.opened.is_empty(), "asked the user again: {:?}", h.opened);
+    assert!(!fx.events()[before..].iter().any(|e| e.starts_with("authorize") || e == "register"), "{:?}", fx.events());
+}
+
+#[test]
+fn without_open_url_the_server_needs_auth_and_nothing_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let fx = OAuthFixture::start(dir.path(), &[]);
+    let mut h = Host::start(json!({}), HashMap::new(), &dir.path().join("sidecar.log"));
+    h.set_server(&fx.url, None);
+    let refreshed = h.ok("catalog/refresh", json!({"serverId": "web"}));
+    assert_eq!(refreshed["state"], "needsAuth", "{refreshed}");
+    assert!(refreshed["error"].as_str().unwrap().contains("openUrl"), "{refreshed}");
+    assert!(h.opened.is_empty());
+    assert!(!fx.events().iter().any(|e| e == "register"), "no flow without a way to ask the user");
+}
+
+#[test]
+fn a_user_who_never_answers_blocks_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let fx = OAuthFixture::start(dir.path(), &[]);
+    let mut h = Host::start(json!({"openUrl": true}), HashMap::new(), &dir.path().join("sidecar.log"));
+    h.allow = false;
+    h.set_server(&fx.url, None);
+    let st = h.wait_state("web", "needsAuth");
+    assert!(st["error"].as_str().unwrap().contains("waiting for the user"), "{st}");
+    let start = Instant::now();
+    while h.opened.is_empty() {
+        assert!(start.elapsed() < TIMEOUT, "host/openUrl never came");
+        if let Some(m) = h.s.try_recv(Duration::from_millis(20)) {
+            if m.get("method").is_some() && m.get("id").is_some() {
+                h.answer(&m);
+            }
+        }
+    }
+    assert_eq!(h.opened[0]["serverId"], "web");
+    // The page is open and the user is away: an explicit refresh answers now, still needsAuth,
+    // and starts no second flow.
+    let refreshed = h.ok("catalog/refresh", json!({"serverId": "web"}));
+    assert_eq!(refreshed["state"], "needsAuth", "{refreshed}");
+    assert_eq!(h.opened.len(), 1);
+    assert_eq!(fx.events().iter().filter(|e| e.starts_with("authorize")).count(), 0, "the user never got to the page");
+}
+
+#[test]
+fn insufficient_scope_steps_up_and_the_call_fails_fast_meanwhile() {
+    let dir = tempfile::tempdir().unwrap();
+    let fx = OAuthFixture::start(dir.path(), &["--oauth-scopes", "mcp:read", "--oauth-step-up", "echo=mcp:write"]);
+    let mut h = Host::start(json!({"openUrl": true, "secrets": true}), HashMap::new(), &dir.path().join("sidecar.log"));
+    h.set_server(&fx.url, None);
+    h.wait_state("web", "ready");
+    h.ok("registry/syncMcp", json!({}));
+    let r = h.ok("tool/invoke", json!({"name": "mcp__web__echo", "arguments": {"text": "hi"}}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(r.to_string().contains("needs more access"), "{r}");
+    h.wait_state("web", "ready");
+    let r = h.ok("tool/invoke", json!({"name": "mcp__web__echo", "arguments": {"text": "hi"}}));
+    assert_eq!(r["isError"], false, "{r}");
+    let authorizations: Vec<_> = fx.events().into_iter().filter(|e| e.starts_with("authorize")).collect();
+    assert_eq!(authorizations, ["authorize scope=mcp:read", "authorize scope=mcp:read mcp:write"]);
+    assert_eq!(fx.events().iter().filter(|e| *e == "register").count(), 1, "the registration is reused");
+}
+
+#[test]
+fn tokens_are_refreshed_before_they_expire() {
+    let dir = tempfile::tempdir().unwrap();
+    let fx = OAuthFixture::start(dir.path(), &["--oauth-token-ttl-s", "2"]);
+    let mut h = Host::start(json!({"openUrl": true}), HashMap::new(), &dir.path().join("sidecar.log"));
+    h.set_server(&fx.url, None);
+    h.wait_state("web", "ready");
+    h.ok("registry/syncMcp", json!({}));
+    // Within the last second of the token's life the client refreshes instead of sending it.
+    std::thread::sleep(Duration::from_millis(1500));
+    let r = h.ok("tool/invoke", json!({"name": "mcp__web__echo", "arguments": {"text": "hi"}}));
+    assert_eq!(r["isError"], false, "{r}");
+    let events = fx.events();
+    assert!(events.iter().any(|e| e == "token refresh_token"), "{events:?}");
+    assert_eq!(events.iter().filter(|e| e.starts_with("authorize")).count(), 1, "{events:?}");
+    assert_eq!(h.opened.len(), 1);
+}
+
+#[test]
+fn a_pre_registered_client_is_used_and_its_secret_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let fx = OAuthFixture::start(dir.path(), &[]);
+    let log = dir.path().join("sidecar.log");
+    let mut h = Host::start(json!({"openUrl": true}), HashMap::new(), &log);
+    h.set_server(&fx.url, Some(json!({"clientId": "pre-registered", "clientSecret": "S3CRET-pre"})));
+    h.wait_state("web", "ready");
+    assert!(h.opened[0]["url"].as_str().unwrap().contains("client_id=pre-registered"));
+    assert!(!fx.events().iter().any(|e| e == "register"), "no dynamic registration: {:?}", fx.events());
+    let status = h.ok("catalog/status", json!({}));
+    drop(h);
+    assert_no_token("the log", &std::fs::read_to_string(&log).unwrap());
+    assert_no_token("the status", &status.to_string());
+}
