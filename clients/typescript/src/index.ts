@@ -25,11 +25,12 @@ import type {
   SidecarNotifications,
   SidecarRequests,
 } from './generated/protocol.js';
-import type { ApprovalDecision, Timeouts } from './generated/protocol.js';
+import type { ApprovalDecision, PlanReply, PlanResult, Timeouts } from './generated/protocol.js';
 import type { PendingHostRequests, PendingSidecarNotifications, PendingSidecarRequests } from './pending.js';
 
 export * from './generated/protocol.js';
 export * from './pending.js';
+export * from './native.js';
 
 type Merge<Pending, Generated> = Omit<Pending, keyof Generated> & Generated;
 /** Every host-to-sidecar request: generated from the schemas, else the SPEC 8 stand-in types. */
@@ -257,7 +258,7 @@ export class ToolregClient {
     };
     const params: InitializeParams = {
       clientInfo: options.clientInfo ?? { name: 'toolreg-client-ts', version: '0.1.0' },
-      protocolVersion: '0.1',
+      protocolVersion: '0.2',
       capabilities: caps,
     };
     if (options.cacheDir !== undefined) params.cacheDir = options.cacheDir;
@@ -575,7 +576,13 @@ export class ToolregClient {
 
   // ---- exposition and tools -------------------------------------------------------------------
 
-  expositionPlan(params: ParamsOf<'exposition/plan'> = {}, options?: CallOptions) {
+  /**
+   * The plan for one model request. With `ifNoneMatch` (a `planHash` the host holds) the answer
+   * may be `{planId, planHash, unchanged: true}`; without it, always the whole plan.
+   */
+  expositionPlan(params: ParamsOf<'exposition/plan'> & { ifNoneMatch: string }, options?: CallOptions): Promise<PlanReply>;
+  expositionPlan(params?: Omit<ParamsOf<'exposition/plan'>, 'ifNoneMatch'>, options?: CallOptions): Promise<PlanResult>;
+  expositionPlan(params: ParamsOf<'exposition/plan'> = {}, options?: CallOptions): Promise<PlanReply> {
     return this.request('exposition/plan', params, options);
   }
   toolInvoke(params: ParamsOf<'tool/invoke'>, options?: CallOptions) {

@@ -32,6 +32,10 @@ export type Source =
       toolName: string;
     };
 export type HostRepairToolCallResult = RepairToolCallResult | null;
+/**
+ * The parts of a plan that grow with the whole pool, returned only on request.
+ */
+export type Include = 'perTool' | 'deferred';
 export type ModelOutput =
   | {
       type: 'text';
@@ -59,6 +63,18 @@ export type PinState = 'approved' | 'changed' | 'new';
  * Why one tool sits where it does.
  */
 export type Reason = 'client' | 'never' | 'approval' | 'always' | 'auto' | 'meta';
+/**
+ * Which provider's request shape a plan is rendered in.
+ */
+export type Rendering = 'portable' | 'anthropic' | 'openai';
+/**
+ * Who runs the search in a native rendering.
+ */
+export type SearchBy = 'toolreg' | 'provider';
+/**
+ * `exposition/plan`'s answer: the plan, or that it is the one the host holds.
+ */
+export type PlanReply = PlanUnchanged | PlanResult;
 /**
  * `{"flag": "enableWebSearch"}` (a boolean setting is true), `{"nonEmpty": "knowledgeBaseIds"}`
  * (a list has items), `{"member": "mcpToolIds"}` (the entry's own name is in that list;
@@ -138,6 +154,7 @@ export interface ProtocolTypes {
   Gate?: Gate;
   HostCapabilities?: HostCapabilities;
   HostRepairToolCallResult?: HostRepairToolCallResult;
+  Include?: Include;
   InitializeParams?: InitializeParams;
   InitializeResult?: InitializeResult;
   InvokeParams?: InvokeParams;
@@ -161,18 +178,22 @@ export interface ProtocolTypes {
   PinsResult?: PinsResult;
   Placement?: Placement;
   PlanParams?: PlanParams;
+  PlanReply?: PlanReply;
   PlanResult?: PlanResult;
+  PlanUnchanged?: PlanUnchanged;
   Predicate?: Predicate;
   ProgressParams?: ProgressParams;
   Reason?: Reason;
   RegisterParams?: RegisterParams;
   RegisterResult?: RegisterResult;
+  Rendering?: Rendering;
   Repair?: Repair;
   RepairToolCallParams?: RepairToolCallParams;
   RepairToolCallResult?: RepairToolCallResult;
   ResolveParams?: ResolveParams;
   ResolveResult?: ResolveResult;
   Scope?: Scope;
+  SearchBy?: SearchBy;
   SelectActiveParams?: SelectActiveParams;
   SelectActiveResult?: SelectActiveResult;
   ServerCapabilities?: ServerCapabilities;
@@ -453,6 +474,11 @@ export interface InvokeResult {
    * Present when the arguments were repaired before the tool ran.
    */
   repaired?: Repair | null;
+  /**
+   * `tool_search` under a natively rendered plan: the exact value to send back to the
+   * provider (Anthropic: the `tool_result` content; OpenAI: the `tool_search_output` item).
+   */
+  providerOutput?: unknown;
 }
 /**
  * How the arguments were mended before the tool ran.
@@ -591,6 +617,18 @@ export interface PlanParams {
    * The host's own tools for this request; never deferred.
    */
   clientTools?: ToolDefinition[];
+  render?: Rendering;
+  search?: SearchBy;
+  /**
+   * The parts that grow with the whole pool: `perTool` (`tokens.perTool`), `deferred`
+   * (`deferred` and the deferred tools' `placements`). Default: neither.
+   */
+  include?: Include[];
+  /**
+   * A `planHash` the host holds: when the result would be the same, the answer is
+   * `{planId, planHash, unchanged: true}`.
+   */
+  ifNoneMatch?: string | null;
 }
 /**
  * The request scope predicates read. Open: any other field is kept and readable.
@@ -615,6 +653,20 @@ export interface ToolDefinition {
   inputSchema: unknown;
 }
 /**
+ * The plan is the one whose `planHash` the host sent in `ifNoneMatch`.
+ */
+export interface PlanUnchanged {
+  /**
+   * A new plan id (its own inspect ledger) over the same tools.
+   */
+  planId: string;
+  planHash: string;
+  /**
+   * Always true.
+   */
+  unchanged: boolean;
+}
+/**
  * Which tools a model request carries inline, which are deferred, and the figures behind it.
  */
 export interface PlanResult {
@@ -622,18 +674,37 @@ export interface PlanResult {
    * Names this plan's deferred pool and inspect ledger for the meta-tools.
    */
   planId: string;
+  /**
+   * A content hash of this result, everything but `planId`: send it as `ifNoneMatch`.
+   */
+  planHash: string;
   tools: ToolDefinition[];
-  deferred: DeferredRef[];
+  /**
+   * Every deferred tool; only with `include: ["deferred"]` (O(all tools)).
+   */
+  deferred?: DeferredRef[] | null;
   systemPrompt?: string | null;
   encoding: EncodingChoice;
   tokens: Tokens;
   decision: Decision;
   /**
-   * Where each tool went and why, by name.
+   * Where each tool went and why, by name: the tools the request carries, and the deferred
+   * ones too with `include: ["deferred"]`.
    */
   placements: {
     [k: string]: Placement;
   };
+  /**
+   * Native renderings: the fragment to merge into the provider's request body (`tools`, and
+   * `system` for Anthropic or `instructions` for OpenAI when something is deferred).
+   */
+  request?: unknown;
+  /**
+   * HTTP headers the provider needs for `request`, when it needs any.
+   */
+  headers?: {
+    [k: string]: string;
+  } | null;
   /**
    * Entries whose predicate could not be evaluated.
    */
@@ -659,9 +730,12 @@ export interface Tokens {
    */
   autoPool: number;
   contextWindow: number;
-  perTool: {
+  /**
+   * Every tool's count; only with `include: ["perTool"]` (O(all tools)).
+   */
+  perTool?: {
     [k: string]: number;
-  };
+  } | null;
   perNamespace: {
     [k: string]: NamespaceTokens;
   };
@@ -795,7 +869,7 @@ export interface HostRequests {
   'catalog/restart': { params: ServerIdParams; result: ServerStatus };
   'catalog/setServers': { params: SetServersParams; result: Empty };
   'catalog/status': { params: NoParams; result: CatalogStatusResult };
-  'exposition/plan': { params: PlanParams; result: PlanResult };
+  'exposition/plan': { params: PlanParams; result: PlanReply };
   'initialize': { params: InitializeParams; result: InitializeResult };
   'registry/deregister': { params: DeregisterParams; result: DeregisterResult };
   'registry/list': { params: ListParams; result: ListResult };
