@@ -59,8 +59,10 @@ if [[ $rc -ne 0 ]]; then failed+=("python tests (pytest exit $rc)"); fi
 step "examples (smoke: they must run to the end)"
 (cd "$here/typescript" && node dist/examples/quickstart.js "$TOOLREG_BIN" >/dev/null) || failed+=("typescript examples/quickstart")
 (cd "$here/typescript" && node dist/examples/deferred-flow.js "$TOOLREG_BIN" >/dev/null) || failed+=("typescript examples/deferred-flow")
+(cd "$here/typescript" && node dist/examples/native-flow.js "$TOOLREG_BIN" >/dev/null) || failed+=("typescript examples/native-flow")
 (cd "$here/python" && "$venv/bin/python" examples/quickstart.py "$TOOLREG_BIN" >/dev/null) || failed+=("python examples/quickstart.py")
 (cd "$here/python" && "$venv/bin/python" examples/deferred_flow.py "$TOOLREG_BIN" >/dev/null) || failed+=("python examples/deferred_flow.py")
+(cd "$here/python" && "$venv/bin/python" examples/native_flow.py "$TOOLREG_BIN" >/dev/null) || failed+=("python examples/native_flow.py")
 
 step "transcript recorders (smoke: they must record a whole session; the committed copies are replayed by cargo test --test transcripts)"
 tmp="$(mktemp -d)"

@@ -146,7 +146,7 @@ pub fn render_table(plan: &Plan, model: Option<&str>) -> String {
         "the request carries {} tool definitions ({} tokens); {} tools ({} tokens) wait behind tool_search",
         plan.tools.len(),
         t.inline,
-        plan.deferred.len(),
+        plan.deferred_names().count(),
         t.deferred
     );
     out

@@ -99,15 +99,17 @@ pub struct Invoked {
     pub is_error: bool,
     pub raw: Option<Value>,
     pub repaired: Option<Repair>,
+    /// For `tool_search` under a natively rendered plan: the value to send back to the provider.
+    pub provider_output: Option<Value>,
 }
 
 impl Invoked {
     pub fn error(text: impl Into<String>) -> Invoked {
-        Invoked { output: ModelOutput::error(text), is_error: true, raw: None, repaired: None }
+        Invoked { output: ModelOutput::error(text), is_error: true, raw: None, repaired: None, provider_output: None }
     }
 
     pub fn text(text: impl Into<String>, raw: Option<Value>) -> Invoked {
-        Invoked { output: ModelOutput::Text(text.into()), is_error: false, raw, repaired: None }
+        Invoked { output: ModelOutput::Text(text.into()), is_error: false, raw, repaired: None, provider_output: None }
     }
 }
 
@@ -375,6 +377,6 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
             }
         };
         let (output, is_error) = output::from_call_result(&raw);
-        Ok(Invoked { output, is_error, raw: Some(raw), repaired: None })
+        Ok(Invoked { output, is_error, raw: Some(raw), repaired: None, provider_output: None })
     }
 }

@@ -120,7 +120,7 @@ fn hanging_and_crashing_servers_delay_nothing() {
     assert_eq!(ok(&mut s, "catalog/listTools", json!({"serverId": "good"}))["state"], "ready");
     assert_eq!(ok(&mut s, "catalog/listTools", json!({"serverId": "hang"}))["state"], "cold");
     ok(&mut s, "registry/syncMcp", json!({}));
-    let plan = ok(&mut s, "exposition/plan", json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}}));
+    let plan = ok(&mut s, "exposition/plan", json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "include": ["deferred"]}));
     assert!(plan["placements"].as_object().unwrap().contains_key("mcp__good__tool0"), "{}", plan["placements"]);
     assert_eq!(state(&mut s, "slow"), "connecting", "the plan was answered while a server was still starting");
 

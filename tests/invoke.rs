@@ -861,7 +861,7 @@ fn approval_follows_the_server_config_at_once_on_every_path() {
     let names: Vec<String> = sync["registered"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_string()).collect();
     let (echo, tool_3) = (wire(&names, "echo"), wire(&names, "tool3"));
     // A small window defers the server's tools behind the meta-tools.
-    let plan = result_of(&call(&mut s, "exposition/plan", json!({"contextWindow": 2000, "scope": {}}), &mut silent));
+    let plan = result_of(&call(&mut s, "exposition/plan", json!({"contextWindow": 2000, "scope": {}, "include": ["deferred"]}), &mut silent));
     let plan_id = plan["planId"].as_str().unwrap().to_string();
     assert!(plan["deferred"].as_array().unwrap().iter().any(|d| d["name"] == tool_3), "{plan}");
 

@@ -118,7 +118,7 @@ fn planned(caps: Value) -> (Sidecar, String) {
     s.ok("registry/register", json!({"entries": entries()}));
     let plan = s.ok(
         "exposition/plan",
-        json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "contextWindow": 128000, "model": "gpt-4o", "clientTools": []}),
+        json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "contextWindow": 128000, "model": "gpt-4o", "clientTools": [], "include": ["deferred"]}),
     );
     let deferred: BTreeSet<&str> = plan["deferred"]
         .as_array()

@@ -27,7 +27,7 @@ fn start() -> Sidecar {
 const SCOPE: &str = r#"{"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}"#;
 
 fn plan(s: &mut Sidecar) -> Value {
-    s.ok("exposition/plan", json!({"scope": serde_json::from_str::<Value>(SCOPE).unwrap(), "contextWindow": 128000, "model": "gpt-4o"}))
+    s.ok("exposition/plan", json!({"scope": serde_json::from_str::<Value>(SCOPE).unwrap(), "contextWindow": 128000, "model": "gpt-4o", "include": ["deferred"]}))
 }
 
 /// A meta-tool call's result (the host runs nothing in these tests).

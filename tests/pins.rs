@@ -123,7 +123,7 @@ fn refresh_until_held_notice(s: &mut Sidecar) -> Value {
 }
 
 fn plan(s: &mut Sidecar) -> Value {
-    ok(s, "exposition/plan", json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "contextWindow": 8000}))
+    ok(s, "exposition/plan", json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "contextWindow": 8000, "include": ["deferred"]}))
 }
 
 fn plan_names(plan: &Value) -> Vec<String> {

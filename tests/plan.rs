@@ -26,6 +26,8 @@ fn plan_with(entries: Vec<Value>, params: Value) -> Value {
     s.ok("registry/register", json!({"entries": entries}));
     let mut p = params;
     p["scope"] = json!({"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []});
+    // The golden cases read every tool's figures, not only the lean default.
+    p["include"] = json!(["perTool", "deferred"]);
     let r = s.ok("exposition/plan", p);
     s.shutdown();
     r

@@ -1,8 +1,13 @@
 //! The meta-tools' definitions, as the model sees them, and the `<DEFERRED_TOOLS>` section.
 //! Their cost is counted with the same tokenizer as every other definition: it is the price of
 //! deferring, and the plan's overhead gate compares against it.
+//!
+//! The section stays within `SECTION_BUDGET` tokens whatever the catalog: past it, the
+//! remaining namespaces are summarised in one line (hosts with 1,000+ servers overflowed such
+//! lists in other products).
 
-use super::ToolDefinition;
+use super::{count_cached, ToolDefinition};
+use crate::tokenize::EncodingChoice;
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -67,17 +72,124 @@ listed directly in your tool definitions must be called directly, not through to
     ]
 }
 
-/// The system-prompt section naming the deferred namespaces with their counts, in byte order
-/// of the label so the prompt is identical for identical input.
-pub fn prompt_section(namespaces: &BTreeMap<&str, usize>) -> String {
-    let mut s = String::from(
-        "<DEFERRED_TOOLS>\nMore tools are available than are listed in your tool definitions. \
+/// The most tokens the `<DEFERRED_TOOLS>` section may take.
+pub const SECTION_BUDGET: u32 = 2_000;
+
+/// How the section tells the model to reach a deferred tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Intro<'a> {
+    /// Through tool_search, tool_inspect and tool_invoke.
+    Portable,
+    /// Through a provider-native search tool of this name; found tools are called directly.
+    Native(&'a str),
+}
+
+/// `12345` as `12,345`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The section with the first `shown` namespaces listed and the rest summarised.
+fn section(namespaces: &BTreeMap<&str, usize>, shown: usize, intro: Intro) -> String {
+    let search = match intro {
+        Intro::Portable => SEARCH,
+        Intro::Native(name) => name,
+    };
+    let mut s = match intro {
+        Intro::Portable => String::from(
+            "<DEFERRED_TOOLS>\nMore tools are available than are listed in your tool definitions. \
 To use one, find it with tool_search, read its parameters with tool_inspect, then call it with \
 tool_invoke. Deferred namespaces (tool count):\n",
-    );
-    for (label, count) in namespaces {
+        ),
+        Intro::Native(name) => format!(
+            "<DEFERRED_TOOLS>\nMore tools are available than are loaded in your tool definitions. \
+To use one, find it with {name}; the tools it finds are loaded and you call them directly. \
+Deferred namespaces (tool count):\n"
+        ),
+    };
+    for (label, count) in namespaces.iter().take(shown) {
         s.push_str(&format!("- {label} ({count})\n"));
+    }
+    let rest = namespaces.len() - shown.min(namespaces.len());
+    if rest > 0 {
+        let tools: usize = namespaces.values().skip(shown).sum();
+        s.push_str(&format!(
+            "- and {} more namespaces, {} tools: find them with {search}\n",
+            thousands(rest),
+            thousands(tools)
+        ));
     }
     s.push_str("</DEFERRED_TOOLS>");
     s
+}
+
+/// The system-prompt section naming the deferred namespaces with their counts, in byte order
+/// of the label so the prompt is identical for identical input; within `SECTION_BUDGET`
+/// tokens (counted with `enc`): as many namespaces as fit are listed, the rest summarised.
+pub fn prompt_section(namespaces: &BTreeMap<&str, usize>, intro: Intro, enc: EncodingChoice) -> String {
+    let full = section(namespaces, namespaces.len(), intro);
+    if count_cached(enc, &full) <= SECTION_BUDGET {
+        return full;
+    }
+    // The most namespaces that fit: with none listed the section is ~60 tokens, so `lo` fits.
+    let (mut lo, mut hi) = (0, namespaces.len() - 1);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if count_cached(enc, &section(namespaces, mid, intro)) <= SECTION_BUDGET {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    section(namespaces, lo, intro)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokenize;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(412), "412");
+        assert_eq!(thousands(9_811), "9,811");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn a_small_pool_is_listed_whole() {
+        let ns: BTreeMap<&str, usize> = [("crm", 3), ("mcp:github", 40)].into_iter().collect();
+        let s = prompt_section(&ns, Intro::Portable, tokenize::for_model(None));
+        assert!(s.contains("- crm (3)\n- mcp:github (40)\n</DEFERRED_TOOLS>"), "{s}");
+        assert!(!s.contains("more namespaces"));
+    }
+
+    #[test]
+    fn five_thousand_namespaces_stay_within_the_budget() {
+        let enc = tokenize::for_model(None);
+        let names: Vec<String> = (0..5_000).map(|i| format!("mcp:server-number-{i:05}")).collect();
+        let ns: BTreeMap<&str, usize> = names.iter().map(|n| (n.as_str(), 2)).collect();
+        let s = prompt_section(&ns, Intro::Native("tool_search_tool_bm25"), enc);
+        let tokens = enc.name.count(&s);
+        assert!(tokens <= SECTION_BUDGET as usize, "{tokens} tokens");
+        assert!(tokens > SECTION_BUDGET as usize * 9 / 10, "the budget is used, not wasted: {tokens}");
+        let listed = s.lines().filter(|l| l.starts_with("- mcp:")).count();
+        let summary = s.lines().find(|l| l.starts_with("- and ")).expect("a summary line");
+        let rest = 5_000 - listed;
+        assert_eq!(
+            summary,
+            format!("- and {} more namespaces, {} tools: find them with tool_search_tool_bm25", thousands(rest), thousands(rest * 2))
+        );
+        // One more namespace would not have fitted.
+        assert!(enc.name.count(&section(&ns, listed + 1, Intro::Native("tool_search_tool_bm25"))) > SECTION_BUDGET as usize);
+    }
 }

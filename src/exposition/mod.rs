@@ -9,6 +9,7 @@
 
 pub mod meta_defs;
 pub mod plans;
+pub mod render;
 
 use crate::registry::{Defer, Registered};
 use crate::tokenize::{self, CountCache, EncodingChoice};
@@ -102,7 +103,9 @@ pub struct Tokens {
     /// The `auto` pool's cost, whatever was decided.
     pub auto_pool: u64,
     pub context_window: i64,
-    pub per_tool: BTreeMap<String, u32>,
+    /// Every tool's count; only with `include: ["perTool"]` (O(all tools)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_tool: Option<BTreeMap<String, u32>>,
     pub per_namespace: BTreeMap<String, NamespaceTokens>,
 }
 
@@ -119,13 +122,44 @@ pub struct Decision {
 #[serde(rename_all = "camelCase")]
 pub struct Plan {
     pub tools: Vec<ToolDefinition>,
-    pub deferred: Vec<DeferredRef>,
+    /// Every deferred tool; only with `include: ["deferred"]` (O(all tools)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred: Option<Vec<DeferredRef>>,
     pub system_prompt: Option<String>,
     pub encoding: EncodingChoice,
     pub tokens: Tokens,
     pub decision: Decision,
-    /// Where each tool went and why, by name.
+    /// Where each tool went and why, by name: the tools the request carries, and the deferred
+    /// ones too with `include: ["deferred"]`.
     pub placements: BTreeMap<String, Placement>,
+}
+
+/// The parts of a plan that grow with the whole pool, returned only on request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Include {
+    /// `tokens.perTool`: every tool's count.
+    PerTool,
+    /// `deferred`, and the deferred tools' `placements`.
+    Deferred,
+}
+
+impl Plan {
+    /// The deferred tools' names (the full plan, before `lean`).
+    pub fn deferred_names(&self) -> impl Iterator<Item = &str> {
+        self.deferred.iter().flatten().map(|d| d.name.as_str())
+    }
+
+    /// Drops what `include` does not ask for, so the result is O(inline tools + namespaces).
+    pub fn lean(&mut self, include: &[Include]) {
+        if !include.contains(&Include::PerTool) {
+            self.tokens.per_tool = None;
+        }
+        if !include.contains(&Include::Deferred) {
+            self.deferred = None;
+            self.placements.retain(|_, p| !p.deferred);
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -161,17 +195,21 @@ pub fn entry_tokens(r: &Registered, enc: EncodingChoice) -> u32 {
     })
 }
 
+/// Tokens of `text`, cached by content: prompt sections and rendered definitions are the same
+/// for the same pool, request after request.
+pub fn count_cached(enc: EncodingChoice, text: &str) -> u32 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(text, &mut h);
+    CountCache::global().get_or_count(std::hash::Hasher::finish(&h), enc.name, || text.to_string())
+}
+
 fn meta_overhead(enc: EncodingChoice, namespaces: &BTreeMap<&str, usize>) -> (u64, String) {
     static DEFS: [std::sync::OnceLock<u64>; 2] = [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
     let defs = *DEFS[enc.name as usize].get_or_init(|| {
         meta_defs::definitions().iter().map(|d| enc.name.count(&d.counted_text()) as u64).sum()
     });
-    let prompt = meta_defs::prompt_section(namespaces);
-    // The section is the same for the same pool, request after request: count it once.
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    std::hash::Hash::hash(&prompt, &mut h);
-    let n = CountCache::global().get_or_count(std::hash::Hasher::finish(&h), enc.name, || prompt.clone());
-    (defs + n as u64, prompt)
+    let prompt = meta_defs::prompt_section(namespaces, meta_defs::Intro::Portable, enc);
+    (defs + count_cached(enc, &prompt) as u64, prompt)
 }
 
 /// One active entry while planning.
@@ -200,6 +238,15 @@ fn label_counts<'a>(slots: impl Iterator<Item = &'a Slot<'a>>) -> BTreeMap<&'a s
     }
     if let Some((l, n)) = run {
         *m.entry(l).or_insert(0usize) += n;
+    }
+    m
+}
+
+/// Counts per namespace label of some entries (for a rendering's prompt section).
+fn label_counts_of<'a>(entries: &[&'a crate::registry::ToolEntry]) -> BTreeMap<&'a str, usize> {
+    let mut m = BTreeMap::new();
+    for e in entries {
+        *m.entry(e.namespace_label()).or_insert(0usize) += 1;
     }
     m
 }
@@ -324,11 +371,13 @@ pub fn plan(input: &PlanInput) -> Plan {
     let all_cost: u64 = slots.iter().map(|s| s.tokens as u64).sum::<u64>() + client_tokens.iter().map(|n| *n as u64).sum::<u64>();
     Plan {
         tools,
-        deferred: slots
-            .iter()
-            .filter(|s| s.deferred)
-            .map(|s| DeferredRef { name: s.r.entry.name.clone(), namespace: s.r.entry.namespace.clone() })
-            .collect(),
+        deferred: Some(
+            slots
+                .iter()
+                .filter(|s| s.deferred)
+                .map(|s| DeferredRef { name: s.r.entry.name.clone(), namespace: s.r.entry.namespace.clone() })
+                .collect(),
+        ),
         system_prompt,
         encoding: enc,
         tokens: Tokens {
@@ -338,7 +387,7 @@ pub fn plan(input: &PlanInput) -> Plan {
             meta_overhead: if any_deferred { meta_cost } else { candidate_overhead },
             auto_pool: pool_cost,
             context_window,
-            per_tool,
+            per_tool: Some(per_tool),
             per_namespace,
         },
         decision: Decision { deferred: any_deferred, gate },

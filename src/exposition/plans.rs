@@ -10,6 +10,7 @@
 //! oldest plans go first; a plan also expires after `PLAN_TTL`. A plan that is gone is
 //! answered as unknown, and the host plans again.
 
+use super::render::Rendering;
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -40,6 +41,8 @@ pub struct PlanScope {
     pub deferred: Pool,
     /// Names the model sees directly.
     pub inline: Pool,
+    /// The provider shape the plan was rendered in (what `tool_search` answers beside its text).
+    pub render: Rendering,
     /// Tools inspected so far in this request.
     pub ledger: Mutex<BTreeSet<String>>,
     created: Instant,
@@ -109,6 +112,10 @@ impl Store {
 
 impl PlanStore {
     pub fn create(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>) -> Arc<PlanScope> {
+        self.create_rendered(deferred, inline, Rendering::Portable)
+    }
+
+    pub fn create_rendered(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, render: Rendering) -> Arc<PlanScope> {
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         // Expired plans are the oldest: drop them first.
         while s.order.front().and_then(|id| s.plans.get(id)).is_some_and(|p| p.created.elapsed() >= PLAN_TTL) {
@@ -121,6 +128,7 @@ impl PlanStore {
             id: id.clone(),
             deferred,
             inline,
+            render,
             ledger: Mutex::new(BTreeSet::new()),
             created: Instant::now(),
         });

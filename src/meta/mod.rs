@@ -15,8 +15,9 @@ pub mod search_text;
 
 use crate::exposition::meta_defs::{INSPECT, INVOKE, SEARCH};
 use crate::exposition::plans::PlanScope;
+use crate::exposition::render::{self, Rendering};
 use crate::invoke::{self, off_reactor, Execute, InvokeError, Invoked, Prepared};
-use crate::registry::{Registered, Registry, Source};
+use crate::registry::{Registered, Registry, Source, ToolEntry};
 use search::{SearchDoc, SearchIndex};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -165,7 +166,15 @@ pub async fn run(call: MetaCall, exec: &impl Execute) -> Result<Invoked, InvokeE
     let MetaCall { plan, registry, cold_servers, .. } = call;
     match call.name.as_str() {
         SEARCH => match serde_json::from_value::<SearchArgs>(args) {
-            Ok(a) => off_reactor(exec.cancel(), move || search(&registry, &plan, a, &cold_servers)).await,
+            Ok(a) => {
+                let call_id = call.call_id.clone();
+                off_reactor(exec.cancel(), move || {
+                    let (mut done, hits) = search(&registry, &plan, a, &cold_servers);
+                    done.provider_output = provider_output(&registry, &plan, &call_id, &hits, &done);
+                    done
+                })
+                .await
+            }
             Err(e) => Ok(bad_args(SEARCH, e)),
         },
         INSPECT => match serde_json::from_value::<NameArgs>(args) {
@@ -187,7 +196,22 @@ fn cold_note(cold: &[String]) -> String {
     }
 }
 
-fn search(registry: &Registry, plan: &Arc<PlanScope>, a: SearchArgs, cold: &[String]) -> Invoked {
+/// What a natively rendered plan's search answers beside its text (see `render::search_output`).
+fn provider_output(registry: &Registry, plan: &PlanScope, call_id: &str, hits: &[String], done: &Invoked) -> Option<Value> {
+    if plan.render == Rendering::Portable {
+        return None;
+    }
+    let pool: Vec<&ToolEntry> = if plan.render == Rendering::Openai { plan.deferred.iter().filter_map(|n| registry.get(n)).map(|r| &r.entry).collect() } else { Vec::new() };
+    let found: Vec<&ToolEntry> = hits.iter().filter_map(|n| registry.get(n)).map(|r| &r.entry).collect();
+    let text = match &done.output {
+        crate::output::ModelOutput::Text(t) => t.as_str(),
+        _ => "",
+    };
+    render::search_output(plan.render, call_id, &pool, &found, text)
+}
+
+/// The answer and the names found, best first.
+fn search(registry: &Registry, plan: &Arc<PlanScope>, a: SearchArgs, cold: &[String]) -> (Invoked, Vec<String>) {
     let idx = plan_index(plan, registry);
     let query = a.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
     let Some(query) = query else {
@@ -197,16 +221,15 @@ fn search(registry: &Registry, plan: &Arc<PlanScope>, a: SearchArgs, cold: &[Str
     let hits = idx.index.search(query, a.namespace.as_deref(), limit);
     if hits.is_empty() {
         let scope = a.namespace.as_deref().map(|n| format!(" in namespace {n}")).unwrap_or_default();
-        return Invoked::text(
-            format!(
-                "No deferred tool matches {query:?}{scope}. Try fewer or other words, or call tool_search without a query to browse the namespaces.{}",
-                cold_note(cold)
-            ),
-            Some(json!({"hits": [], "coldServers": cold})),
+        let text = format!(
+            "No deferred tool matches {query:?}{scope}. Try fewer or other words, or call tool_search without a query to browse the namespaces.{}",
+            cold_note(cold)
         );
+        return (Invoked::text(text, Some(json!({"hits": [], "coldServers": cold}))), Vec::new());
     }
     let mut text = String::new();
     let mut raw_hits = Vec::new();
+    let mut found = Vec::new();
     let mut ledger = plan.ledger.lock().unwrap_or_else(|e| e.into_inner());
     for h in &hits {
         let Some(r) = registry.get(&idx.names[h.doc]) else { continue };
@@ -218,15 +241,18 @@ fn search(registry: &Registry, plan: &Arc<PlanScope>, a: SearchArgs, cold: &[Str
             ledger.insert(e.name.clone());
         }
         raw_hits.push(json!({"name": e.name, "namespace": e.namespace, "score": h.score}));
+        found.push(e.name.clone());
     }
-    if !a.verbose {
+    if plan.render != Rendering::Portable {
+        text.push_str("\nThese tools are loaded: call them directly.");
+    } else if !a.verbose {
         text.push_str("\nInspect a tool with tool_inspect before calling it with tool_invoke.");
     }
-    Invoked::text(text.trim_end().to_string(), Some(json!({"hits": raw_hits})))
+    (Invoked::text(text.trim_end().to_string(), Some(json!({"hits": raw_hits}))), found)
 }
 
 /// No query: namespaces with counts, or one namespace's tools.
-fn browse(registry: &Registry, idx: &PlanIndex, namespace: Option<&str>, cold: &[String]) -> Invoked {
+fn browse(registry: &Registry, idx: &PlanIndex, namespace: Option<&str>, cold: &[String]) -> (Invoked, Vec<String>) {
     let entries: Vec<_> = idx.names.iter().filter_map(|n| registry.get(n)).map(|r| &r.entry).collect();
     if let Some(ns) = namespace {
         let ns_l = ns.to_lowercase();
@@ -235,14 +261,16 @@ fn browse(registry: &Registry, idx: &PlanIndex, namespace: Option<&str>, cold: &
             .filter(|e| e.namespace.to_lowercase() == ns_l || e.namespace_label().to_lowercase() == ns_l)
             .collect();
         if tools.is_empty() {
-            return Invoked::text(format!("No deferred tools in namespace {ns:?}.{}", cold_note(cold)), Some(json!({"hits": []})));
+            return (Invoked::text(format!("No deferred tools in namespace {ns:?}.{}", cold_note(cold)), Some(json!({"hits": []}))), Vec::new());
         }
         let mut text = format!("{} tools in {ns}:\n", tools.len());
         for e in &tools {
             text.push_str(&format!("- {}: {}\n", e.name, e.summary()));
         }
         let hits: Vec<Value> = tools.iter().map(|e| json!({"name": e.name, "namespace": e.namespace, "score": 0.0})).collect();
-        return Invoked::text(text.trim_end().to_string(), Some(json!({"hits": hits})));
+        // A native rendering loads what was listed, up to the search limit.
+        let found = tools.iter().take(MAX_LIMIT).map(|e| e.name.clone()).collect();
+        return (Invoked::text(text.trim_end().to_string(), Some(json!({"hits": hits}))), found);
     }
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for e in &entries {
@@ -253,7 +281,7 @@ fn browse(registry: &Registry, idx: &PlanIndex, namespace: Option<&str>, cold: &
         text.push_str(&format!("- {ns} ({n})\n"));
     }
     let raw: Vec<Value> = counts.iter().map(|(ns, n)| json!({"namespace": ns, "count": n})).collect();
-    Invoked::text(format!("{}{}", text.trim_end(), cold_note(cold)), Some(json!({"hits": [], "namespaces": raw})))
+    (Invoked::text(format!("{}{}", text.trim_end(), cold_note(cold)), Some(json!({"hits": [], "namespaces": raw}))), Vec::new())
 }
 
 /// Why `name` cannot be reached through the meta-tools of this plan, if it cannot.

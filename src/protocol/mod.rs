@@ -13,7 +13,7 @@ pub use crate::catalog::{ListToolsResult, ServerConfig, ServerStatus};
 pub use types::*;
 
 /// The version this build speaks; hosts may send theirs in `initialize`.
-pub const PROTOCOL_VERSION: &str = "0.1";
+pub const PROTOCOL_VERSION: &str = "0.2";
 
 pub trait Request {
     const METHOD: &'static str;
@@ -53,7 +53,7 @@ request!(RegistryRegister, "registry/register", RegisterParams, RegisterResult);
 request!(RegistryDeregister, "registry/deregister", DeregisterParams, DeregisterResult);
 request!(RegistryList, "registry/list", ListParams, ListResult);
 request!(RegistrySelectActive, "registry/selectActive", SelectActiveParams, SelectActiveResult);
-request!(ExpositionPlan, "exposition/plan", PlanParams, PlanResult);
+request!(ExpositionPlan, "exposition/plan", PlanParams, PlanReply);
 request!(RegistryResolveMcpToolIds, "registry/resolveMcpToolIds", ResolveParams, ResolveResult);
 request!(RegistrySyncMcp, "registry/syncMcp", SyncParams, SyncResult);
 request!(ToolInvoke, "tool/invoke", InvokeParams, InvokeResult);

@@ -2,7 +2,8 @@
 
 pub use crate::catalog::{ElicitAction, ElicitMode, ElicitParams, ElicitResult, SampleParams};
 use crate::catalog::{ServerConfig, ServerState, ServerStatus, ToolPin};
-use crate::exposition::{Plan, ToolDefinition};
+use crate::exposition::render::{Rendering, SearchBy};
+use crate::exposition::{Include, Plan, ToolDefinition};
 use crate::invoke::{ApprovalRequest, Repair};
 use crate::output::ModelOutput;
 use crate::registry::{EntrySummary, ToolEntry, Warning};
@@ -233,6 +234,40 @@ pub struct PlanParams {
     /// The host's own tools for this request; never deferred.
     #[serde(default)]
     pub client_tools: Vec<ToolDefinition>,
+    // --- issue 10: provider-native renderings and lean plans ---
+    /// The provider shape of `request` (default `portable`: the meta-tools as functions).
+    #[serde(default)]
+    pub render: Rendering,
+    /// Who runs the search in a native rendering (default `toolreg`).
+    #[serde(default)]
+    pub search: SearchBy,
+    /// The parts that grow with the whole pool: `perTool` (`tokens.perTool`), `deferred`
+    /// (`deferred` and the deferred tools' `placements`). Default: neither.
+    #[serde(default)]
+    pub include: Vec<Include>,
+    /// A `planHash` the host holds: when the result would be the same, the answer is
+    /// `{planId, planHash, unchanged: true}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub if_none_match: Option<String>,
+}
+
+/// `exposition/plan`'s answer: the plan, or that it is the one the host holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PlanReply {
+    Unchanged(PlanUnchanged),
+    Plan(Box<PlanResult>),
+}
+
+/// The plan is the one whose `planHash` the host sent in `ifNoneMatch`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanUnchanged {
+    /// A new plan id (its own inspect ledger) over the same tools.
+    pub plan_id: String,
+    pub plan_hash: String,
+    /// Always true.
+    pub unchanged: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -240,8 +275,17 @@ pub struct PlanParams {
 pub struct PlanResult {
     /// Names this plan's deferred pool and inspect ledger for the meta-tools.
     pub plan_id: String,
+    /// A content hash of this result, everything but `planId`: send it as `ifNoneMatch`.
+    pub plan_hash: String,
     #[serde(flatten)]
     pub plan: Plan,
+    /// Native renderings: the fragment to merge into the provider's request body (`tools`, and
+    /// `system` for Anthropic or `instructions` for OpenAI when something is deferred).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<Value>,
+    /// HTTP headers the provider needs for `request`, when it needs any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
     /// Entries whose predicate could not be evaluated.
     pub warnings: Vec<Warning>,
 }
@@ -385,6 +429,10 @@ pub struct InvokeResult {
     /// Present when the arguments were repaired before the tool ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repaired: Option<Repair>,
+    /// `tool_search` under a natively rendered plan: the exact value to send back to the
+    /// provider (Anthropic: the `tool_result` content; OpenAI: the `tool_search_output` item).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_output: Option<Value>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -1,6 +1,7 @@
 //! Handlers: from protocol types, call the domain, back to protocol types. Nothing else.
 
 use super::Ctx;
+use crate::exposition::render::{self, RenderError};
 use crate::exposition::{self, PlanInput};
 use crate::protocol::error::clip;
 use crate::protocol::*;
@@ -114,18 +115,23 @@ pub fn handle_select_active(ctx: &Ctx, p: SelectActiveParams) -> Result<SelectAc
     Ok(SelectActiveResult { entries: active.iter().map(|r| EntrySummary::from(&r.entry)).collect(), warnings })
 }
 
-pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanResult, RpcError> {
+pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
     let (active, warnings) = ctx.snapshot().select_active(&scope_value(&p.scope));
-    let plan = exposition::plan(&PlanInput {
+    let mut plan = exposition::plan(&PlanInput {
         active: &active,
         context_window: p.context_window,
         model: p.model.as_deref(),
         client_tools: &p.client_tools,
     });
-    let deferred: BTreeSet<String> = plan.deferred.iter().map(|d| d.name.clone()).collect();
+    let rendered = render::render(&mut plan, &active, p.render, p.search).map_err(|e| match &e {
+        RenderError::TooManyDeferred { deferred, max } => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string())
+            .with_data(serde_json::json!({"render": p.render, "deferred": deferred, "max": max})),
+    })?;
+    let deferred: BTreeSet<String> = plan.deferred_names().map(str::to_string).collect();
     let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
     let any_deferred = !deferred.is_empty();
-    let scope = ctx.plans.create(deferred, inline);
+    plan.lean(&p.include);
+    let scope = ctx.plans.create_rendered(deferred, inline, p.render);
     if any_deferred {
         // Build (or fetch) tool_search's index now, after this reply, so the model's first
         // search does not wait for it.
@@ -134,5 +140,21 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanResult, RpcError> {
             crate::meta::plan_index(&scope, &registry);
         });
     }
-    Ok(PlanResult { plan_id: scope.id.clone(), plan, warnings })
+    let (request, headers) = rendered.map(|r| (Some(r.request), r.headers)).unwrap_or_default();
+    let mut result = PlanResult { plan_id: String::new(), plan_hash: String::new(), plan, request, headers, warnings };
+    result.plan_hash = plan_hash(&result);
+    if p.if_none_match.as_deref() == Some(result.plan_hash.as_str()) {
+        return Ok(PlanReply::Unchanged(PlanUnchanged { plan_id: scope.id.clone(), plan_hash: result.plan_hash, unchanged: true }));
+    }
+    result.plan_id = scope.id.clone();
+    Ok(PlanReply::Plan(Box::new(result)))
+}
+
+/// SHA-256 (first 16 bytes, hex) of the result as sent, with `planId` and `planHash` empty:
+/// same plan, same hash, whatever the id.
+fn plan_hash(r: &PlanResult) -> String {
+    use sha2::{Digest, Sha256};
+    debug_assert!(r.plan_id.is_empty() && r.plan_hash.is_empty());
+    let bytes = serde_json::to_vec(r).unwrap_or_default();
+    Sha256::digest(&bytes)[..16].iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -100,7 +100,7 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
         }
     }
     match result {
-        Ok(done) => Ok(InvokeResult { output: done.output, is_error: done.is_error, raw: done.raw, repaired: done.repaired }),
+        Ok(done) => Ok(InvokeResult { output: done.output, is_error: done.is_error, raw: done.raw, repaired: done.repaired, provider_output: done.provider_output }),
         Err(e) => Err(match &e {
             InvokeError::UnknownTool(name) => RpcError::new(ErrorCode::UNKNOWN_TOOL, e.to_string()).with_data(json!({"name": name})),
             InvokeError::PlanRequired(name) => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(json!({"name": name})),

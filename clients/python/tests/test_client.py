@@ -19,7 +19,7 @@ async def test_lifecycle_initialize_capabilities_close(spawn_real):
     c = s.client
     init = c.initialize_result
     assert init["serverInfo"]["name"] == "toolreg"
-    assert init["protocolVersion"] == "0.1"
+    assert init["protocolVersion"] == "0.2"
     assert "registry/register" in init["capabilities"]["methods"]
     info = await c.close()
     assert info.code == 0 and info.signal is None and info.expected
@@ -105,7 +105,8 @@ async def test_exposition_plan(spawn_real):
         big = [entry(f"big_tool_{i}", namespace="bulk", description=f"Bulk tool {i}. " + "It does a great many things with many options. " * 30) for i in range(8)]
         await c.registry_register(big + [entry("notes_delete", approval=True)])
         plan = await c.exposition_plan({}, context_window=8000, model="gpt-4o",
-                                       client_tools=[{"name": "my_tool", "description": "Mine.", "inputSchema": {"type": "object"}}])
+                                       client_tools=[{"name": "my_tool", "description": "Mine.", "inputSchema": {"type": "object"}}],
+                                       include=["deferred"])
         assert isinstance(plan["planId"], str)
         assert plan["decision"] == {"deferred": True, "gate": "passed"}
         assert plan["encoding"] == {"name": "o200k_base", "exact": True}
@@ -117,6 +118,11 @@ async def test_exposition_plan(spawn_real):
         assert plan["placements"]["big_tool_0"]["deferred"] is True
         assert len(plan["deferred"]) == 8
         assert "DEFERRED_TOOLS" in (plan.get("systemPrompt") or "")
+        # Lean by default; an unchanged plan is three fields.
+        lean = await c.exposition_plan({}, context_window=8000, model="gpt-4o")
+        assert "deferred" not in lean and "perTool" not in lean["tokens"] and "big_tool_0" not in lean["placements"]
+        same = await c.exposition_plan({}, context_window=8000, model="gpt-4o", if_none_match=lean["planHash"])
+        assert sorted(same) == ["planHash", "planId", "unchanged"] and same.get("unchanged") is True
     finally:
         await c.close()
 

@@ -6,7 +6,7 @@ from typing import Any, Literal, TypedDict, Union
 
 
 # The protocol version these types describe (MAJOR.MINOR), sent in `initialize`.
-PROTOCOL_VERSION = '0.1'
+PROTOCOL_VERSION = '0.2'
 
 ApprovalDecision = Literal["approve", "deny"]
 
@@ -273,6 +273,10 @@ class RepairToolCallResult(TypedDict):
     arguments: Any
 
 
+# The parts of a plan that grow with the whole pool, returned only on request.
+Include = Union[Literal["perTool"], Literal["deferred"]]
+
+
 class InitializeParams(TypedDict, total=False):
     clientInfo: Union["ClientInfo", None]
     protocolVersion: Union[str, None]
@@ -363,6 +367,9 @@ class InvokeResult(_InvokeResultRequired, total=False):
     """The result as the tool returned it (for the UI), when it ran."""
     repaired: Union["Repair", None]
     """Present when the arguments were repaired before the tool ran."""
+    providerOutput: Any
+    """`tool_search` under a natively rendered plan: the exact value to send back to the
+    provider (Anthropic: the `tool_result` content; OpenAI: the `tool_search_output` item)."""
 
 
 ModelOutput = Union["ModelOutputText", "ModelOutputJson", "ModelOutputErrorText", "ModelOutputErrorJson"]
@@ -557,6 +564,16 @@ class PlanParams(TypedDict, total=False):
     """The model id, which picks the tokenizer (e.g. `gpt-4o`, `claude-sonnet-4`)."""
     clientTools: list["ToolDefinition"]
     """The host's own tools for this request; never deferred."""
+    render: "Rendering"
+    """The provider shape of `request` (default `portable`: the meta-tools as functions)."""
+    search: "SearchBy"
+    """Who runs the search in a native rendering (default `toolreg`)."""
+    include: list["Include"]
+    """The parts that grow with the whole pool: `perTool` (`tokens.perTool`), `deferred`
+    (`deferred` and the deferred tools' `placements`). Default: neither."""
+    ifNoneMatch: Union[str, None]
+    """A `planHash` the host holds: when the result would be the same, the answer is
+    `{planId, planHash, unchanged: true}`."""
 
 
 class Scope(TypedDict, total=False):
@@ -575,26 +592,56 @@ class ToolDefinition(TypedDict):
     inputSchema: Any
 
 
+# Which provider's request shape a plan is rendered in.
+Rendering = Union[Literal["portable"], Literal["anthropic"], Literal["openai"]]
+
+
+# Who runs the search in a native rendering.
+SearchBy = Union[Literal["toolreg"], Literal["provider"]]
+
+
+# `exposition/plan`'s answer: the plan, or that it is the one the host holds.
+PlanReply = Union["PlanUnchanged", "PlanResult"]
+
+
+class PlanUnchanged(TypedDict):
+    """The plan is the one whose `planHash` the host sent in `ifNoneMatch`."""
+    planId: str
+    """A new plan id (its own inspect ledger) over the same tools."""
+    planHash: str
+    unchanged: bool
+    """Always true."""
+
+
 class _PlanResultRequired(TypedDict):
     planId: str
     """Names this plan's deferred pool and inspect ledger for the meta-tools."""
+    planHash: str
+    """A content hash of this result, everything but `planId`: send it as `ifNoneMatch`."""
     tools: list["ToolDefinition"]
-    deferred: list["DeferredRef"]
     encoding: "EncodingChoice"
     tokens: "Tokens"
     decision: "Decision"
     placements: dict[str, "Placement"]
-    """Where each tool went and why, by name."""
+    """Where each tool went and why, by name: the tools the request carries, and the deferred
+    ones too with `include: ["deferred"]`."""
     warnings: list["Warning"]
     """Entries whose predicate could not be evaluated."""
 
 
 class PlanResult(_PlanResultRequired, total=False):
     """Which tools a model request carries inline, which are deferred, and the figures behind it."""
+    deferred: Union[list["DeferredRef"], None]
+    """Every deferred tool; only with `include: ["deferred"]` (O(all tools))."""
     systemPrompt: Union[str, None]
+    request: Any
+    """Native renderings: the fragment to merge into the provider's request body (`tools`, and
+    `system` for Anthropic or `instructions` for OpenAI when something is deferred)."""
+    headers: Union[dict[str, str], None]
+    """HTTP headers the provider needs for `request`, when it needs any."""
 
 
-class Tokens(TypedDict):
+class _TokensRequired(TypedDict):
     inline: int
     """Everything the model request carries as definitions (inline tools + meta-tools) plus the
     prompt section."""
@@ -606,8 +653,12 @@ class Tokens(TypedDict):
     autoPool: int
     """The `auto` pool's cost, whatever was decided."""
     contextWindow: int
-    perTool: dict[str, int]
     perNamespace: dict[str, "NamespaceTokens"]
+
+
+class Tokens(_TokensRequired, total=False):
+    perTool: Union[dict[str, int], None]
+    """Every tool's count; only with `include: ["perTool"]` (O(all tools))."""
 
 
 class Warning(TypedDict):
@@ -828,7 +879,7 @@ SCHEMA_METHODS: dict[str, dict[str, Any]] = {
     'catalog/setServers': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'SetServersParams', 'result': 'Empty', 'python_name': 'catalog_set_servers'},
     'catalog/status': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'NoParams', 'result': 'CatalogStatusResult', 'python_name': 'catalog_status'},
     'exit': {'kind': 'notification', 'direction': 'hostToSidecar', 'params': 'NoParams', 'result': None, 'python_name': 'exit'},
-    'exposition/plan': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'PlanParams', 'result': 'PlanResult', 'python_name': 'exposition_plan'},
+    'exposition/plan': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'PlanParams', 'result': 'PlanReply', 'python_name': 'exposition_plan'},
     'host/elicit': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'ElicitParams', 'result': 'ElicitResult', 'python_name': 'host_elicit'},
     'host/executeTool': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'ExecuteToolParams', 'result': 'CallToolResult', 'python_name': 'host_execute_tool'},
     'host/openUrl': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'OpenUrlParams', 'result': 'Empty', 'python_name': 'host_open_url'},

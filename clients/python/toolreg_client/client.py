@@ -9,7 +9,7 @@ import json
 import os
 import signal as _signal
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Mapping, Optional, Sequence, Union, cast
+from typing import Any, Awaitable, Callable, Mapping, Optional, Sequence, Union, cast, overload
 
 from ._protocol import (
     ApprovalDecision,
@@ -37,8 +37,12 @@ from ._protocol import (
     OpenUrlParams,
     PinsResult,
     LogSettings,
+    Include,
+    PlanReply,
     PlanResult,
     ProgressParams,
+    Rendering,
+    SearchBy,
     RegisterResult,
     RepairToolCallParams,
     ResolveResult,
@@ -718,6 +722,7 @@ class ToolregClient:
         return cast(SyncResult, await self.request("registry/syncMcp", params))
 
     # exposition and tools
+    @overload
     async def exposition_plan(
         self,
         scope: Optional[Scope] = None,
@@ -725,7 +730,42 @@ class ToolregClient:
         context_window: Optional[int] = None,
         model: Optional[str] = None,
         client_tools: Optional[Sequence[ToolDefinition]] = None,
-    ) -> PlanResult:
+        render: Optional[Rendering] = None,
+        search: Optional[SearchBy] = None,
+        include: Optional[Sequence[Include]] = None,
+        if_none_match: None = None,
+    ) -> PlanResult: ...
+
+    @overload
+    async def exposition_plan(
+        self,
+        scope: Optional[Scope] = None,
+        *,
+        context_window: Optional[int] = None,
+        model: Optional[str] = None,
+        client_tools: Optional[Sequence[ToolDefinition]] = None,
+        render: Optional[Rendering] = None,
+        search: Optional[SearchBy] = None,
+        include: Optional[Sequence[Include]] = None,
+        if_none_match: str,
+    ) -> PlanReply: ...
+
+    async def exposition_plan(
+        self,
+        scope: Optional[Scope] = None,
+        *,
+        context_window: Optional[int] = None,
+        model: Optional[str] = None,
+        client_tools: Optional[Sequence[ToolDefinition]] = None,
+        render: Optional[Rendering] = None,
+        search: Optional[SearchBy] = None,
+        include: Optional[Sequence[Include]] = None,
+        if_none_match: Optional[str] = None,
+    ) -> PlanReply:
+        """The plan for one model request. ``render`` ("portable", "anthropic", "openai") picks
+        the provider shape of ``plan["request"]`` (see ``toolreg_client.native``); ``include``
+        asks for the parts that grow with the pool ("perTool", "deferred"). With
+        ``if_none_match`` (a ``planHash`` held) the answer may be ``{planId, planHash, unchanged}``."""
         params: dict[str, Any] = {"scope": scope or {}}
         if context_window is not None:
             params["contextWindow"] = context_window
@@ -733,7 +773,15 @@ class ToolregClient:
             params["model"] = model
         if client_tools is not None:
             params["clientTools"] = list(client_tools)
-        return cast(PlanResult, await self.request("exposition/plan", params))
+        if render is not None:
+            params["render"] = render
+        if search is not None:
+            params["search"] = search
+        if include is not None:
+            params["include"] = list(include)
+        if if_none_match is not None:
+            params["ifNoneMatch"] = if_none_match
+        return cast(PlanReply, await self.request("exposition/plan", params))
 
     async def tool_invoke(
         self, name: str, arguments: Any = None, *, call_id: Optional[str] = None, plan_id: Optional[str] = None

@@ -16,6 +16,12 @@ export interface AiSdkOptions {
   needsApproval?: boolean | 'auto';
   /** Include the host's own client tools (reason `client`) without `execute`. Default false. */
   includeClientTools?: boolean;
+  /**
+   * Plans rendered `anthropic` with `search: 'provider'`: the AI SDK's provider-defined search
+   * tool to send in its place, e.g. `anthropic.tools.toolSearchBm25_20251119()` from
+   * `@ai-sdk/anthropic`. Required for such plans.
+   */
+  providerSearchTool?: Tool;
 }
 
 export interface AiSdkTools {
@@ -40,7 +46,21 @@ export function installedAiMajor(): number | null {
   return cachedAiMajor;
 }
 
+/** The rendering a plan's `request` is in, from its tools' shape. */
+function renderingOf(plan: PlanResult): 'portable' | 'anthropic' | 'openai' {
+  const req = plan.request as { tools?: { type?: string; input_schema?: unknown }[] } | undefined;
+  if (!req?.tools) return 'portable';
+  return req.tools.some((t) => t.type === 'function' || t.type === 'namespace' || t.type === 'tool_search') ? 'openai' : 'anthropic';
+}
+
 export function toAiSdkTools(client: ToolregClient, plan: PlanResult, options: AiSdkOptions = {}): AiSdkTools {
+  const rendering = renderingOf(plan);
+  if (rendering === 'openai') {
+    throw new Error(
+      "toAiSdkTools: the AI SDK cannot send OpenAI namespaces or a client tool_search; use plan.request with the openai SDK (see openaiToolOutput), or render 'portable'",
+    );
+  }
+  if (rendering === 'anthropic') return nativeAnthropicTools(client, plan, options);
   const wantApproval = options.needsApproval ?? 'auto';
   const approvalSupported = wantApproval === 'auto' ? (installedAiMajor() ?? 0) >= 6 : wantApproval;
   const tools: Record<string, Tool> = {};
@@ -63,6 +83,42 @@ export function toAiSdkTools(client: ToolregClient, plan: PlanResult, options: A
       spec.toModelOutput = (result: InvokeResult) => result.output;
     }
     if (approvalSupported && placement?.reason === 'approval') spec.needsApproval = true;
+    tools[def.name] = tool(spec as unknown as Tool);
+  }
+  return { tools, systemPrompt: plan.systemPrompt ?? undefined };
+}
+
+/**
+ * An `anthropic`-rendered plan as AI SDK tools: every request tool runs through `tool/invoke`;
+ * deferred ones carry `providerOptions.anthropic.deferLoading` (honoured by `@ai-sdk/anthropic`
+ * 3 and later), and the hosted search is the provider tool the host passes. Our own client
+ * search needs `tool_reference` blocks in a tool result, which the AI SDK cannot send: use
+ * `search: 'provider'` here, or `anthropicToolResult` with `@anthropic-ai/sdk`.
+ */
+function nativeAnthropicTools(client: ToolregClient, plan: PlanResult, options: AiSdkOptions): AiSdkTools {
+  const defs = (plan.request as { tools: { type?: string; name: string; description?: string; input_schema?: unknown; defer_loading?: boolean }[] }).tools;
+  const tools: Record<string, Tool> = {};
+  for (const def of defs) {
+    if (def.type !== undefined) {
+      if (!options.providerSearchTool) throw new Error(`toAiSdkTools: the plan uses the hosted ${def.name}; pass providerSearchTool`);
+      tools[def.name] = options.providerSearchTool;
+      continue;
+    }
+    if (def.name === 'tool_search' && plan.placements[def.name]?.reason === 'meta') {
+      throw new Error("toAiSdkTools: toolreg's own search answers tool_reference blocks, which the AI SDK cannot send; ask for search 'provider'");
+    }
+    const spec: Record<string, unknown> = {
+      description: def.description,
+      inputSchema: jsonSchema((def.input_schema ?? { type: 'object' }) as Parameters<typeof jsonSchema>[0]),
+      execute: async (input: unknown, ctx: { toolCallId?: string; abortSignal?: AbortSignal } = {}) => {
+        const params: Parameters<ToolregClient['toolInvoke']>[0] = { name: def.name, arguments: input, planId: plan.planId };
+        const callId = options.callId ?? ctx.toolCallId;
+        if (callId !== undefined) params.callId = callId;
+        return client.toolInvoke(params, ctx.abortSignal ? { signal: ctx.abortSignal } : {});
+      },
+      toModelOutput: (result: InvokeResult) => result.output,
+    };
+    if (def.defer_loading) spec.providerOptions = { anthropic: { deferLoading: true } };
     tools[def.name] = tool(spec as unknown as Tool);
   }
   return { tools, systemPrompt: plan.systemPrompt ?? undefined };

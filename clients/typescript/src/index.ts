@@ -25,7 +25,7 @@ import type {
   SidecarNotifications,
   SidecarRequests,
 } from './generated/protocol.js';
-import type { ApprovalDecision, Timeouts } from './generated/protocol.js';
+import type { ApprovalDecision, PlanReply, PlanResult, Timeouts } from './generated/protocol.js';
 import type { PendingHostRequests, PendingSidecarNotifications, PendingSidecarRequests } from './pending.js';
 import { PROTOCOL_VERSION } from './generated/protocol.js';
 import { protocolCompatible, resolveBinary } from './binary.js';
@@ -37,6 +37,7 @@ export { PLATFORM_PACKAGES, platformBinary, platformPackageSuffix, protocolCompa
 
 /** This package's version (package.json; the crate's version, stamped by scripts/version.py). */
 export const CLIENT_VERSION: string = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+export * from './native.js';
 
 type Merge<Pending, Generated> = Omit<Pending, keyof Generated> & Generated;
 /** Every host-to-sidecar request: generated from the schemas, else the SPEC 8 stand-in types. */
@@ -683,7 +684,13 @@ export class ToolregClient {
 
   // ---- exposition and tools -------------------------------------------------------------------
 
-  expositionPlan(params: ParamsOf<'exposition/plan'> = {}, options?: CallOptions) {
+  /**
+   * The plan for one model request. With `ifNoneMatch` (a `planHash` the host holds) the answer
+   * may be `{planId, planHash, unchanged: true}`; without it, always the whole plan.
+   */
+  expositionPlan(params: ParamsOf<'exposition/plan'> & { ifNoneMatch: string }, options?: CallOptions): Promise<PlanReply>;
+  expositionPlan(params?: Omit<ParamsOf<'exposition/plan'>, 'ifNoneMatch'>, options?: CallOptions): Promise<PlanResult>;
+  expositionPlan(params: ParamsOf<'exposition/plan'> = {}, options?: CallOptions): Promise<PlanReply> {
     return this.request('exposition/plan', params, options);
   }
   toolInvoke(params: ParamsOf<'tool/invoke'>, options?: CallOptions) {

@@ -97,3 +97,50 @@ describe('AI SDK adapter with generateText (mock model, real sidecar)', () => {
     }
   });
 });
+
+describe('AI SDK adapter with a natively rendered plan (mock model, real sidecar)', () => {
+  it('anthropic: deferred tools carry deferLoading, the hosted search goes in, a loaded tool runs through tool/invoke', async () => {
+    const { generateText, stepCountIs } = await import('ai');
+    const { MockLanguageModelV2 } = await import('ai/test');
+    const { client, transcript } = await spawnReal({ onExecuteTool: async ({ name }) => ({ content: [{ type: 'text', text: `ran ${name}` }] }) });
+    try {
+      const crm = Array.from({ length: 6 }, (_, i) => entry(`crm_tool_${i}`, { namespace: 'crm', defer: 'always' }));
+      await client.registryRegister({ entries: [...crm, entry('notes_delete', { approval: true })] });
+      const plan = await client.expositionPlan({ scope: {}, render: 'anthropic', search: 'provider' });
+      const bm25 = { type: 'provider-defined', id: 'anthropic.tool_search_bm25_20251119', name: 'tool_search_tool_bm25', args: {}, inputSchema: {} } as any;
+      assert.throws(() => toAiSdkTools(client, plan), /providerSearchTool/);
+      const { tools, systemPrompt } = toAiSdkTools(client, plan, { providerSearchTool: bm25 });
+      assert.deepEqual(Object.keys(tools).sort(), [...crm.map((e) => e.name), 'notes_delete', 'tool_search_tool_bm25'].sort());
+      assert.equal(tools['tool_search_tool_bm25'], bm25);
+      const ours = await client.expositionPlan({ scope: {}, render: 'anthropic' });
+      assert.throws(() => toAiSdkTools(client, ours), /tool_reference/);
+      const openai = await client.expositionPlan({ scope: {}, render: 'openai' });
+      assert.throws(() => toAiSdkTools(client, openai), /openai SDK/);
+
+      const prompts: any[] = [];
+      let step = 0;
+      const model = new MockLanguageModelV2({
+        doGenerate: async (options: any) => {
+          prompts.push(options);
+          const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
+          if (step++ === 0) {
+            // The provider's search loaded crm_tool_2; the model calls it directly.
+            return { content: [{ type: 'tool-call', toolCallId: 'toolu_9', toolName: 'crm_tool_2', input: JSON.stringify({ title: 'x' }) }], finishReason: 'tool-calls', usage, warnings: [] };
+          }
+          return { content: [{ type: 'text', text: 'done' }], finishReason: 'stop', usage, warnings: [] };
+        },
+      });
+      const result = await generateText({ model, tools, system: systemPrompt, prompt: 'use a crm tool', stopWhen: stepCountIs(3) });
+      assert.equal(result.text, 'done');
+      const sent = prompts[0].tools as any[];
+      const deferred = sent.filter((t) => t.providerOptions?.anthropic?.deferLoading === true).map((t) => t.name).sort();
+      assert.deepEqual(deferred, crm.map((e) => e.name).sort(), 'every deferred tool, and only those');
+      assert.ok(sent.some((t) => t.type === 'provider-defined' && t.name === 'tool_search_tool_bm25'));
+      assert.match(JSON.stringify(prompts[0].prompt), /DEFERRED_TOOLS/);
+      const invoked = transcript().filter((r) => r.msg.method === 'tool/invoke').map((r) => r.msg.params);
+      assert.deepEqual(invoked, [{ name: 'crm_tool_2', arguments: { title: 'x' }, planId: plan.planId, callId: 'toolu_9' }]);
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -115,6 +115,7 @@ describe('registry and exposition (real binary)', () => {
         contextWindow: 8000,
         model: 'gpt-4o',
         clientTools: [{ name: 'my_tool', description: 'Mine.', inputSchema: { type: 'object' } }],
+        include: ['deferred'],
       });
       assert.equal(typeof plan.planId, 'string');
       assert.equal(plan.decision.deferred, true);
@@ -128,9 +129,17 @@ describe('registry and exposition (real binary)', () => {
       assert.equal(plan.placements['notes_delete']!.reason, 'approval');
       assert.equal(plan.placements['my_tool']!.reason, 'client');
       assert.equal(plan.placements['big_tool_0']!.deferred, true);
-      assert.equal(plan.deferred.length, 8);
+      assert.equal(plan.deferred?.length, 8);
       assert.match(plan.systemPrompt ?? '', /DEFERRED_TOOLS/);
       assert.ok(plan.tokens.inline > 0 && plan.tokens.deferred > 0);
+      // Lean by default: no deferred list, no deferred placements, no per-tool counts.
+      const lean = await client.expositionPlan({ scope: {}, contextWindow: 8000, model: 'gpt-4o' });
+      assert.equal(lean.deferred, undefined);
+      assert.equal(lean.tokens.perTool, undefined);
+      assert.equal(lean.placements['big_tool_0'], undefined);
+      assert.match(lean.planHash, /^[0-9a-f]{32}$/);
+      const same = await client.expositionPlan({ scope: {}, contextWindow: 8000, model: 'gpt-4o', ifNoneMatch: lean.planHash });
+      assert.deepEqual(Object.keys(same).sort(), ['planHash', 'planId', 'unchanged']);
     } finally {
       await client.close();
     }

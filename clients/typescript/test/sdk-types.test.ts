@@ -1,0 +1,97 @@
+// Every native rendering and every providerOutput, as the real sidecar produced them, checked by
+// tsc against the official SDKs' types (`@anthropic-ai/sdk`, `openai`; dev dependencies, types
+// only). The values are written out as object literals annotated with the SDK types, so excess
+// properties, missing fields and wrong literal types all fail the check; a deliberately wrong
+// literal is checked too, to show that the check can fail.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { PlanResult } from '../src/index.js';
+import { anthropicToolResult, openaiToolOutput } from '../src/native.js';
+import { entry, spawnReal } from './helpers.js';
+
+const pkgDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const checkDir = path.join(pkgDir, 'dist', 'sdk-check');
+
+function tsc(file: string): { ok: boolean; out: string } {
+  const bin = path.join(pkgDir, 'node_modules', 'typescript', 'bin', 'tsc');
+  const r = spawnSync(process.execPath, [bin, '--noEmit', '--strict', '--target', 'ES2022', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--skipLibCheck', file], {
+    cwd: pkgDir,
+    encoding: 'utf8',
+  });
+  return { ok: r.status === 0, out: `${r.stdout}${r.stderr}` };
+}
+
+const lit = (v: unknown) => JSON.stringify(v, null, 1);
+const HEADER = `import type { MessageCreateParamsNonStreaming, ToolResultBlockParam, ToolUnion } from '@anthropic-ai/sdk/resources/messages';
+import type { ResponseCreateParamsNonStreaming, ResponseInputItem, ResponseToolSearchOutputItemParam, Tool } from 'openai/resources/responses/responses';
+`;
+
+describe('native renderings against the official SDK types', () => {
+  it('requests and providerOutputs type-check as Anthropic and OpenAI SDK params', async () => {
+    const { client } = await spawnReal({ onExecuteTool: async ({ name }) => ({ content: [{ type: 'text', text: `ran ${name}` }] }) });
+    try {
+      const crm = Array.from({ length: 14 }, (_, i) =>
+        entry(`crm_tool_${i}`, { namespace: i < 7 ? 'mcp:crm' : 'mcp:billing', defer: 'always', description: `CRM operation ${i} on customer records.` }),
+      );
+      await client.registryRegister({ entries: [...crm, entry('notes_delete', { approval: true })] });
+      const plan = (render: 'anthropic' | 'openai', search: 'toolreg' | 'provider') =>
+        client.expositionPlan({ scope: {}, contextWindow: 8000, model: 'gpt-4o', render, search }) as Promise<PlanResult>;
+      const a = await plan('anthropic', 'toolreg');
+      const aHosted = await plan('anthropic', 'provider');
+      const o = await plan('openai', 'toolreg');
+      const oHosted = await plan('openai', 'provider');
+
+      const aHit = await anthropicToolResult(client, a, { id: 'toolu_01', name: 'tool_search', input: { query: 'customer records' } });
+      const aMiss = await anthropicToolResult(client, a, { id: 'toolu_02', name: 'tool_search', input: { query: 'zebra xylophone' } });
+      const aDirect = await anthropicToolResult(client, a, { id: 'toolu_03', name: 'crm_tool_3', input: { title: 'x' } });
+      assert.equal((aHit.content as any[])[0].type, 'tool_reference');
+      assert.equal((aMiss.content as any[])[0].type, 'text');
+      assert.equal(aDirect.content, 'ran crm_tool_3');
+      const oSearch = await openaiToolOutput(client, o, { type: 'tool_search_call', call_id: 'call_01', arguments: { query: 'customer records' } });
+      const oDirect = await openaiToolOutput(client, o, { type: 'function_call', call_id: 'call_02', name: 'crm_tool_3', arguments: '{"title":"x"}' });
+      assert.equal(oSearch.type, 'tool_search_output');
+      assert.deepEqual(oDirect, { type: 'function_call_output', call_id: 'call_02', output: 'ran crm_tool_3' });
+
+      const anthropic = (p: PlanResult) => ({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages: [{ role: 'user', content: 'hi' }], ...(p.request as object) });
+      const openai = (p: PlanResult) => ({ model: 'gpt-5.4', input: 'hi', ...(p.request as object) });
+      const source = `${HEADER}
+export const a: MessageCreateParamsNonStreaming = ${lit(anthropic(a))};
+export const aHosted: MessageCreateParamsNonStreaming = ${lit(anthropic(aHosted))};
+export const aTools: ToolUnion[] = ${lit((a.request as any).tools)};
+export const aHit: ToolResultBlockParam = ${lit(aHit)};
+export const aMiss: ToolResultBlockParam = ${lit(aMiss)};
+export const aDirect: ToolResultBlockParam = ${lit(aDirect)};
+export const aTurn: MessageCreateParamsNonStreaming = ${lit({ ...anthropic(a), messages: [{ role: 'user', content: 'find a crm tool' }, { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_01', name: 'tool_search', input: { query: 'customer records' } }] }, { role: 'user', content: [aHit] }] })};
+export const o: ResponseCreateParamsNonStreaming = ${lit(openai(o))};
+export const oHosted: ResponseCreateParamsNonStreaming = ${lit(openai(oHosted))};
+export const oTools: Tool[] = ${lit((o.request as any).tools)};
+export const oSearch: ResponseToolSearchOutputItemParam = ${lit(oSearch)};
+export const oTurn: ResponseInputItem[] = ${lit([{ type: 'tool_search_call', call_id: 'call_01', arguments: { query: 'customer records' }, execution: 'client', status: 'completed' }, oSearch, oDirect])};
+`;
+      fs.mkdirSync(checkDir, { recursive: true });
+      const good = path.join(checkDir, 'rendered.ts');
+      fs.writeFileSync(good, source);
+      const r = tsc(good);
+      assert.ok(r.ok, `tsc refused the rendered values:\n${r.out}`);
+
+      // The check can fail: a deferred tool with a wrong field, and a reference block misnamed.
+      const bad = path.join(checkDir, 'wrong.ts');
+      fs.writeFileSync(bad, `${HEADER}
+export const t: ToolUnion = { name: 'x', input_schema: { type: 'object' }, defer_loading: 'yes' };
+export const b: ToolResultBlockParam = { type: 'tool_result', tool_use_id: 't', content: [{ type: 'tool_reference', name: 'x' }] };
+export const s: ResponseToolSearchOutputItemParam = { type: 'tool_search_output', tools: [{ type: 'namespace', name: 'n', tools: [] }] };
+`);
+      const w = tsc(bad);
+      assert.equal(w.ok, false);
+      assert.match(w.out, /defer_loading/);
+      assert.match(w.out, /tool_name|'name' does not exist/);
+      assert.match(w.out, /description/);
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""`exposition/plan` over the 2,422 fixture tools, through the real binary over a pipe: the
+result's size and the round trip (request written -> whole response read and parsed), median of
+ROUNDS plans after one warm-up, for each way of asking (issue 10: lean plans, planHash,
+renderings).
+
+    python3 scripts/bench_plan_size.py [path/to/toolreg ...]   (default target/release/toolreg)
+
+Several binaries may be given (e.g. a build of main first): each is measured in turn. The tools
+are registered as entries (`registry/register`), one namespace per fixture server, all
+`defer: "always"` so the whole catalog is deferred as with a 128k window. Stdlib only.
+"""
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOGS = ROOT.parent / "shared" / "fixtures" / "mcp-catalogs"
+ROUNDS = int(os.environ.get("ROUNDS", "100"))
+
+
+def entries():
+    out, seen = [], set()
+    for f in sorted(CATALOGS.glob("*.json")):
+        cat = json.loads(f.read_text())
+        server = cat["server"]
+        for t in cat["tools"]:
+            name = re.sub(r"[^A-Za-z0-9_-]", "_", f"mcp__{server}__{t['name']}")[:64]
+            while name in seen:
+                name = name[:60] + f"_{len(seen) % 1000:03d}"
+            seen.add(name)
+            out.append({"name": name, "namespace": f"mcp:{server}", "description": t.get("description") or "",
+                        "inputSchema": t.get("inputSchema") or {"type": "object"}, "defer": "always"})
+    return out
+
+
+class Pipe:
+    def __init__(self, binary):
+        self.p = subprocess.Popen([binary, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, env={**os.environ, "TOOLREG_LOG": "error"})
+        self.id = 0
+
+    def call(self, method, params):
+        self.id += 1
+        body = json.dumps({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params}).encode()
+        t0 = time.perf_counter()
+        self.p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.p.stdin.flush()
+        while True:
+            length = None
+            while True:
+                line = self.p.stdout.readline()
+                if line in (b"\r\n", b"\n"):
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            raw = self.p.stdout.read(length)
+            msg = json.loads(raw)
+            if msg.get("id") == self.id:
+                return time.perf_counter() - t0, len(raw), msg
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.kill()
+        self.p.wait()
+
+
+def measure(binary, tools):
+    pipe = Pipe(binary)
+    pipe.call("initialize", {"clientInfo": {"name": "bench"}})
+    for i in range(0, len(tools), 500):
+        pipe.call("registry/register", {"entries": tools[i:i + 500]})
+    base = {"scope": {"settings": {"enableWebSearch": False}, "knowledgeBaseIds": []}, "contextWindow": 128000, "model": "gpt-4o"}
+    _, _, first = pipe.call("exposition/plan", base)
+    plan_hash = first["result"].get("planHash")
+    cases = [("default", {})]
+    if plan_hash:  # a 0.2 build
+        cases += [
+            ('include ["perTool", "deferred"]', {"include": ["perTool", "deferred"]}),
+            ("ifNoneMatch (unchanged)", {"ifNoneMatch": plan_hash}),
+            ('render "anthropic"', {"render": "anthropic"}),
+            ('render "openai"', {"render": "openai"}),
+        ]
+    rows = []
+    for label, extra in cases:
+        params = {**base, **extra}
+        pipe.call("exposition/plan", params)  # warm-up
+        times, size = [], 0
+        for _ in range(ROUNDS):
+            dt, size, msg = pipe.call("exposition/plan", params)
+            assert "result" in msg, msg
+            times.append(dt)
+        rows.append((label, size, statistics.median(times)))
+    pipe.close()
+    return rows
+
+
+def main():
+    binaries = sys.argv[1:] or [str(ROOT / "target" / "release" / "toolreg")]
+    tools = entries()
+    print(f"{len(tools)} tools, {ROUNDS} plans per row, median round trip")
+    for b in binaries:
+        print(f"\n{b}")
+        for label, size, t in measure(b, tools):
+            print(f"  {label:34s} {size / 1000:9.1f} KB  {t * 1000:7.2f} ms")
+
+
+if __name__ == "__main__":
+    main()

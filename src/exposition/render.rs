@@ -1,0 +1,328 @@
+//! One plan, rendered for the provider the host is about to call.
+//!
+//! The policy (`plan`) decides what is deferred; this module only says it in a provider's terms:
+//! - `portable`: the plan as it is (tool_search / tool_inspect / tool_invoke as functions).
+//! - `anthropic`: Messages API tools; deferred ones carry `defer_loading: true`; search is the
+//!   hosted BM25 tool or our `tool_search` as a client tool answered with `tool_reference` blocks.
+//! - `openai`: Responses API tools; deferred functions (`defer_loading: true`) grouped into
+//!   namespaces of fewer than 10; search is the hosted `tool_search` or a client-executed one
+//!   answered with a `tool_search_output` item of whole definitions.
+//!
+//! Invariants: approval-gated and client tools are never deferred (the policy keeps them inline,
+//! and rendering moves nothing); the search tool is never deferred; no tool carries
+//! `cache_control`; every name a search output references is one of the plan's deferred tools,
+//! all of which are in the request. The ledger (`tokens.inline`) is what the model sees up
+//! front in the rendering, counted with the plan's tokenizer.
+
+use super::meta_defs::{self, Intro, INSPECT, INVOKE, SEARCH};
+use super::{count_cached, label_counts_of, Placement, Plan, Reason, ToolDefinition};
+use crate::registry::{Registered, ToolEntry};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// Anthropic refuses a request with more deferred tools than this.
+pub const ANTHROPIC_MAX_DEFERRED: usize = 10_000;
+/// OpenAI recommends fewer than 10 functions per namespace: bigger ones are split.
+pub const OPENAI_NAMESPACE_SIZE: usize = 9;
+/// The hosted search tool of the Anthropic rendering with `search: "provider"`.
+pub const ANTHROPIC_BM25: (&str, &str) = ("tool_search_tool_bm25_20251119", "tool_search_tool_bm25");
+
+/// Which provider's request shape a plan is rendered in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Rendering {
+    /// The meta-tools as ordinary functions: every model.
+    #[default]
+    Portable,
+    /// Anthropic Messages API with native deferral (`defer_loading`, tool search).
+    Anthropic,
+    /// OpenAI Responses API with native deferral (namespaces, `tool_search`).
+    Openai,
+}
+
+/// Who runs the search in a native rendering.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchBy {
+    /// toolreg's ranker, as a client-executed tool (`tool/invoke` of `tool_search`).
+    #[default]
+    Toolreg,
+    /// The provider's hosted search.
+    Provider,
+}
+
+/// The fragment to merge into the provider's request body, and headers it needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rendered {
+    pub request: Value,
+    pub headers: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum RenderError {
+    #[error("the plan defers {deferred} tools and Anthropic accepts at most {max}: narrow the scope or use render \"portable\"")]
+    TooManyDeferred { deferred: usize, max: usize },
+}
+
+const NATIVE_SEARCH_DESCRIPTION: &str = "Search the tools that are available to you but not loaded yet \
+(the namespaces in DEFERRED_TOOLS). Describe what you want to do in a few words, or give a tool name; \
+the best matches are loaded into your tool definitions and you call them directly. If nothing fits, \
+try other words or a namespace before concluding that no tool exists.";
+
+fn native_search_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "What you want to do, or a tool name."},
+            "namespace": {"type": "string", "description": "Only search this namespace, e.g. mcp:github."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "Maximum number of tools to load (default 8)."}
+        },
+        "additionalProperties": false
+    })
+}
+
+/// A JSON object from owned values: `json!` would copy each schema once more through the
+/// serializer, and a native plan carries every deferred schema.
+fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    Value::Object(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+fn anthropic_tool(name: &str, description: &str, schema: &Value, deferred: bool) -> Value {
+    let mut t = object([("name", name.into()), ("description", description.into()), ("input_schema", schema.clone())]);
+    if deferred {
+        t["defer_loading"] = Value::Bool(true);
+    }
+    t
+}
+
+fn openai_function(d: &ToolDefinition) -> Value {
+    object([
+        ("type", "function".into()),
+        ("name", d.name.as_str().into()),
+        ("description", d.description.as_str().into()),
+        ("parameters", d.input_schema.clone()),
+        ("strict", Value::Bool(false)),
+    ])
+}
+
+fn openai_member(e: &ToolEntry, deferred: bool) -> Value {
+    let mut t = object([
+        ("type", "function".into()),
+        ("name", e.name.as_str().into()),
+        ("description", e.description.as_str().into()),
+        ("parameters", e.input_schema.clone()),
+    ]);
+    if deferred {
+        t["defer_loading"] = Value::Bool(true);
+    }
+    t
+}
+
+/// One OpenAI namespace object: a name valid for the API and at most `OPENAI_NAMESPACE_SIZE`
+/// members.
+pub struct OpenaiNamespace<'a> {
+    pub name: String,
+    pub description: String,
+    pub members: Vec<&'a ToolEntry>,
+}
+
+/// `[A-Za-z0-9_-]`, at most 64 characters (the function-name rule), never empty.
+fn api_name(s: &str) -> String {
+    let mut out: String = s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
+    out.truncate(56); // room for a part and a uniqueness suffix
+    if out.is_empty() {
+        out.push_str("tools");
+    }
+    out
+}
+
+/// The deferred entries (in pool order) as OpenAI namespaces: by namespace, split into parts of
+/// `OPENAI_NAMESPACE_SIZE`. Deterministic, so a search output names the request's namespaces.
+pub fn openai_namespaces<'a>(deferred: &[&'a ToolEntry]) -> Vec<OpenaiNamespace<'a>> {
+    let mut by_ns: BTreeMap<&str, Vec<&ToolEntry>> = BTreeMap::new();
+    for &e in deferred {
+        by_ns.entry(e.namespace.as_str()).or_default().push(e);
+    }
+    let mut taken = BTreeSet::new();
+    let mut out = Vec::new();
+    for (ns, members) in by_ns {
+        let parts = members.len().div_ceil(OPENAI_NAMESPACE_SIZE);
+        let label = members[0].namespace_label();
+        for (i, chunk) in members.chunks(OPENAI_NAMESPACE_SIZE).enumerate() {
+            let base = if parts == 1 { api_name(ns) } else { format!("{}_{}", api_name(ns), i + 1) };
+            let mut name = base.clone();
+            let mut n = 2;
+            while !taken.insert(name.clone()) {
+                name = format!("{base}_{n}");
+                n += 1;
+            }
+            let part = if parts == 1 { String::new() } else { format!(" (part {} of {parts})", i + 1) };
+            let names: Vec<&str> = chunk.iter().map(|e| e.name.as_str()).collect();
+            out.push(OpenaiNamespace {
+                name,
+                description: format!("{label} tools{part}: {}", names.join(", ")),
+                members: chunk.to_vec(),
+            });
+        }
+    }
+    out
+}
+
+/// Renders `plan` (whole, before `Plan::lean`) for `rendering`: rewrites its tools, prompt,
+/// placements and ledger in the provider's terms, and returns the request fragment. `active`
+/// are the entries the plan was made from. Portable plans are left as they are.
+pub fn render(plan: &mut Plan, active: &[Arc<Registered>], rendering: Rendering, search: SearchBy) -> Result<Option<Rendered>, RenderError> {
+    if rendering == Rendering::Portable {
+        return Ok(None);
+    }
+    let enc = plan.encoding;
+    let deferred_names: BTreeSet<&str> = plan.deferred_names().collect();
+    let deferred: Vec<&ToolEntry> = active.iter().map(|r| &r.entry).filter(|e| deferred_names.contains(e.name.as_str())).collect();
+    if rendering == Rendering::Anthropic && deferred.len() > ANTHROPIC_MAX_DEFERRED {
+        return Err(RenderError::TooManyDeferred { deferred: deferred.len(), max: ANTHROPIC_MAX_DEFERRED });
+    }
+    // The portable meta-tools give way to the rendering's search tool.
+    let meta: Vec<&str> = [SEARCH, INSPECT, INVOKE].into_iter().filter(|n| plan.placements.get(*n).is_some_and(|p| p.reason == Reason::Meta)).collect();
+    let inline: Vec<ToolDefinition> = plan.tools.iter().filter(|t| !meta.contains(&t.name.as_str())).cloned().collect();
+    for name in meta {
+        plan.placements.remove(name);
+    }
+
+    let mut tools: Vec<Value> = Vec::new();
+    let mut up_front: u64 = 0;
+    let mut overhead: u64 = 0;
+    let count = |v: &Value| count_cached(enc, &v.to_string()) as u64;
+    let any_deferred = !deferred.is_empty();
+    let search_name = match (rendering, search) {
+        (Rendering::Anthropic, SearchBy::Provider) => ANTHROPIC_BM25.1,
+        _ => SEARCH,
+    };
+    for d in &inline {
+        let t = if rendering == Rendering::Anthropic { anthropic_tool(&d.name, &d.description, &d.input_schema, false) } else { openai_function(d) };
+        up_front += count(&t);
+        tools.push(t);
+    }
+    if any_deferred {
+        let search_tool = match (rendering, search) {
+            (Rendering::Anthropic, SearchBy::Provider) => json!({"type": ANTHROPIC_BM25.0, "name": ANTHROPIC_BM25.1}),
+            (Rendering::Anthropic, SearchBy::Toolreg) => {
+                json!({"name": SEARCH, "description": NATIVE_SEARCH_DESCRIPTION, "input_schema": native_search_schema()})
+            }
+            (_, SearchBy::Provider) => json!({"type": "tool_search"}),
+            (_, SearchBy::Toolreg) => json!({
+                "type": "tool_search",
+                "execution": "client",
+                "description": NATIVE_SEARCH_DESCRIPTION,
+                "parameters": native_search_schema()
+            }),
+        };
+        overhead += count(&search_tool);
+        tools.push(search_tool);
+        plan.placements.insert(search_name.to_string(), Placement { namespace: None, reason: Reason::Meta, deferred: false });
+        if rendering == Rendering::Anthropic {
+            // Deferred definitions are sent but not shown to the model until a search loads them.
+            tools.extend(deferred.iter().map(|e| anthropic_tool(&e.name, &e.description, &e.input_schema, true)));
+        } else {
+            for ns in openai_namespaces(&deferred) {
+                // The model sees a namespace's name and description up front, not its members.
+                overhead += count(&json!({"type": "namespace", "name": ns.name, "description": ns.description}));
+                let members: Vec<Value> = ns.members.iter().map(|e| openai_member(e, true)).collect();
+                tools.push(object([
+                    ("type", "namespace".into()),
+                    ("name", ns.name.into()),
+                    ("description", ns.description.into()),
+                    ("tools", Value::Array(members)),
+                ]));
+            }
+        }
+    }
+
+    let mut request = object([("tools", Value::Array(tools))]);
+    plan.tools = inline;
+    plan.system_prompt = None;
+    if any_deferred {
+        let section = meta_defs::prompt_section(&label_counts_of(&deferred), Intro::Native(search_name), enc);
+        overhead += count_cached(enc, &section) as u64;
+        // Anthropic's Messages API takes `system`; OpenAI's Responses API `instructions`.
+        let key = if rendering == Rendering::Anthropic { "system" } else { "instructions" };
+        request[key] = json!(section);
+        plan.system_prompt = Some(section);
+    }
+    plan.tokens.inline = up_front + overhead;
+    plan.tokens.meta_overhead = overhead;
+    Ok(Some(Rendered { request, headers: None }))
+}
+
+/// What the host sends back to the provider for a `tool_search` call under a native rendering:
+/// the Anthropic `tool_result` content (`tool_reference` blocks, or the text when nothing was
+/// found), or the OpenAI `tool_search_output` item with the found tools' whole definitions.
+/// `pool` is the plan's deferred pool in pool order (the OpenAI namespaces are cut from it),
+/// `hits` the found entries, best first. `None` for portable plans.
+pub fn search_output(rendering: Rendering, call_id: &str, pool: &[&ToolEntry], hits: &[&ToolEntry], text: &str) -> Option<Value> {
+    match rendering {
+        Rendering::Portable => None,
+        Rendering::Anthropic if hits.is_empty() => Some(json!([{"type": "text", "text": text}])),
+        Rendering::Anthropic => Some(Value::Array(hits.iter().map(|e| json!({"type": "tool_reference", "tool_name": e.name})).collect())),
+        Rendering::Openai => {
+            let found: BTreeSet<&str> = hits.iter().map(|e| e.name.as_str()).collect();
+            let tools: Vec<Value> = openai_namespaces(pool)
+                .into_iter()
+                .filter_map(|ns| {
+                    let members: Vec<Value> = ns.members.iter().filter(|e| found.contains(e.name.as_str())).map(|e| openai_member(e, false)).collect();
+                    (!members.is_empty()).then(|| {
+                        object([("type", "namespace".into()), ("name", ns.name.into()), ("description", ns.description.into()), ("tools", Value::Array(members))])
+                    })
+                })
+                .collect();
+            Some(json!({"type": "tool_search_output", "call_id": call_id, "execution": "client", "status": "completed", "tools": tools}))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(name: &str, ns: &str) -> ToolEntry {
+        serde_json::from_value(json!({"name": name, "namespace": ns, "description": format!("Does {name}."), "inputSchema": {"type": "object"}})).unwrap()
+    }
+
+    #[test]
+    fn namespaces_are_cut_below_ten_with_valid_unique_names() {
+        let mut pool: Vec<ToolEntry> = (0..20).map(|i| entry(&format!("gh_{i:02}"), "mcp:github")).collect();
+        pool.push(entry("one", "mcp_github_1")); // the name of the first part of mcp:github
+        pool.push(entry("two", "mcp:github!"));
+        let refs: Vec<&ToolEntry> = pool.iter().collect();
+        let ns = openai_namespaces(&refs);
+        let names: Vec<&str> = ns.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["mcp_github_1", "mcp_github_2", "mcp_github_3", "mcp_github_", "mcp_github_1_2"]);
+        assert_eq!(ns.iter().map(|n| n.members.len()).collect::<Vec<_>>(), [9, 9, 2, 1, 1]);
+        assert_eq!(ns[2].description, "mcp:github tools (part 3 of 3): gh_18, gh_19");
+        let long = entry("x", &"n".repeat(200));
+        assert!(openai_namespaces(&[&long])[0].name.len() <= 64);
+    }
+
+    #[test]
+    fn search_outputs_name_only_found_tools() {
+        let pool: Vec<ToolEntry> = (0..12).map(|i| entry(&format!("t{i:02}"), "crm")).collect();
+        let refs: Vec<&ToolEntry> = pool.iter().collect();
+        let hits = [&pool[10], &pool[1]];
+        assert_eq!(search_output(Rendering::Portable, "c", &refs, &hits, "x"), None);
+        assert_eq!(
+            search_output(Rendering::Anthropic, "c", &[], &hits, "x").unwrap(),
+            json!([{"type": "tool_reference", "tool_name": "t10"}, {"type": "tool_reference", "tool_name": "t01"}])
+        );
+        assert_eq!(search_output(Rendering::Anthropic, "c", &[], &[], "nothing").unwrap(), json!([{"type": "text", "text": "nothing"}]));
+        let o = search_output(Rendering::Openai, "call_1", &refs, &hits, "x").unwrap();
+        assert_eq!(o["type"], "tool_search_output");
+        assert_eq!(o["call_id"], "call_1");
+        let tools = o["tools"].as_array().unwrap();
+        assert_eq!(tools.iter().map(|t| t["name"].as_str().unwrap()).collect::<Vec<_>>(), ["crm_1", "crm_2"]);
+        assert_eq!(tools[0]["tools"][0]["name"], "t01");
+        assert_eq!(tools[1]["tools"][0]["name"], "t10");
+        assert!(tools[0]["tools"][0].get("defer_loading").is_none(), "loaded, not deferred");
+    }
+}
