@@ -272,13 +272,15 @@ fn insufficient_scope_steps_up_and_the_call_fails_fast_meanwhile() {
 #[test]
 fn tokens_are_refreshed_before_they_expire() {
     let dir = tempfile::tempdir().unwrap();
-    let fx = OAuthFixture::start(dir.path(), &["--oauth-token-ttl-s", "2"]);
+    let fx = OAuthFixture::start(dir.path(), &["--oauth-token-ttl-s", "4"]);
     let mut h = Host::start(json!({"openUrl": true}), HashMap::new(), &dir.path().join("sidecar.log"));
     h.set_server(&fx.url, None);
     h.wait_state("web", "ready");
     h.ok("registry/syncMcp", json!({}));
-    // Within the last second of the token's life the client refreshes instead of sending it.
-    std::thread::sleep(Duration::from_millis(1500));
+    // In the last half of a short token's life (rmcp: less than min(30 s, ttl / 2) left, counted
+    // in whole seconds) the client refreshes instead of sending it. 3.2 s after it was received,
+    // whole seconds elapsed are at least 3 whatever the fractions: 1 s left of 4, below 2.
+    std::thread::sleep(Duration::from_millis(3200));
     let r = h.ok("tool/invoke", json!({"name": "mcp__web__echo", "arguments": {"text": "hi"}}));
     assert_eq!(r["isError"], false, "{r}");
     let events = fx.events();
