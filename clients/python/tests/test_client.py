@@ -28,7 +28,15 @@ async def test_lifecycle_initialize_capabilities_close(spawn_real):
     assert len(exits) == 1
     t = s.transcript()
     init_msg = next(r["msg"] for r in t if r["msg"].get("method") == "initialize")
-    assert init_msg["params"]["capabilities"] == {"approval": True, "hostTools": False, "repair": False, "openUrl": False, "secrets": False}
+    assert init_msg["params"]["capabilities"] == {
+        "approval": True,
+        "hostTools": False,
+        "repair": False,
+        "elicitation": False,
+        "sampling": False,
+        "openUrl": False,
+        "secrets": False,
+    }
     assert init_msg["params"]["clientInfo"] == {"name": "py-test", "version": "1"}
     assert [r["msg"].get("method") for r in t if r["dir"] == "in"] == ["initialize", "initialized", "shutdown", "exit"]
     with pytest.raises(ToolregExitedError):

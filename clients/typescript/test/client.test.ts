@@ -24,7 +24,15 @@ describe('lifecycle', () => {
     assert.equal(exits.length, 1);
     const t = transcript();
     const initMsg = t.find((r) => r.msg.method === 'initialize')!;
-    assert.deepEqual(initMsg.msg.params.capabilities, { approval: true, hostTools: false, repair: false });
+    assert.deepEqual(initMsg.msg.params.capabilities, {
+      approval: true,
+      hostTools: false,
+      repair: false,
+      elicitation: false,
+      sampling: false,
+      openUrl: false,
+      secrets: false,
+    });
     assert.deepEqual(initMsg.msg.params.clientInfo, { name: 'ts-test', version: '1' });
     const methods = t.filter((r) => r.dir === 'in').map((r) => r.msg.method);
     assert.deepEqual(methods, ['initialize', 'initialized', 'shutdown', 'exit']);
