@@ -101,8 +101,17 @@ fn fixture(id: &str, args: &[&str]) -> Value {
 
 
 /// A minimal MCP client over newline-delimited JSON: the direct path to compare against.
-fn direct_calls(n: usize) -> Vec<Duration> {
-    let mut child = Command::new(fixture_bin()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+fn direct_calls(n: usize, relay: bool) -> Vec<Duration> {
+    // Through a bare relay, this very bench binary in `RELAY_MODE` between the client and the
+    // server: the cost of one more process on the path, the floor under any sidecar.
+    let mut command = if relay {
+        let mut c = Command::new(std::env::current_exe().unwrap());
+        c.env(RELAY_MODE, fixture_bin());
+        c
+    } else {
+        Command::new(fixture_bin())
+    };
+    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
     let mut w = child.stdin.take().unwrap();
     let mut r = BufReader::new(child.stdout.take().unwrap());
     let send = |w: &mut ChildStdin, v: Value| {
@@ -133,14 +142,36 @@ fn direct_calls(n: usize) -> Vec<Duration> {
             times.push(t.elapsed());
         }
     }
-    println!("  direct, the MCP server: {}", per_call(before, proc_counters(child.id()), n));
+    let who = if relay { "through a bare relay, the relay" } else { "direct, the MCP server" };
+    println!("  {who}: {}", per_call(before, proc_counters(child.id()), n));
     drop(w);
     let _ = child.kill();
     let _ = child.wait();
     times
 }
 
+/// Set to the server's path, the bench binary is a relay: it spawns the server and copies
+/// bytes both ways, one thread a direction, no parsing.
+const RELAY_MODE: &str = "TOOLREG_BENCH_RELAY";
+
+fn relay(server: &str) {
+    let mut child = Command::new(server).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let (mut to_server, mut from_server) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+    // Unbuffered files over fds 0 and 1 (std's stdout is line-buffered): each read is written
+    // at once, with splice where the kernel offers it.
+    use std::os::fd::AsFd;
+    let mut stdin = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned().unwrap());
+    let mut stdout = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned().unwrap());
+    let up = std::thread::spawn(move || std::io::copy(&mut stdin, &mut to_server));
+    let _ = std::io::copy(&mut from_server, &mut stdout);
+    let _ = up.join();
+    let _ = child.wait();
+}
+
 fn main() {
+    if let Ok(server) = std::env::var(RELAY_MODE) {
+        return relay(&server);
+    }
     if !std::env::args().any(|a| a == "call") {
         ready_sync_plan();
     }
@@ -278,10 +309,15 @@ fn call_overhead() {
     }
     let (after, server_after) = (proc_counters(sidecar), server.map_or((0, 0, 0), proc_counters));
     p.close();
-    let (via, direct) = (median(via), median(direct_calls(calls)));
+    let (via, direct, relayed) = (median(via), median(direct_calls(calls, false)), median(direct_calls(calls, true)));
     println!(
         "MCP tools/call echo: direct median {direct:?}; through toolreg (tool/invoke) median {via:?}; overhead {:?}",
         via.saturating_sub(direct)
+    );
+    println!(
+        "  through a bare relay process median {relayed:?}: one more process costs {:?}; toolreg beyond that {:?}",
+        relayed.saturating_sub(direct),
+        via.saturating_sub(relayed)
     );
     println!("  toolreg: {}", per_call(before, after, calls));
     if server.is_some() {

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
-    ClientConfig, ClientRequest, ElicitRequestParams,
+    ClientConfig, ClientJsonRpcMessage, ClientRequest, ElicitRequestParams, NumberOrString, ProgressToken, RequestId,
     ElicitationCapability, FormElicitationCapability, Implementation, ListToolsRequest,
     PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, SamplingCapability, ServerResult,
     UrlElicitationCapability,
@@ -30,6 +30,7 @@ use rmcp::model::{
 // Sampling is deprecated by a protocol revision after the one we speak (2025-11-25).
 #[allow(deprecated)]
 use rmcp::model::{CreateMessageRequestParams, CreateMessageResult};
+use rmcp::model::RequestParamsMeta;
 use rmcp::service::{
     InboundStreamOrigin, NotificationContext, Peer, PeerRequestOptions, RequestContext, RoleClient, RunningService,
     ServiceError,
@@ -44,7 +45,7 @@ use super::child::{self, kill_group, ChildProc};
 use super::lock;
 use super::config::{CatalogError, McpTool, ServerConfig, Transport};
 use super::elicit::{self, Asker, CallOrigin, InFlight, InFlightGuard, Unanswered};
-use super::stdio::BoundedStdio;
+use super::stdio::{BoundedStdio, DirectCalls};
 
 const MAX_PAGES: usize = 1000;
 
@@ -189,6 +190,8 @@ pub(crate) struct Connection {
     handler: Arc<HandlerShared>,
     child: Option<ChildProc>,
     auth: Option<Arc<ServerAuth>>,
+    /// Stdio sessions: tool calls written and answered past rmcp's service loop (`stdio.rs`).
+    direct: Option<Arc<DirectCalls>>,
 }
 
 pub(crate) async fn connect(
@@ -217,8 +220,10 @@ pub(crate) async fn connect(
             }
             let child = ChildProc::own(child);
             let mut exited = child.exited.clone();
+            let transport = BoundedStdio::new(stdout, stdin, max_message_bytes);
+            let direct = transport.direct();
             let served = tokio::select! {
-                r = tokio::time::timeout(timeout, Handler(handler.clone()).serve(BoundedStdio::new(stdout, stdin, max_message_bytes))) => r,
+                r = tokio::time::timeout(timeout, Handler(handler.clone()).serve(transport)) => r,
                 why = exited.wait_for(|e| e.is_some()) => {
                     let why = why.map(|w| w.clone().unwrap_or_default()).unwrap_or_default();
                     return Err(format!("{why} during initialize"));
@@ -229,7 +234,9 @@ pub(crate) async fn connect(
                 Ok(Err(e)) => return Err(format!("initialize failed: {}", describe(&e))),
                 Ok(Ok(s)) => s,
             };
-            Ok(Connection::new(service, handler, Some(child), None))
+            let mut connection = Connection::new(service, handler, Some(child), None);
+            connection.direct = Some(direct);
+            Ok(connection)
         }
         Transport::Http { url, headers } => {
             use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -286,7 +293,7 @@ impl Connection {
         child: Option<ChildProc>,
         auth: Option<Arc<ServerAuth>>,
     ) -> Self {
-        Connection { peer: service.peer().clone(), service: tokio::sync::Mutex::new(Some(service)), handler, child, auth }
+        Connection { peer: service.peer().clone(), service: tokio::sync::Mutex::new(Some(service)), handler, child, auth, direct: None }
     }
 
     /// `e` as a `CatalogError`; a 401 or 403 `insufficient_scope` of an OAuth server starts
@@ -385,6 +392,9 @@ impl Connection {
         if cancel.is_cancelled() {
             return Err(CatalogError::Cancelled);
         }
+        if let Some(direct) = &self.direct {
+            return self.call_direct(direct, params, timeout, cancel, progress, call_id).await;
+        }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let origin = CallOrigin { call_id: call_id.map(str::to_owned), tool: tool.to_owned(), cancel: cancel.clone() };
         let slot = lock(&self.handler.in_flight).enter(origin);
@@ -395,17 +405,7 @@ impl Connection {
             .await
             .map_err(|e| self.failed("tools/call", timeout, e))?;
         lock(&self.handler.in_flight).sent(slot, token_key(&handle.id));
-        let key = token_key(&handle.progress_token);
-        if let Some(sink) = progress {
-            let mut p = lock(&self.handler.progress);
-            for (_, value) in p.early.iter().filter(|(k, _)| *k == key) {
-                let _ = sink.send(value.clone());
-            }
-            p.early.retain(|(k, _)| *k != key);
-            // Sinks of calls that have returned (see below) go now.
-            p.sinks.retain(|_, s| !s.is_closed());
-            p.sinks.insert(key, sink);
-        }
+        self.progress_to(token_key(&handle.progress_token), progress);
         let id = handle.id.clone();
         let outcome = tokio::select! {
             r = handle.await_response() => r.map_err(|e| self.failed("tools/call", timeout, e)),
@@ -415,19 +415,79 @@ impl Connection {
                 Err(CatalogError::Cancelled)
             }
         };
-        // The sink stays registered: rmcp runs each notification handler in its own task, so
-        // the last progress notifications may land after the response. The caller drops the
-        // receiver when it is done; the next call's registration removes closed sinks. (A
-        // timer per call for this cost a thread wake-up 15 ms later, each call.)
         let response = outcome?;
-        let mut value = serde_json::to_value(&response).map_err(|e| CatalogError::Mcp(e.to_string()))?;
-        if let Value::Object(map) = &mut value {
-            map.remove("resultType");
-            if !map.contains_key("content") {
-                return Err(CatalogError::Mcp("unexpected response to tools/call".into()));
+        call_result(serde_json::to_value(&response).map_err(|e| CatalogError::Mcp(e.to_string()))?)
+    }
+
+    /// `call_tool` on a stdio session: the request is written from here and its response
+    /// handed back by the reader (`stdio::DirectCalls`), not routed through rmcp's loop.
+    async fn call_direct(
+        &self,
+        direct: &DirectCalls,
+        mut params: CallToolRequestParams,
+        timeout: Duration,
+        cancel: CancellationToken,
+        progress: Option<mpsc::UnboundedSender<Value>>,
+        call_id: Option<&str>,
+    ) -> Result<Value, CatalogError> {
+        let closed = || CatalogError::Closed("tools/call: connection closed".into());
+        let pending = direct.register().ok_or_else(closed)?;
+        let id = RequestId::String(pending.id.clone().into());
+        let token = ProgressToken(NumberOrString::String(pending.id.clone().into()));
+        let origin = CallOrigin { call_id: call_id.map(str::to_owned), tool: params.name.to_string(), cancel: cancel.clone() };
+        let slot = lock(&self.handler.in_flight).enter(origin);
+        let _in_flight = InFlightGuard(&self.handler.in_flight, slot);
+        lock(&self.handler.in_flight).sent(slot, token_key(&id));
+        self.progress_to(token_key(&token), progress);
+        params.set_progress_token(token);
+        let request = ClientJsonRpcMessage::request(ClientRequest::CallToolRequest(CallToolRequest::new(params)), id.clone());
+        let mut line = serde_json::to_vec(&request).map_err(|e| CatalogError::Mcp(e.to_string()))?;
+        line.push(b'\n');
+        let written = tokio::select! {
+            w = direct.write_line(&line) => w,
+            _ = cancel.cancelled() => Err(std::io::Error::other("cancelled")),
+        };
+        if written.is_err() || cancel.is_cancelled() {
+            direct.forget(&pending.id);
+            return Err(if cancel.is_cancelled() { CatalogError::Cancelled } else { closed() });
+        }
+        let notice = |reason: &str| CancelledNotificationParam::new(Some(id.clone()), Some(reason.into()));
+        let reply = tokio::select! {
+            r = pending.reply => r.map_err(|_| closed())?,
+            _ = tokio::time::sleep(timeout) => {
+                direct.forget(&pending.id);
+                let _ = self.peer.notify_cancelled(notice("request timeout")).await;
+                return Err(timeout_error("tools/call", timeout));
+            }
+            _ = cancel.cancelled() => {
+                direct.forget(&pending.id);
+                let _ = self.peer.notify_cancelled(notice("cancelled by the host")).await;
+                return Err(CatalogError::Cancelled);
+            }
+        };
+        match reply {
+            Ok(raw) => call_result(serde_json::from_str(raw.get()).map_err(|e| CatalogError::Mcp(format!("tools/call: {e}")))?),
+            Err(error) => {
+                let message = error.get("message").and_then(Value::as_str).unwrap_or("the server answered with an error");
+                Err(CatalogError::Mcp(message.to_owned()))
             }
         }
-        Ok(value)
+    }
+
+    /// Sends the progress of the call with this token to `sink`, including any that came first.
+    fn progress_to(&self, key: String, sink: Option<mpsc::UnboundedSender<Value>>) {
+        let Some(sink) = sink else { return };
+        let mut p = lock(&self.handler.progress);
+        for (_, value) in p.early.iter().filter(|(k, _)| *k == key) {
+            let _ = sink.send(value.clone());
+        }
+        p.early.retain(|(k, _)| *k != key);
+        // The sink stays registered after its call: rmcp runs each notification handler in its
+        // own task, so the last progress may land after the response. The caller drops the
+        // receiver when done; registering the next sink removes closed ones. (A timer per call
+        // for this cost a thread wake-up 15 ms later, each call.)
+        p.sinks.retain(|_, s| !s.is_closed());
+        p.sinks.insert(key, sink);
     }
 
     /// Ends the session: closes the transport (a stdio server sees EOF), then SIGTERM and,
@@ -481,6 +541,18 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     }
     // reqwest quotes the URL it failed on, query (a token) included.
     crate::secret::redact_urls_in(&out).into_owned()
+}
+
+/// A `tools/call` result as JSON: an object with `content`, without rmcp's `resultType`.
+fn call_result(mut value: Value) -> Result<Value, CatalogError> {
+    let Value::Object(map) = &mut value else {
+        return Err(CatalogError::Mcp("unexpected response to tools/call".into()));
+    };
+    map.remove("resultType");
+    if !map.get("content").is_some_and(Value::is_array) {
+        return Err(CatalogError::Mcp("unexpected response to tools/call".into()));
+    }
+    Ok(value)
 }
 
 fn timeout_error(what: &str, timeout: Duration) -> CatalogError {

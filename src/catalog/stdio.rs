@@ -1,81 +1,194 @@
-//! Newline-delimited JSON-RPC from a stdio MCP server, read with a bound on one message.
+//! Newline-delimited JSON-RPC with a stdio MCP server: our own transport under rmcp, with a
+//! bound on one message and a direct path for tool calls.
 //!
 //! rmcp's own stdio reader drops a line over its 16 MiB cap and logs it, so the request that
 //! line answered waits for its whole timeout (300 s for a call) and then says "timed out". We
-//! read lines ourselves instead (sending still goes through rmcp's writer):
+//! read lines ourselves instead.
 //!
 //! Invariants:
 //! - A line never occupies more than `max` bytes of memory: past that we stop buffering and
 //!   only scan the rest for the message's top-level `"id"` (wherever it is: the TypeScript SDK
-//!   writes it last), then hand rmcp a JSON-RPC error for that id, so the waiting request fails
-//!   at once with a message that names the limit. An oversized line without an id is logged.
+//!   writes it last), then answer that request with a JSON-RPC error, so it fails at once with
+//!   a message that names the limit. An oversized line without an id is logged.
 //! - Reading is cancel-safe (rmcp polls `receive` inside a `select!`): partial lines and the
 //!   discard state live on the struct, bytes are consumed only after they were accounted for.
 //! - Lines that are not JSON-RPC are skipped (debug log), as rmcp does.
-//! - A response to a `tools/call` we sent is parsed as a `CallToolResult` directly: rmcp's own
-//!   parse tries each message shape and then each of its 20 result types in turn (a call result
-//!   is the 16th), a fifth of the sidecar's CPU per call (BENCHMARKS.md). Anything that does
-//!   not parse that way (an error, a malformed result) takes rmcp's parse as before.
+//! - Every message goes out as one whole line under one lock, whoever writes it.
+//! - `tools/call` takes a direct path (`DirectCalls`): the calling task writes the request
+//!   itself and the reader hands the response straight back to it. Through rmcp a call crossed
+//!   its service loop twice, a send task and a response timer, and its response was parsed as
+//!   an untagged enum of 20 result types; that was most of the sidecar's own cost of a call
+//!   (BENCHMARKS.md, "MCP call overhead"). Direct calls carry string ids (`toolreg-N`), which
+//!   rmcp's numeric ids never equal; everything else (list, progress, the server's questions,
+//!   cancellation notices) still goes through rmcp.
+//! - When the server's stdout ends or the transport is dropped, every direct call still
+//!   waiting fails at once as a closed connection.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, ClientRequest, JsonRpcMessage, JsonRpcResponse, RequestId, ServerResult};
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
-use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::Transport;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::oneshot;
+
+use super::lock;
 
 /// The default bound on one message from an MCP server: rmcp's own stdio and SSE limit.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
-pub(crate) struct BoundedStdio<R: AsyncRead, W: AsyncWrite> {
+pub(crate) struct BoundedStdio<R: AsyncRead> {
     read: BufReader<R>,
     line: Vec<u8>,
     max: usize,
     /// Set while the rest of an oversized line is being skipped.
     oversized: Option<Oversized>,
-    write: AsyncRwTransport<RoleClient, tokio::io::Empty, W>,
-    /// Ids of `tools/call` requests sent and not yet answered through the direct parse.
-    calls: HashSet<RequestId>,
+    direct: Arc<DirectCalls>,
 }
-
-/// Ids of unanswered calls kept (a call that timed out leaves its id); past it they are
-/// forgotten, and their answers take rmcp's slower parse.
-const MAX_TRACKED_CALLS: usize = 1024;
 
 struct Oversized {
     bytes: usize,
     scan: IdScan,
 }
 
-impl<R, W> BoundedStdio<R, W>
+/// The answer to a direct call: its `result`, or its `error` object.
+pub(crate) type Reply = Result<Box<RawValue>, Value>;
+
+type Writer = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// The writing half of the session and the direct calls waiting for their response.
+pub(crate) struct DirectCalls {
+    writer: tokio::sync::Mutex<Option<Writer>>,
+    waiting: std::sync::Mutex<HashMap<String, oneshot::Sender<Reply>>>,
+    next: AtomicU64,
+    closed: AtomicBool,
+}
+
+/// Where a direct call's response will arrive.
+pub(crate) struct Pending {
+    pub id: String,
+    pub reply: oneshot::Receiver<Reply>,
+}
+
+const DIRECT_ID_PREFIX: &str = "toolreg-";
+
+impl DirectCalls {
+    fn new(writer: Writer) -> Self {
+        DirectCalls {
+            writer: tokio::sync::Mutex::new(Some(writer)),
+            waiting: std::sync::Mutex::new(HashMap::new()),
+            next: AtomicU64::new(1),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// A fresh id and the receiver of its response; `None` once the server's stdout ended.
+    pub fn register(&self) -> Option<Pending> {
+        if self.closed.load(Ordering::Acquire) {
+            return None;
+        }
+        let id = format!("{DIRECT_ID_PREFIX}{}", self.next.fetch_add(1, Ordering::Relaxed));
+        let (tx, reply) = oneshot::channel();
+        lock(&self.waiting).insert(id.clone(), tx);
+        // The reader may have closed between the check and the insert.
+        if self.closed.load(Ordering::Acquire) {
+            lock(&self.waiting).remove(&id);
+            return None;
+        }
+        Some(Pending { id, reply })
+    }
+
+    /// Stops waiting for `id` (timed out, cancelled, or its request could not be written).
+    pub fn forget(&self, id: &str) {
+        lock(&self.waiting).remove(id);
+    }
+
+    /// Writes one whole line (the caller ends it with `\n`).
+    pub async fn write_line(&self, line: &[u8]) -> std::io::Result<()> {
+        let mut writer = self.writer.lock().await;
+        let w = writer.as_mut().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotConnected, "transport is closed"))?;
+        w.write_all(line).await?;
+        w.flush().await
+    }
+
+    /// The response for a waiting direct call, if `text` is one. Called with every line read.
+    fn deliver(&self, text: &[u8]) -> bool {
+        #[derive(Deserialize)]
+        struct Probe<'a> {
+            #[serde(borrow)]
+            id: Option<&'a RawValue>,
+            method: Option<serde::de::IgnoredAny>,
+            result: Option<Box<RawValue>>,
+            error: Option<Value>,
+        }
+        // Only a line that names one of our ids is parsed twice.
+        if lock(&self.waiting).is_empty() || memchr_str(text, DIRECT_ID_PREFIX.as_bytes()).is_none() {
+            return false;
+        }
+        let Ok(probe) = serde_json::from_slice::<Probe>(text) else { return false };
+        let Some(Ok(id)) = probe.id.map(|raw| serde_json::from_str::<String>(raw.get())) else { return false };
+        // A request from the server that happens to use such an id is not an answer.
+        if !id.starts_with(DIRECT_ID_PREFIX) || probe.method.is_some() {
+            return false;
+        }
+        let reply = match (probe.result, probe.error) {
+            (Some(r), None) => Ok(r),
+            (None, Some(e)) => Err(e),
+            _ => Err(json!({"code": -32603, "message": "the server's response has neither a result nor an error"})),
+        };
+        match lock(&self.waiting).remove(&id) {
+            Some(tx) => {
+                let _ = tx.send(reply);
+            }
+            None => tracing::debug!(%id, "response to a call no longer waited for; dropped"),
+        }
+        true
+    }
+
+    /// An error for a waiting direct call (an oversized response).
+    fn deliver_error(&self, id: &Value, error: Value) -> bool {
+        let Some(id) = id.as_str() else { return false };
+        match lock(&self.waiting).remove(id) {
+            Some(tx) => {
+                let _ = tx.send(Err(error));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// No more responses will come: every waiting call fails (its sender is dropped).
+    fn close_reading(&self) {
+        self.closed.store(true, Ordering::Release);
+        lock(&self.waiting).clear();
+    }
+}
+
+fn memchr_str(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+impl<R> BoundedStdio<R>
 where
     R: AsyncRead + Unpin + Send,
-    W: AsyncWrite + Unpin + Send + 'static,
 {
-    pub fn new(read: R, write: W, max: usize) -> Self {
+    pub fn new<W: AsyncWrite + Send + Unpin + 'static>(read: R, write: W, max: usize) -> Self {
         BoundedStdio {
             read: BufReader::with_capacity(64 * 1024, read),
             line: Vec::new(),
             max: max.max(1),
             oversized: None,
-            write: AsyncRwTransport::new(tokio::io::empty(), write),
-            calls: HashSet::new(),
+            direct: Arc::new(DirectCalls::new(Box::new(write))),
         }
     }
 
-    /// `text` as the response to a `tools/call` in flight, if it is one.
-    fn call_response(&mut self, text: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
-        if self.calls.is_empty() {
-            return None;
-        }
-        let response: JsonRpcResponse<CallToolResult> = serde_json::from_slice(text).ok()?;
-        if !self.calls.remove(&response.id) {
-            return None;
-        }
-        let JsonRpcResponse { jsonrpc, id, result } = response;
-        Some(JsonRpcMessage::Response(JsonRpcResponse { jsonrpc, id, result: ServerResult::from(result) }))
+    /// The direct path for tool calls on this session.
+    pub fn direct(&self) -> Arc<DirectCalls> {
+        self.direct.clone()
     }
 
     /// One whole line into `self.line` (true), or an oversized line's error message (Some in
@@ -111,15 +224,27 @@ where
                 continue;
             }
             let Some(o) = self.oversized.take() else { return Ok(()) };
-            if let Some(reply) = oversized_reply(o, self.max) {
-                return Err(Some(reply));
+            if let Some((id, error)) = oversized_error(o, self.max) {
+                if self.direct.deliver_error(&id, error.clone()) {
+                    continue;
+                }
+                let reply = json!({"jsonrpc": "2.0", "id": id, "error": error});
+                if let Ok(reply) = serde_json::from_value(reply) {
+                    return Err(Some(reply));
+                }
             }
         }
     }
 }
 
-/// A JSON-RPC error answering the request an oversized line was the response to.
-fn oversized_reply(o: Oversized, max: usize) -> Option<RxJsonRpcMessage<RoleClient>> {
+impl<R: AsyncRead> Drop for BoundedStdio<R> {
+    fn drop(&mut self) {
+        self.direct.close_reading();
+    }
+}
+
+/// The id of the request an oversized line answered and the JSON-RPC error that answers it.
+fn oversized_error(o: Oversized, max: usize) -> Option<(Value, Value)> {
     let bytes = o.bytes.saturating_sub(1);
     let message = format!(
         "the server sent a message of {bytes} bytes, over the limit of {max} bytes (maxMessageBytes); it was not read"
@@ -129,14 +254,12 @@ fn oversized_reply(o: Oversized, max: usize) -> Option<RxJsonRpcMessage<RoleClie
         return None;
     };
     tracing::warn!(bytes, max, %id, "MCP server sent an oversized response; failing its request");
-    let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": message}});
-    serde_json::from_value(reply).ok()
+    Some((id, json!({"code": -32603, "message": message})))
 }
 
-impl<R, W> Transport<RoleClient> for BoundedStdio<R, W>
+impl<R> Transport<RoleClient> for BoundedStdio<R>
 where
     R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
 {
     type Error = std::io::Error;
 
@@ -144,35 +267,32 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
-        if let JsonRpcMessage::Request(r) = &item {
-            if matches!(r.request, ClientRequest::CallToolRequest(_)) {
-                if self.calls.len() >= MAX_TRACKED_CALLS {
-                    self.calls.clear();
-                }
-                self.calls.insert(r.id.clone());
-            }
-        }
-        self.write.send(item)
+        let direct = self.direct.clone();
+        let line = serde_json::to_vec(&item).map(|mut l| {
+            l.push(b'\n');
+            l
+        });
+        async move { direct.write_line(&line.map_err(std::io::Error::other)?).await }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
             match self.read_line().await {
                 Ok(()) => {}
+                Err(None) => {
+                    self.direct.close_reading();
+                    return None;
+                }
                 Err(reply) => return reply,
             }
             let line = std::mem::take(&mut self.line);
             let text = line.strip_suffix(b"\n").unwrap_or(&line);
             let text = text.strip_suffix(b"\r").unwrap_or(text);
             let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
-            if text.iter().all(u8::is_ascii_whitespace) {
-                self.line = line;
-                self.line.clear();
-                continue;
-            }
-            let parsed = match self.call_response(text) {
-                Some(msg) => Ok(msg),
-                None => serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(text),
+            let parsed = if text.iter().all(u8::is_ascii_whitespace) || self.direct.deliver(text) {
+                None
+            } else {
+                Some(serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(text))
             };
             // Keep the allocation for the next line unless it was a big one.
             if line.capacity() <= 1 << 20 {
@@ -180,14 +300,19 @@ where
                 self.line.clear();
             }
             match parsed {
-                Ok(msg) => return Some(msg),
-                Err(e) => tracing::debug!(error = %e, "ignoring a line from the MCP server that is not JSON-RPC"),
+                None => {}
+                Some(Ok(msg)) => return Some(msg),
+                Some(Err(e)) => tracing::debug!(error = %e, "ignoring a line from the MCP server that is not JSON-RPC"),
             }
         }
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.write.close().await
+        let writer = self.direct.writer.lock().await.take();
+        match writer {
+            Some(mut w) => w.shutdown().await,
+            None => Ok(()),
+        }
     }
 }
 
@@ -313,25 +438,50 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_call_response_is_parsed_directly_and_as_rmcp_would() {
-        use rmcp::model::{CallToolRequest, CallToolRequestParams};
-        let line = r#"{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"hi"}],"structuredContent":null,"isError":false}}"#;
-        let error = r#"{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"bad"}}"#;
-        let input = format!("{line}\n{line}\n{error}\n");
-        let mut t = BoundedStdio::new(std::io::Cursor::new(input.into_bytes()), tokio::io::sink(), 1 << 20);
-        for id in [5, 6] {
-            let call = ClientRequest::CallToolRequest(CallToolRequest::new(CallToolRequestParams::new("echo")));
-            t.send(JsonRpcMessage::request(call, RequestId::Number(id))).await.unwrap();
-        }
-        let direct = t.receive().await.unwrap();
-        assert_eq!(t.calls.len(), 1, "the direct parse answered call 5");
-        assert!(matches!(&direct, JsonRpcMessage::Response(JsonRpcResponse { result: ServerResult::CallToolResult(_), .. })));
-        // The same line again: its id is no longer in flight, so rmcp's parse reads it.
-        let generic = t.receive().await.unwrap();
-        assert_eq!(serde_json::to_value(&direct).unwrap(), serde_json::to_value(&generic).unwrap());
-        assert_eq!(serde_json::to_value(&direct).unwrap()["result"]["structuredContent"], Value::Null);
-        let failed = serde_json::to_value(t.receive().await.unwrap()).unwrap();
-        assert_eq!(failed["error"]["message"], "bad");
+    async fn a_direct_call_gets_its_response_and_rmcp_gets_the_rest() {
+        let (ours, theirs) = ("toolreg-1", 7);
+        let input = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{theirs},\"result\":{{\"tools\":[]}}}}\n\
+             {{\"jsonrpc\":\"2.0\",\"id\":\"{ours}\",\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"hi\"}}],\"isError\":false}}}}\n\
+             {{\"jsonrpc\":\"2.0\",\"id\":\"toolreg-2\",\"error\":{{\"code\":-32602,\"message\":\"bad\"}}}}\n"
+        );
+        let (mut out, written) = tokio::io::duplex(1 << 16);
+        let mut t = BoundedStdio::new(std::io::Cursor::new(input.into_bytes()), written, 1 << 20);
+        let d = t.direct();
+        let (a, b) = (d.register().unwrap(), d.register().unwrap());
+        assert_eq!((a.id.as_str(), b.id.as_str()), (ours, "toolreg-2"));
+        d.write_line(b"{\"id\":\"toolreg-1\"}\n").await.unwrap();
+        let mut sent = vec![0; 19];
+        tokio::io::AsyncReadExt::read_exact(&mut out, &mut sent).await.unwrap();
+        assert_eq!(sent, b"{\"id\":\"toolreg-1\"}\n");
+        // rmcp sees its own response only; ours went to the waiting calls.
+        let first = serde_json::to_value(t.receive().await.unwrap()).unwrap();
+        assert_eq!(first["id"], theirs);
+        assert!(t.receive().await.is_none());
+        let result: Value = serde_json::from_str(a.reply.await.unwrap().unwrap().get()).unwrap();
+        assert_eq!(result["content"][0]["text"], "hi");
+        assert_eq!(b.reply.await.unwrap().unwrap_err()["message"], "bad");
+        // The server's stdout ended: no new call waits for an answer that cannot come.
+        assert!(d.register().is_none());
+    }
+
+    #[tokio::test]
+    async fn direct_calls_fail_when_the_transport_goes() {
+        let t = BoundedStdio::new(tokio::io::empty(), tokio::io::sink(), 1024);
+        let pending = t.direct().register().unwrap();
+        drop(t);
+        assert!(pending.reply.await.is_err(), "the waiting call is released, not left hanging");
+    }
+
+    #[tokio::test]
+    async fn an_oversized_response_fails_its_direct_call() {
+        let big = "x".repeat(5000);
+        let input = format!("{{\"jsonrpc\":\"2.0\",\"result\":{{\"text\":\"{big}\"}},\"id\":\"toolreg-1\"}}\n");
+        let mut t = BoundedStdio::new(std::io::Cursor::new(input.into_bytes()), tokio::io::sink(), 1024);
+        let pending = t.direct().register().unwrap();
+        assert!(t.receive().await.is_none());
+        let error = pending.reply.await.unwrap().unwrap_err();
+        assert!(error["message"].as_str().unwrap().contains("over the limit of 1024 bytes (maxMessageBytes)"), "{error}");
     }
 
     #[tokio::test]
