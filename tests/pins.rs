@@ -216,7 +216,25 @@ fn a_changed_tool_is_held_until_approved_and_the_pin_survives_a_restart() {
     let e = call(&mut s, "catalog/approveTools", json!({"serverId": "fs", "tools": ["read_file", "nope"]}), &mut Vec::new());
     assert_eq!(e["error"]["code"], -32602, "{e}");
     assert_eq!(e["error"]["data"]["tools"], json!(["nope"]));
-    let approved = ok(&mut s, "catalog/approveTools", json!({"serverId": "fs", "tools": ["read_file"]}));
+    // Approving a definition the user did not see fails closed: the fingerprint they reviewed
+    // (here the baseline's) is not the current one, and nothing is approved.
+    let e = call(
+        &mut s,
+        "catalog/approveTools",
+        json!({"serverId": "fs", "tools": ["read_file"], "fingerprints": {"read_file": baseline_fp}}),
+        &mut Vec::new(),
+    );
+    assert_eq!(e["error"]["code"], -32602, "{e}");
+    assert_eq!(e["error"]["data"], json!({"serverId": "fs", "tools": ["read_file"], "reason": "changedSinceReview"}));
+    assert!(e["error"]["message"].as_str().unwrap().contains("changed after the user reviewed it"), "{e}");
+    let still = ok(&mut s, "catalog/pins", json!({"serverId": "fs"}));
+    assert_eq!(pin(&still, "read_file")["state"], "changed", "{still}");
+    let reviewed = pin(&still, "read_file")["fingerprint"].clone();
+    let approved = ok(
+        &mut s,
+        "catalog/approveTools",
+        json!({"serverId": "fs", "tools": ["read_file"], "fingerprints": {"read_file": reviewed}}),
+    );
     let p = pin(&approved, "read_file");
     assert_eq!((p["state"].clone(), p["approvedFingerprint"].clone()), (json!("approved"), p["fingerprint"].clone()));
     assert_eq!(pin(&approved, "upload")["state"], "new");

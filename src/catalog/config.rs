@@ -313,6 +313,12 @@ pub enum CatalogError {
     /// `catalog/approveTools` named tools the server's current list does not have.
     #[error("not in the current tool list of MCP server {server}: {}", tools.join(", "))]
     NotInList { server: String, tools: Vec<String> },
+    /// `catalog/approveTools` with fingerprints that are no longer the tools' current ones.
+    #[error(
+        "the definition of {} on MCP server {server} changed after the user reviewed it; nothing was approved: show catalog/pins again",
+        tools.join(", ")
+    )]
+    ChangedSinceReview { server: String, tools: Vec<String> },
 }
 
 impl CatalogError {

@@ -301,10 +301,16 @@ impl Catalog {
         self.server(server_id)?.pin_report()
     }
 
-    /// Make the current definitions of `tools` the approved ones (`catalog/approveTools`).
-    pub fn approve_tools(&self, server_id: &str, tools: &[String]) -> Result<Vec<ToolPin>, CatalogError> {
+    /// Make the current definitions of `tools` the approved ones (`catalog/approveTools`);
+    /// `reviewed`: the fingerprints the user was shown, checked against the current ones.
+    pub fn approve_tools(
+        &self,
+        server_id: &str,
+        tools: &[String],
+        reviewed: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Vec<ToolPin>, CatalogError> {
         let server = self.server(server_id)?;
-        server.approve(tools)?;
+        server.approve(tools, reviewed)?;
         server.pin_report()
     }
 

@@ -86,6 +86,13 @@ fn same_pinned_part(a: &McpTool, b: &McpTool) -> bool {
 }
 
 /// Hex SHA-256 of the canonical JSON of name, description, inputSchema and outputSchema.
+/// Why `approve` approved nothing: the names it refused.
+#[derive(Debug, PartialEq)]
+pub enum Refused {
+    NotInList(Vec<String>),
+    ChangedSinceReview(Vec<String>),
+}
+
 pub fn fingerprint(t: &McpTool) -> String {
     hex(&Sha256::digest(canonical(&pinned_part(t)).as_bytes()))
 }
@@ -202,12 +209,22 @@ impl Pins {
         true
     }
 
-    /// Make the current definitions of `names` the approved ones. Names not in `tools` are
-    /// returned as `Err` and nothing is approved.
-    pub fn approve(&mut self, tools: &[McpTool], names: &[String]) -> Result<(), Vec<String>> {
+    /// Make the current definitions of `names` the approved ones. `reviewed` holds, for some of
+    /// them, the fingerprint the user was shown: a tool whose definition has changed since is
+    /// refused, as are names not in `tools`; on any refusal nothing is approved.
+    pub fn approve(&mut self, tools: &[McpTool], names: &[String], reviewed: &BTreeMap<String, String>) -> Result<(), Refused> {
         let unknown: Vec<String> = names.iter().filter(|n| !tools.iter().any(|t| &t.name == *n)).cloned().collect();
         if !unknown.is_empty() {
-            return Err(unknown);
+            return Err(Refused::NotInList(unknown));
+        }
+        let changed: Vec<String> = tools
+            .iter()
+            .filter(|t| names.contains(&t.name))
+            .filter(|t| reviewed.get(&t.name).is_some_and(|fp| *fp != fingerprint(t)))
+            .map(|t| t.name.clone())
+            .collect();
+        if !changed.is_empty() {
+            return Err(Refused::ChangedSinceReview(changed));
         }
         self.baseline = true;
         for t in tools.iter().filter(|t| names.contains(&t.name)) {
@@ -486,8 +503,15 @@ mod tests {
         assert!(report[1].diff.is_none() && report[1].approved_fingerprint.is_none());
         let refusal = pins.refusal("fs", &v2[0], Trust::Pinned).unwrap();
         assert!(refusal.contains("changed since the user approved it (description and input schema differ)"), "{refusal}");
-        assert_eq!(pins.approve(&v2, &["nope".into()]), Err(vec!["nope".to_string()]));
-        pins.approve(&v2, &["read".into()]).unwrap();
+        let none = BTreeMap::new();
+        assert_eq!(pins.approve(&v2, &["nope".into()], &none), Err(Refused::NotInList(vec!["nope".to_string()])));
+        // The user reviewed another definition (the first one): approving it would approve
+        // what nobody saw.
+        let seen_v1 = BTreeMap::from([("read".to_string(), fingerprint(&v1[0]))]);
+        assert_eq!(pins.approve(&v2, &["read".into()], &seen_v1), Err(Refused::ChangedSinceReview(vec!["read".into()])));
+        assert!(pins.refusal("fs", &v2[0], Trust::Pinned).is_some(), "nothing was approved");
+        let seen_v2 = BTreeMap::from([("read".to_string(), fingerprint(&v2[0]))]);
+        pins.approve(&v2, &["read".into()], &seen_v2).unwrap();
         assert_eq!(pins.held(&v2, Trust::Pinned), Held { changed: vec![], new: vec!["extra".into()] });
         // Auto approves as lists come.
         v2[1].description = "y".into();

@@ -16,6 +16,7 @@
 //!   or the trust change, so `held` always describes the current list. While the pins are read
 //!   from disk `held` is `None`: sync keeps what it had and calls are refused.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
@@ -247,13 +248,16 @@ impl Server {
         Ok(pins.report(d.tools.as_deref().unwrap_or_default(), trust))
     }
 
-    /// Make the current definitions of `names` the approved ones.
-    pub fn approve(self: &Arc<Self>, names: &[String]) -> Result<(), CatalogError> {
+    /// Make the current definitions of `names` the approved ones, unless one changed since the
+    /// user reviewed its fingerprint in `reviewed`.
+    pub fn approve(self: &Arc<Self>, names: &[String], reviewed: &BTreeMap<String, String>) -> Result<(), CatalogError> {
         let mut d = lock(&self.data);
         let tools = d.tools.clone().unwrap_or_default();
         let Some(pins) = d.pins.as_mut() else { return Err(self.pins_loading()) };
-        pins.approve(&tools, names)
-            .map_err(|unknown| CatalogError::NotInList { server: self.id.clone(), tools: unknown })?;
+        pins.approve(&tools, names, reviewed).map_err(|refused| match refused {
+            pins::Refused::NotInList(tools) => CatalogError::NotInList { server: self.id.clone(), tools },
+            pins::Refused::ChangedSinceReview(tools) => CatalogError::ChangedSinceReview { server: self.id.clone(), tools },
+        })?;
         self.reevaluate(&mut d);
         self.publish(&mut d, false);
         drop(d);

@@ -10,6 +10,7 @@ use crate::registry::{EntrySummary, ToolEntry, Warning};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 /// Methods without params accept none, `null` or `{}`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -480,6 +481,10 @@ pub struct ApproveToolsParams {
     pub server_id: String,
     /// Tool names as the server calls them; each must be in the current list.
     pub tools: Vec<String>,
+    /// For each tool the user reviewed, the `fingerprint` `catalog/pins` showed: a tool whose
+    /// definition has changed since is refused (fail closed), and nothing is approved.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fingerprints: BTreeMap<String, String>,
 }
 
 /// `approval/request` (a notification): answer with `approval/respond`.

@@ -12,6 +12,8 @@ fn pins_error(e: CatalogError) -> RpcError {
     match &e {
         CatalogError::NotInList { server, tools } => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string())
             .with_data(json!({"serverId": server, "tools": tools})),
+        CatalogError::ChangedSinceReview { server, tools } => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string())
+            .with_data(json!({"serverId": server, "tools": tools, "reason": "changedSinceReview"})),
         _ => catalog_error(e),
     }
 }
@@ -21,7 +23,7 @@ pub fn handle_pins(ctx: &Ctx, p: ServerIdParams) -> Result<PinsResult, RpcError>
 }
 
 pub fn handle_approve_tools(ctx: &Ctx, p: ApproveToolsParams) -> Result<PinsResult, RpcError> {
-    Ok(PinsResult { tools: catalog(ctx)?.approve_tools(&p.server_id, &p.tools).map_err(pins_error)? })
+    Ok(PinsResult { tools: catalog(ctx)?.approve_tools(&p.server_id, &p.tools, &p.fingerprints).map_err(pins_error)? })
 }
 
 /// `tool/invoke` of a name that is not registered because its MCP tool is held: a result the

@@ -14,6 +14,8 @@ from typing import Any, Callable
 
 import pytest
 
+from toolreg_client import ToolregRpcError
+
 from .conftest import entry, fixture_server
 
 
@@ -166,7 +168,12 @@ async def test_catalog_pins_hold_a_changed_tool_until_approved(spawn_real, tmp_p
         await wait_until(lambda: any(ch.get("changedTools") == ["read_file"] for ch in changes), 5)
         changed = next(p for p in (await c.catalog_pins("fx"))["tools"] if p["name"] == "read_file")
         assert changed["state"] == "changed" and changed["diff"]["descriptionBefore"] == "Read a file.", changed
-        approved = await c.catalog_approve_tools("fx", ["read_file"])
+        # Approval names the fingerprint the user reviewed; a stale one approves nothing.
+        stale = changed["approvedFingerprint"]
+        with pytest.raises(ToolregRpcError) as refused:
+            await c.catalog_approve_tools("fx", ["read_file"], {"read_file": stale})
+        assert refused.value.code == -32602 and refused.value.data["reason"] == "changedSinceReview", refused.value
+        approved = await c.catalog_approve_tools("fx", ["read_file"], {"read_file": changed["fingerprint"]})
         assert all(p["state"] == "approved" for p in approved["tools"]), approved
     finally:
         await c.close()

@@ -41,10 +41,16 @@ class ApprovalWithdrawnParams(TypedDict):
     """`timeout` or `cancelled`."""
 
 
-class ApproveToolsParams(TypedDict):
+class _ApproveToolsParamsRequired(TypedDict):
     serverId: str
     tools: list[str]
     """Tool names as the server calls them; each must be in the current list."""
+
+
+class ApproveToolsParams(_ApproveToolsParamsRequired, total=False):
+    fingerprints: dict[str, str]
+    """For each tool the user reviewed, the `fingerprint` `catalog/pins` showed: a tool whose
+    definition has changed since is refused (fail closed), and nothing is approved."""
 
 
 class Assistant(TypedDict, total=False):

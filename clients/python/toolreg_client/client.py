@@ -819,9 +819,17 @@ class ToolregClient:
         """Every tool of the server's current list with its pin: approved, changed (with a diff) or new."""
         return cast(PinsResult, await self.request("catalog/pins", {"serverId": server_id}))
 
-    async def catalog_approve_tools(self, server_id: str, tools: Sequence[str]) -> PinsResult:
-        """Make the current definitions of `tools` (names as the server calls them) the approved ones."""
-        return cast(PinsResult, await self.request("catalog/approveTools", {"serverId": server_id, "tools": list(tools)}))
+    async def catalog_approve_tools(
+        self, server_id: str, tools: Sequence[str], fingerprints: Optional[Mapping[str, str]] = None
+    ) -> PinsResult:
+        """Make the current definitions of `tools` (names as the server calls them) the approved ones.
+
+        `fingerprints`: for each tool the user reviewed, the fingerprint `catalog_pins` showed;
+        if a definition changed since, nothing is approved (an error, -32602)."""
+        params: dict[str, Any] = {"serverId": server_id, "tools": list(tools)}
+        if fingerprints:
+            params["fingerprints"] = dict(fingerprints)
+        return cast(PinsResult, await self.request("catalog/approveTools", params))
 
 
 def _signal_name(num: int) -> str:

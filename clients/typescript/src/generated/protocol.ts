@@ -259,6 +259,13 @@ export interface ApproveToolsParams {
    * Tool names as the server calls them; each must be in the current list.
    */
   tools: string[];
+  /**
+   * For each tool the user reviewed, the `fingerprint` `catalog/pins` showed: a tool whose
+   * definition has changed since is refused (fail closed), and nothing is approved.
+   */
+  fingerprints?: {
+    [k: string]: string;
+  };
 }
 export interface Assistant {
   mcpMode?: McpMode;
