@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 if [ ! -f tests/reference-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js ]; then
   npm ci --prefix tests/reference-servers --no-audit --no-fund
 fi
-if ! python3 -c "import mcp_server_time" 2>/dev/null; then
+if ! python3 -c "import mcp_server_time; from importlib.metadata import version; assert version('mcp') == '2.3.0'" 2>/dev/null; then
   python3 -m pip install --quiet --disable-pip-version-check -r tests/reference-servers/requirements.txt
 fi
 
