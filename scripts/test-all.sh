@@ -2,7 +2,8 @@
 # Every test of the project: the Rust suite (unit, real-binary, reference MCP servers, search
 # quality, transcripts, schema drift), then both clients' suites against the release binary, then
 # the official MCP conformance suite against the sidecar's MCP client (scripts/conformance.sh) and,
-# in server mode, against `toolreg mcp --http` (scripts/conformance-server.sh).
+# in server mode, against `toolreg mcp --http` (scripts/conformance-server.sh), and the MCP Inspector
+# CLI against `toolreg mcp` (tests/inspector/check.sh).
 # Installs what the tests need from the registries when it is missing.
 # One build: the Rust suite runs in the release profile, and the clients run against the very
 # binaries that build leaves in target/release (toolreg, and toolreg-fixture-mcp from the
@@ -23,3 +24,4 @@ bin="${CARGO_TARGET_DIR:-$PWD/target}/release"
 TOOLREG_BIN="$bin/toolreg" TOOLREG_FIXTURE_MCP="$bin/toolreg-fixture-mcp" clients/test.sh
 TOOLREG_BIN="$bin/toolreg" scripts/conformance.sh
 TOOLREG_BIN="$bin/toolreg" TOOLREG_FIXTURE_MCP="$bin/toolreg-fixture-mcp" scripts/conformance-server.sh
+TOOLREG_BIN="$bin/toolreg" tests/inspector/check.sh

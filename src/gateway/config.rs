@@ -35,6 +35,9 @@ pub struct Gateway {
     /// meta-tools, `never` lists them all; `auto` (default) lets the plan's gates decide.
     #[serde(default)]
     pub defer: Option<Defer>,
+    /// The same by server id, over `defer`: e.g. `{"github": "always", "notes": "never"}`.
+    #[serde(default)]
+    pub defer_servers: std::collections::BTreeMap<String, Defer>,
     /// Run approval-gated tools without asking. For clients that ask their user before every
     /// tool call anyway; otherwise a client without elicitation gets gated calls refused.
     #[serde(default)]

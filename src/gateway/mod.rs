@@ -154,15 +154,18 @@ impl Gateway {
         let mut reg = self.registry.write().unwrap_or_else(|e| e.into_inner());
         let r = Arc::make_mut(&mut reg);
         crate::sync::sync(r, &self.catalog, None);
-        if let Some(defer) = self.cfg.gateway.defer {
-            let retagged: Vec<_> = r
-                .iter()
-                .filter(|e| matches!(e.entry.source, Source::Mcp { .. }) && e.entry.defer != defer)
-                .map(|e| crate::registry::ToolEntry { defer, ..e.entry.clone() })
-                .collect();
-            for e in retagged {
-                r.insert(e);
+        let g = &self.cfg.gateway;
+        let placed = |server: &str| g.defer_servers.get(server).copied().or(g.defer);
+        let retagged: Vec<_> = r
+            .iter()
+            .filter_map(|e| match &e.entry.source {
+                Source::Mcp { server_id, .. } => placed(server_id).filter(|d| *d != e.entry.defer),
+                _ => None,
             }
+            .map(|defer| crate::registry::ToolEntry { defer, ..e.entry.clone() }))
+            .collect();
+        for e in retagged {
+            r.insert(e);
         }
         let snapshot = reg.clone();
         drop(reg);
