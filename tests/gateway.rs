@@ -163,3 +163,40 @@ fn a_bad_config_is_refused_at_start() {
     let err: Vec<String> = c.stderr.iter().collect();
     assert!(err.iter().any(|l| l.contains("not a usable config")), "{err:?}");
 }
+
+#[test]
+fn progress_and_an_upstream_elicitation_reach_the_client_and_cancellation_reaches_the_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_config(dir.path(), &json!({"servers": [fixture("fx", &["--slow-call-ms", "400", "--elicit"])], "gateway": {"defer": "never"}}));
+    let mut c = McpClient::ready(&path, json!({"elicitation": {"form": {}}}));
+    assert!(c.tool_names().contains(&"mcp__fx__slow".to_string()));
+    // Progress: the upstream's notifications come back under the client's own token.
+    let r = c.ok("tools/call", json!({"name": "mcp__fx__slow", "arguments": {}, "_meta": {"progressToken": "p-7"}}));
+    assert_eq!(text(&r), "slow done", "{r}");
+    let progress: Vec<_> = c.notes.iter().filter(|n| n["method"] == "notifications/progress").collect();
+    assert!(!progress.is_empty(), "no progress: {:?}", c.notes);
+    assert!(progress.iter().all(|p| p["params"]["progressToken"] == "p-7"), "{progress:?}");
+    // An upstream server's question during a call goes to the client that made the call.
+    c.answer = Box::new(|m| {
+        assert_eq!(m["method"], "elicitation/create", "{m}");
+        assert_eq!(m["params"]["message"], "Who are you?", "{m}");
+        json!({"action": "accept", "content": {"nick": "ada"}})
+    });
+    let r = c.call("mcp__fx__ask", json!({}));
+    assert!(text(&r).contains("\"nick\":\"ada\""), "{r}");
+    assert_eq!(c.asked.len(), 1);
+    // Cancellation: notifications/cancelled for our call reaches the upstream server.
+    c.send(&json!({"jsonrpc": "2.0", "id": 900, "method": "tools/call", "params": {"name": "mcp__fx__slow", "arguments": {}}}));
+    std::thread::sleep(Duration::from_millis(100));
+    c.notify("notifications/cancelled", json!({"requestId": 900, "reason": "test"}));
+    let mut cancelled = 0;
+    for _ in 0..50 {
+        let stats = c.call("mcp__fx__stats", json!({}));
+        cancelled = serde_json::from_str::<serde_json::Value>(&text(&stats)).unwrap()["cancelled"].as_u64().unwrap();
+        if cancelled == 1 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(cancelled, 1, "the upstream call was not cancelled");
+}
