@@ -65,6 +65,9 @@ pub struct Gateway {
     /// Whether every server has a list or has failed, as of the last resync: the first
     /// `tools/list` waits on it during warm-up.
     warm: watch::Sender<bool>,
+    /// Held through a whole resync, so two (the first, and one for a catalog event) never
+    /// interleave and leave an older listing last.
+    resyncing: Mutex<()>,
     /// Connected clients, told when the listing changes.
     peers: Mutex<Vec<Peer<RoleServer>>>,
     /// Calls in flight by call id, with the client that made them: where an upstream server's
@@ -105,6 +108,7 @@ impl Gateway {
             call_seq: AtomicU64::new(0),
             started: Instant::now(),
             warm: watch::channel(false).0,
+            resyncing: Mutex::new(()),
             peers: Mutex::new(Vec::new()),
             calls: Mutex::new(HashMap::new()),
             cfg,
@@ -112,7 +116,9 @@ impl Gateway {
         asker.attach(&gw);
         gw.catalog.set_servers(gw.cfg.servers.clone());
         crate::tokenize::preload();
-        gw.resync();
+        // Planning counts tokens, and the tokenizer may still be loading: off the reactor.
+        let first = gw.clone();
+        tokio::task::spawn_blocking(move || first.resync());
         tokio::spawn(follow_catalog(Arc::downgrade(&gw), events_rx));
         gw
     }
@@ -149,6 +155,7 @@ impl Gateway {
     /// The catalog's lists into the registry, and a new listing when the plan changed.
     /// Returns whether the listing's tools changed.
     fn resync(&self) -> bool {
+        let _one = lock(&self.resyncing);
         // Read before the sync: whatever lists it counted, the sync then sees.
         let warm = self.all_listed();
         let mut reg = self.registry.write().unwrap_or_else(|e| e.into_inner());
@@ -223,6 +230,7 @@ impl Gateway {
         if self.plans.get(&l.plan_id).is_some() {
             return l.plan_id.clone();
         }
+        let _one = lock(&self.resyncing);
         let next = self.plan(&self.registry());
         let id = next.plan_id.clone();
         *self.listing.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
