@@ -5,7 +5,8 @@
 
 use super::{lock, Gateway};
 use crate::approval::{Approvals, Decision};
-use crate::catalog::{AskHost, ElicitAction, ElicitMode, ElicitParams, ElicitResult, SampleParams};
+use crate::catalog::{AskHost, Catalog, ElicitAction, ElicitMode, ElicitParams, ElicitResult, SampleParams};
+use crate::registry::{Registry, Source};
 use crate::invoke::{ApprovalRequest, HostPort};
 use futures::future::BoxFuture;
 use rmcp::model::{ProgressNotificationParam, ProgressToken, ServerRequest};
@@ -27,8 +28,22 @@ pub struct ClientHost {
     pub peer: Peer<RoleServer>,
     pub asking: Option<Asking>,
     pub approvals: Arc<Approvals>,
-    pub server_of: Box<dyn Fn(&str) -> Option<(String, String)> + Send + Sync>,
+    /// Where a gated tool's server name and own tool name are looked up, for the question.
+    pub registry: Arc<Registry>,
+    pub catalog: Catalog,
     pub progress_token: Option<ProgressToken>,
+}
+
+impl ClientHost {
+    /// (server name, the tool's own name) of an MCP tool by wire name.
+    fn server_of(&self, wire: &str) -> Option<(String, String)> {
+        match &self.registry.get(wire)?.entry.source {
+            Source::Mcp { server_id, tool_name } => {
+                Some((self.catalog.config(server_id).map_or_else(|| server_id.clone(), |c| c.name), tool_name.clone()))
+            }
+            _ => None,
+        }
+    }
 }
 
 impl HostPort for ClientHost {
@@ -41,7 +56,7 @@ impl HostPort for ClientHost {
             }
             Some(Asking::Elicit) => {
                 let peer = self.peer.clone();
-                let (server, tool) = (self.server_of)(&req.name).unwrap_or_else(|| ("toolreg".into(), req.name.clone()));
+                let (server, tool) = self.server_of(&req.name).unwrap_or_else(|| ("toolreg".into(), req.name.clone()));
                 tokio::spawn(async move {
                     let decision = ask_approval(&peer, &server, &tool, &req).await;
                     approvals.respond(&req.approval_id, decision);

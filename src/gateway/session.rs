@@ -5,7 +5,6 @@ use super::client_host::{Asking, ClientHost};
 use super::Gateway;
 use crate::invoke::{Call, Executor, HostAbilities, InvokeError, Invoked, Settings};
 use crate::output::ModelOutput;
-use crate::registry::Source;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, InitializeResult, ListToolsResult, PaginatedRequestParams};
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
@@ -74,17 +73,12 @@ impl ServerHandler for Session {
             (false, false) => None,
         };
         let registry = gw.registry();
-        let (names, catalog) = (registry.clone(), gw.catalog.clone());
         let host = ClientHost {
             peer: context.peer.clone(),
             asking,
             approvals: gw.approvals.clone(),
-            server_of: Box::new(move |wire| match &names.get(wire)?.entry.source {
-                Source::Mcp { server_id, tool_name } => {
-                    Some((catalog.config(server_id).map_or_else(|| server_id.clone(), |c| c.name), tool_name.clone()))
-                }
-                _ => None,
-            }),
+            registry: registry.clone(),
+            catalog: gw.catalog.clone(),
             progress_token: context.meta.get_progress_token(),
         };
         let mcp = crate::server::Mcp(Some(&gw.catalog));
