@@ -10,12 +10,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Scenarios in scope: lifecycle, ping, logging, tools, DNS rebinding. resources-* and prompts-*
-# are out of scope: the gateway forwards tools only. The tools-call-* scenarios call the suite's
-# own test tools by plain name, which no upstream server here offers (expected-failures.yml).
+# Scenarios in scope: lifecycle, ping, logging, tools, elicitation, DNS rebinding. The suite's
+# server scenarios call its own test tools by name; the gateway forwards them from the fixture
+# server (`--conformance` offers test_simple_text, test_error_handling, test_tool_with_progress,
+# test_elicitation) listed under their upstream names (`toolNames: upstream`). The scenarios whose
+# tools the fixture does not offer (image, audio, embedded resource, mixed content, logging,
+# sampling, SEP-1034/1330 elicitation, JSON Schema 2020-12, SSE polling) are not run, nor
+# resources-* / prompts-* / completion: the gateway forwards tools only.
 scenarios=("$@")
 if (( ${#scenarios[@]} == 0 )); then
-  scenarios=(server-initialize ping logging-set-level tools-list dns-rebinding-protection)
+  scenarios=(server-initialize ping logging-set-level tools-list tools-call-simple-text tools-call-error
+    tools-call-with-progress tools-call-elicitation dns-rebinding-protection)
 fi
 
 work=target/conformance
@@ -34,7 +39,8 @@ bin="${TOOLREG_BIN:-$PWD/target/release/toolreg}"
 fixture="${TOOLREG_FIXTURE_MCP:-$(dirname "$bin")/toolreg-fixture-mcp}"
 config="$work/gateway.json"
 cat >"$config" <<JSON
-{"servers": [{"id": "fx", "name": "fx", "transport": {"type": "stdio", "command": "$fixture", "args": ["--tools", "3"]}}]}
+{"servers": [{"id": "fx", "name": "fx", "transport": {"type": "stdio", "command": "$fixture", "args": ["--tools", "3", "--conformance"]}}],
+ "gateway": {"defer": "never", "toolNames": "upstream"}}
 JSON
 export TOOLREG_MCP_TOKEN="conformance-$RANDOM$RANDOM$RANDOM"
 port_log="$work/gateway-http.log"

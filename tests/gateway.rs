@@ -200,3 +200,19 @@ fn progress_and_an_upstream_elicitation_reach_the_client_and_cancellation_reache
     }
     assert_eq!(cancelled, 1, "the upstream call was not cancelled");
 }
+
+#[test]
+fn upstream_names_are_listed_and_called_when_unique() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_config(dir.path(), &json!({"servers": [fixture("a", &["--tools", "1"]), fixture("b", &[])],
+        "gateway": {"defer": "never", "toolNames": "upstream"}}));
+    let mut c = McpClient::ready(&path, json!({}));
+    let mut names = c.tool_names();
+    names.sort();
+    // `echo` and `stats` are on both servers: full names; `tool_0` only on a: its own name.
+    assert_eq!(names, ["mcp__a__echo", "mcp__a__stats", "mcp__b__echo", "mcp__b__stats", "tool_0"], "{names:?}");
+    let r = c.call("tool_0", json!({"x": 3}));
+    assert_eq!(text(&r), "tool_0 called with {\"x\":3}", "{r}");
+    // The full name still works (tool_search and tool_invoke speak it).
+    assert_eq!(text(&c.call("mcp__a__tool0", json!({"x": 4}))), "tool_0 called with {\"x\":4}");
+}

@@ -38,6 +38,11 @@ pub struct Gateway {
     /// The same by server id, over `defer`: e.g. `{"github": "always", "notes": "never"}`.
     #[serde(default)]
     pub defer_servers: std::collections::BTreeMap<String, Defer>,
+    /// `upstream`: list an upstream tool under its own name when no other server has a tool of
+    /// that name (else, and by default, `mcp__<server>__<tool>`). For clients that add their own
+    /// server prefix; `tool_search` and `tool_invoke` keep the full names.
+    #[serde(default)]
+    pub tool_names: ToolNames,
     /// Run approval-gated tools without asking. For clients that ask their user before every
     /// tool call anyway; otherwise a client without elicitation gets gated calls refused.
     #[serde(default)]
@@ -52,6 +57,14 @@ pub struct Gateway {
     /// How long a gated call waits for the user's answer (default 300000).
     #[serde(default)]
     pub approval_timeout_ms: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolNames {
+    #[default]
+    Wire,
+    Upstream,
 }
 
 impl GatewayConfig {

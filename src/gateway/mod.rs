@@ -46,6 +46,8 @@ pub struct Listing {
     /// MCP `Tool` objects, in the plan's order.
     pub tools: Vec<Value>,
     pub plan_id: String,
+    /// Listed name to wire name, for tools listed under their upstream name (`toolNames`).
+    pub aliases: HashMap<String, String>,
     /// Inline definitions, meta-tools and the deferred section together, in tokens.
     pub tokens: u64,
     pub deferred: usize,
@@ -97,7 +99,7 @@ impl Gateway {
             tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
         }
         let plans = PlanStore::default();
-        let empty = Arc::new(Listing { tools: Vec::new(), plan_id: plans.create(BTreeSet::new(), BTreeSet::new()).id.clone(), tokens: 0, deferred: 0 });
+        let empty = Arc::new(Listing { tools: Vec::new(), aliases: HashMap::new(), plan_id: plans.create(BTreeSet::new(), BTreeSet::new()).id.clone(), tokens: 0, deferred: 0 });
         let gw = Arc::new(Gateway {
             catalog,
             registry: RwLock::new(Arc::new(Registry::default())),
@@ -201,6 +203,8 @@ impl Gateway {
         let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
         let n_deferred = deferred.len();
         let scope = self.plans.create(deferred, inline);
+        let shown = self.shown_names(registry);
+        let mut aliases = HashMap::new();
         let tools = plan
             .tools
             .iter()
@@ -209,7 +213,14 @@ impl Gateway {
                 if let (meta_defs::SEARCH, Some(section)) = (t.name.as_str(), &plan.system_prompt) {
                     description = format!("{description}\n\n{section}");
                 }
-                let mut tool = json!({"name": t.name, "description": description, "inputSchema": t.input_schema});
+                let name = match shown.get(t.name.as_str()) {
+                    Some(own) => {
+                        aliases.insert(own.to_string(), t.name.clone());
+                        own.to_string()
+                    }
+                    None => t.name.clone(),
+                };
+                let mut tool = json!({"name": name, "description": description, "inputSchema": t.input_schema});
                 if let Some(r) = registry.get(&t.name) {
                     if let Some(a) = &r.entry.annotations {
                         tool["annotations"] = a.clone();
@@ -221,7 +232,28 @@ impl Gateway {
                 tool
             })
             .collect();
-        Listing { tools, plan_id: scope.id.clone(), tokens: plan.tokens.inline, deferred: n_deferred }
+        Listing { tools, aliases, plan_id: scope.id.clone(), tokens: plan.tokens.inline, deferred: n_deferred }
+    }
+
+    /// Wire name to upstream name, for the MCP tools whose upstream name is unique among all
+    /// servers, valid and no registry or meta-tool name (`toolNames: upstream`); else empty.
+    fn shown_names<'r>(&self, registry: &'r Registry) -> HashMap<&'r str, &'r str> {
+        if self.cfg.gateway.tool_names != config::ToolNames::Upstream {
+            return HashMap::new();
+        }
+        let mut by_own: HashMap<&str, Vec<&str>> = HashMap::new();
+        for r in registry.iter() {
+            if let Source::Mcp { tool_name, .. } = &r.entry.source {
+                by_own.entry(tool_name.as_str()).or_default().push(r.entry.name.as_str());
+            }
+        }
+        by_own
+            .into_iter()
+            .filter(|(own, wires)| {
+                wires.len() == 1 && !crate::registry::RESERVED.contains(own) && registry.get(own).is_none() && crate::registry::wire_name::is_valid(own)
+            })
+            .map(|(own, wires)| (wires[0], own))
+            .collect()
     }
 
     /// The plan id for meta-tool calls: plans expire (`PLAN_TTL`), the gateway's lives on.

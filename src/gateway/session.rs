@@ -63,8 +63,9 @@ impl ServerHandler for Session {
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         let gw = &self.gw;
         // A client that calls before it lists (it knew the names) waits for the warm-up too.
-        gw.listing_when_warm().await;
+        let listing = gw.listing_when_warm().await;
         let name = request.name.to_string();
+        let name = listing.aliases.get(&name).cloned().unwrap_or(name);
         let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
         let elicits = context.peer.peer_info().is_some_and(|i| i.capabilities.elicitation.is_some());
         let asking = match (gw.config().gateway.trusted_client, elicits) {
