@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test of the project: the Rust suite (unit, real-binary, reference MCP servers, search
 # quality, transcripts, schema drift), then both clients' suites against the release binary, then
-# the official MCP conformance suite against the sidecar's MCP client (scripts/conformance.sh).
+# the official MCP conformance suite against the sidecar's MCP client (scripts/conformance.sh) and,
+# in server mode, against `toolreg mcp --http` (scripts/conformance-server.sh), and the MCP Inspector
+# CLI against `toolreg mcp` (tests/inspector/check.sh).
 # Installs what the tests need from the registries when it is missing.
 # One build: the Rust suite runs in the release profile, and the clients run against the very
 # binaries that build leaves in target/release (toolreg, and toolreg-fixture-mcp from the
@@ -12,7 +14,7 @@ cd "$(dirname "$0")/.."
 if [ ! -f tests/reference-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js ]; then
   npm ci --prefix tests/reference-servers --no-audit --no-fund
 fi
-if ! python3 -c "import mcp_server_time" 2>/dev/null; then
+if ! python3 -c "import mcp_server_time; from importlib.metadata import version; assert version('mcp') == '2.3.0'" 2>/dev/null; then
   python3 -m pip install --quiet --disable-pip-version-check -r tests/reference-servers/requirements.txt
 fi
 
@@ -21,3 +23,5 @@ cargo test --release --workspace --locked
 bin="${CARGO_TARGET_DIR:-$PWD/target}/release"
 TOOLREG_BIN="$bin/toolreg" TOOLREG_FIXTURE_MCP="$bin/toolreg-fixture-mcp" clients/test.sh
 TOOLREG_BIN="$bin/toolreg" scripts/conformance.sh
+TOOLREG_BIN="$bin/toolreg" TOOLREG_FIXTURE_MCP="$bin/toolreg-fixture-mcp" scripts/conformance-server.sh
+TOOLREG_BIN="$bin/toolreg" tests/inspector/check.sh

@@ -5,6 +5,7 @@
 pub mod approval;
 pub mod catalog;
 pub mod exposition;
+pub mod gateway;
 pub mod hostconfig;
 pub mod invoke;
 pub mod logging;

@@ -1,5 +1,5 @@
 //! The `toolreg` command: `serve` (the sidecar), `plan` (a host config's plan as a table),
-//! `schema` (write or check `protocol/*.schema.json`).
+//! `schema` (write or check `protocol/*.schema.json`), `mcp` (the registry as an MCP server).
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -44,6 +44,25 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the registry as an MCP server (stdio, or Streamable HTTP on loopback with --http):
+    /// the configured MCP servers' tools, planned, behind one server.
+    Mcp {
+        /// The host config JSON (as `toolreg plan` reads it, with each server's transport), plus
+        /// an optional `gateway` block (see README "toolreg mcp").
+        #[arg(long)]
+        config: PathBuf,
+        /// Serve Streamable HTTP on this loopback address (e.g. 127.0.0.1:8931) instead of stdio.
+        /// Requests need `Authorization: Bearer <token>`: the token is $TOOLREG_MCP_TOKEN, or a
+        /// fresh one printed to stderr.
+        #[arg(long)]
+        http: Option<std::net::SocketAddr>,
+        /// Log to this file instead of stderr.
+        #[arg(long)]
+        log_file: Option<PathBuf>,
+        /// Log level or tracing filter (default: $TOOLREG_LOG, else info).
+        #[arg(long)]
+        log_level: Option<String>,
+    },
     /// Write protocol/*.schema.json from the protocol types, or check them with --check.
     Schema {
         #[arg(long, default_value = "protocol")]
@@ -74,9 +93,47 @@ fn main() -> ExitCode {
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(code as u8)
         }
+        Command::Mcp { config, http, log_file, log_level } => mcp(&config, http, log_file.as_deref(), log_level.as_deref()),
         Command::Plan { config, context_window, model, json } => plan(config, context_window, model, json),
         Command::Schema { dir, check } => schema(&dir, check),
     }
+}
+
+fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, log_file: Option<&std::path::Path>, log_level: Option<&str>) -> ExitCode {
+    use toolreg::gateway::{self, config::GatewayConfig, Listen};
+    let cfg = match std::fs::read_to_string(config).map_err(|e| e.to_string()).and_then(|t| GatewayConfig::parse(&t)) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("toolreg: {} is not a usable config: {e}", config.display());
+            return ExitCode::from(2);
+        }
+    };
+    let listen = match http {
+        None => Listen::Stdio,
+        Some(addr) => {
+            let token = match std::env::var(gateway::TOKEN_ENV) {
+                Ok(t) if !t.trim().is_empty() => t.trim().to_string(),
+                _ => match gateway::new_token() {
+                    Ok(t) => {
+                        eprintln!("toolreg mcp: bearer token {t} (set ${} to choose it)", gateway::TOKEN_ENV);
+                        t
+                    }
+                    Err(e) => {
+                        eprintln!("toolreg: {e}");
+                        return ExitCode::from(2);
+                    }
+                },
+            };
+            Listen::Http { addr, token }
+        }
+    };
+    let log = LogControl::init(log_file, log_level);
+    install_panic_hook();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime starts");
+    let code = runtime.block_on(async move { tokio::spawn(gateway::run(cfg, listen)).await.unwrap_or(1) });
+    log.flush();
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    ExitCode::from(code as u8)
 }
 
 /// Panics are answered -32603 by the server; the hook only makes sure the message goes to

@@ -1,6 +1,8 @@
 //! Drives the real `toolreg` binary over real pipes, as a host would.
 #![allow(dead_code)]
 
+pub mod gateway;
+
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};

@@ -1,0 +1,276 @@
+//! `toolreg mcp` against the same upstream servers connected directly, as an MCP client (Claude
+//! Desktop, Cursor, ...) would connect them: five fixture servers serving real catalogs
+//! (github, atlassian, notion, stripe, playwright from ../shared/fixtures/mcp-catalogs, 286
+//! tools). Measures spawn to `tools/list` (cold, and with toolreg's cache warm), the tokens of
+//! the `tools/list` answer (direct: every tool; through toolreg: the plan; o200k_base, the real
+//! tokenizer), a tool call's overhead, and `tools/list` with one upstream server hung.
+//!
+//! `cargo build --release -p toolreg-fixture-mcp && cargo bench --bench gateway`. Prints medians;
+//! asserts nothing. `RUNS=n` spawns n times (default 10), `CALLS=n` makes n calls (default 500).
+#![allow(clippy::print_stdout)] // a benchmark reports on stdout
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+#[path = "common/frames.rs"]
+mod frames;
+use frames::median;
+
+const CATALOGS: [&str; 5] = ["github", "atlassian", "notion", "stripe", "playwright"];
+/// How long the direct client waits for a hung server's list before giving up.
+const DIRECT_LIST_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn fixture_bin() -> String {
+    let path = std::path::Path::new(env!("CARGO_BIN_EXE_toolreg")).with_file_name("toolreg-fixture-mcp");
+    assert!(path.is_file(), "no fixture MCP server at {}: run `cargo build --release -p toolreg-fixture-mcp` first", path.display());
+    path.to_string_lossy().into_owned()
+}
+
+fn env_n(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// An MCP client over a child's stdio (newline-delimited JSON-RPC).
+struct Client {
+    child: Child,
+    w: ChildStdin,
+    rx: mpsc::Receiver<Value>,
+    id: u64,
+}
+
+impl Client {
+    fn spawn(cmd: &str, args: &[String]) -> Client {
+        let mut child = Command::new(cmd)
+            .args(args)
+            .env("TOOLREG_LOG", "error")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let w = child.stdin.take().unwrap();
+        let r: ChildStdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(r).lines().map_while(Result::ok) {
+                if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                    if tx.send(v).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        Client { child, w, rx, id: 0 }
+    }
+
+    /// The result of a request, or `None` when no answer arrives within `timeout`.
+    fn request(&mut self, method: &str, params: Value, timeout: Duration) -> Option<Value> {
+        self.id += 1;
+        let mut line = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params})).unwrap();
+        line.push(b'\n');
+        self.w.write_all(&line).unwrap();
+        self.w.flush().unwrap();
+        let deadline = Instant::now() + timeout;
+        loop {
+            let m = self.rx.recv_timeout(deadline.saturating_duration_since(Instant::now())).ok()?;
+            if m.get("id") == Some(&json!(self.id)) && m.get("method").is_none() {
+                return Some(m["result"].clone());
+            }
+        }
+    }
+
+    fn initialize(&mut self) {
+        self.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}), Duration::from_secs(60))
+            .expect("initialize");
+        let mut line = serde_json::to_vec(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+        line.push(b'\n');
+        self.w.write_all(&line).unwrap();
+    }
+
+    fn list(&mut self, timeout: Duration) -> Option<Vec<Value>> {
+        Some(self.request("tools/list", json!({}), timeout)?["tools"].as_array()?.clone())
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Each catalog's tools written where the fixture's `--defs-file` reads them.
+fn write_defs(dir: &std::path::Path) -> Vec<String> {
+    let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/mcp-catalogs");
+    CATALOGS
+        .iter()
+        .map(|name| {
+            let text = std::fs::read_to_string(shared.join(format!("{name}.json"))).expect("../shared/fixtures/mcp-catalogs");
+            let catalog: Value = serde_json::from_str(&text).unwrap();
+            let path = dir.join(format!("{name}.json"));
+            std::fs::write(&path, serde_json::to_vec(&catalog["tools"]).unwrap()).unwrap();
+            path.to_string_lossy().into_owned()
+        })
+        .collect()
+}
+
+fn fixture_args(defs: &str, hang: bool) -> Vec<String> {
+    let mut a = vec!["--defs-file".to_string(), defs.to_string()];
+    if hang {
+        a.push("--hang-list".into());
+    }
+    a
+}
+
+/// Tokens of a `tools/list` answer: each tool as the model gets it ({name, description,
+/// inputSchema}), counted with o200k_base as the plan counts.
+fn tokens(tools: &[Value]) -> usize {
+    let enc = toolreg::tokenize::for_model(Some("gpt-4o"));
+    tools
+        .iter()
+        .map(|t| {
+            let d = toolreg::exposition::ToolDefinition {
+                name: t["name"].as_str().unwrap_or_default().into(),
+                description: t["description"].as_str().unwrap_or_default().into(),
+                input_schema: t["inputSchema"].clone(),
+            };
+            enc.name.count(&d.counted_text())
+        })
+        .sum()
+}
+
+/// Direct: one client session per server, all spawned at once; the time until every list is in
+/// (a hung server's list is given up after `DIRECT_LIST_TIMEOUT`). Returns (time, tools, answered).
+fn direct_lists(defs: &[String], hang_first: bool) -> (Duration, Vec<Value>, usize) {
+    let fixture = fixture_bin();
+    let start = Instant::now();
+    let handles: Vec<_> = defs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let (fixture, args) = (fixture.clone(), fixture_args(d, hang_first && i == 0));
+            std::thread::spawn(move || {
+                let mut c = Client::spawn(&fixture, &args);
+                c.initialize();
+                c.list(DIRECT_LIST_TIMEOUT)
+            })
+        })
+        .collect();
+    let lists: Vec<Option<Vec<Value>>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let elapsed = start.elapsed();
+    let answered = lists.iter().filter(|l| l.is_some()).count();
+    (elapsed, lists.into_iter().flatten().flatten().collect(), answered)
+}
+
+fn gateway_config(dir: &std::path::Path, defs: &[String], hang_first: bool, cache: &std::path::Path) -> String {
+    // Extra flags travel in the environment, which the cache identity ignores (a hung run
+    // reads the cache the healthy run wrote).
+    let servers: Vec<Value> = defs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let extra = if hang_first && i == 0 { "--hang-list" } else { "" };
+            json!({"id": CATALOGS[i], "name": CATALOGS[i], "trust": "auto", "transport": {"type": "stdio", "command": "/bin/sh",
+                "args": ["-c", format!("exec \"$FIXTURE\" --defs-file {d} $EXTRA")],
+                "env": {"FIXTURE": fixture_bin(), "EXTRA": extra}}})
+        })
+        .collect();
+    let cfg = json!({"model": "gpt-4o", "contextWindow": 200000, "servers": servers,
+        "gateway": {"cacheDir": cache, "warmupMs": 10000}});
+    let path = dir.join(if hang_first { "gw-hung.json" } else { "gw.json" });
+    std::fs::write(&path, serde_json::to_vec(&cfg).unwrap()).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// Through toolreg: spawn, initialize, tools/list. Returns (time, tools).
+fn gateway_list(config: &str) -> (Duration, Vec<Value>) {
+    let start = Instant::now();
+    let mut c = Client::spawn(env!("CARGO_BIN_EXE_toolreg"), &["mcp".into(), "--config".into(), config.into()]);
+    c.initialize();
+    let tools = c.list(Duration::from_secs(60)).expect("toolreg mcp lists");
+    (start.elapsed(), tools)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn main() {
+    let runs = env_n("RUNS", 10);
+    let calls = env_n("CALLS", 500);
+    let dir = tempfile::tempdir().unwrap();
+    let defs = write_defs(dir.path());
+    let (_, direct_tools, _) = direct_lists(&defs, false);
+    println!("upstream: {} fixture servers serving {} tools ({})", defs.len(), direct_tools.len(), CATALOGS.join(", "));
+
+    // Spawn to tools/list.
+    let direct: Vec<Duration> = (0..runs).map(|_| direct_lists(&defs, false).0).collect();
+    let cold: Vec<Duration> = (0..runs)
+        .map(|i| {
+            let cache = dir.path().join(format!("cold-{i}"));
+            gateway_list(&gateway_config(dir.path(), &defs, false, &cache)).0
+        })
+        .collect();
+    let cache = dir.path().join("warm");
+    let config = gateway_config(dir.path(), &defs, false, &cache);
+    let (_, planned) = gateway_list(&config);
+    let warm: Vec<Duration> = (0..runs).map(|_| gateway_list(&config).0).collect();
+    println!("\nspawn to tools/list, median of {runs}:");
+    println!("  direct (5 sessions in parallel)     {}", ms(median(direct)));
+    println!("  toolreg mcp, cold cache              {}", ms(median(cold)));
+    println!("  toolreg mcp, warm cache              {}", ms(median(warm)));
+
+    // Tokens.
+    let (t_direct, t_plan) = (tokens(&direct_tools), tokens(&planned));
+    println!("\ntools/list tokens (o200k_base):");
+    println!("  direct: {} tools, {t_direct} tokens", direct_tools.len());
+    println!("  toolreg mcp: {} tools, {t_plan} tokens ({:.1}% of direct)", planned.len(), 100.0 * t_plan as f64 / t_direct as f64);
+
+    // One upstream hung in tools/list.
+    let hung_direct: Vec<(Duration, usize)> = (0..runs.min(3)).map(|_| {
+        let (d, _, answered) = direct_lists(&defs, true);
+        (d, answered)
+    }).collect();
+    let hung_config = gateway_config(dir.path(), &defs, true, &cache);
+    let hung_gw: Vec<(Duration, usize)> = (0..runs).map(|_| {
+        let (d, tools) = gateway_list(&hung_config);
+        (d, tools.len())
+    }).collect();
+    println!("\ntools/list with the github server hung in tools/list:");
+    println!(
+        "  direct: {} until the client gives up on it ({} s timeout), {} of 5 lists",
+        ms(median(hung_direct.iter().map(|h| h.0).collect())),
+        DIRECT_LIST_TIMEOUT.as_secs(),
+        hung_direct[0].1
+    );
+    println!(
+        "  toolreg mcp (warm cache): {} spawn to tools/list, {} tools listed (its cached list included)",
+        ms(median(hung_gw.iter().map(|h| h.0).collect())),
+        hung_gw[0].1
+    );
+
+    // Call overhead: echo on the notion server, direct vs through toolreg.
+    let mut direct_c = Client::spawn(&fixture_bin(), &fixture_args(&defs[2], false));
+    direct_c.initialize();
+    let mut gw = Client::spawn(env!("CARGO_BIN_EXE_toolreg"), &["mcp".into(), "--config".into(), config.clone()]);
+    gw.initialize();
+    gw.list(Duration::from_secs(60)).unwrap();
+    let time_calls = |c: &mut Client, name: &str| -> Duration {
+        for _ in 0..50 {
+            c.request("tools/call", json!({"name": name, "arguments": {"n": 1}}), Duration::from_secs(10)).unwrap();
+        }
+        median((0..calls).map(|i| {
+            let t = Instant::now();
+            let r = c.request("tools/call", json!({"name": name, "arguments": {"n": i}}), Duration::from_secs(10)).unwrap();
+            assert_eq!(r["isError"], false, "{r}");
+            t.elapsed()
+        }).collect())
+    };
+    let d = time_calls(&mut direct_c, "echo");
+    let g = time_calls(&mut gw, "mcp__notion__echo");
+    println!("\ntools/call echo, median of {calls}:");
+    println!("  direct {}   through toolreg mcp {}   overhead {}", ms(d), ms(g), ms(g.saturating_sub(d)));
+}

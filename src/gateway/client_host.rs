@@ -1,0 +1,176 @@
+//! The invoke path's `HostPort` and the catalog's `AskHost`, over an MCP client: approval is an
+//! `elicitation/create` form (approve or deny), progress is `notifications/progress` under the
+//! client's token, and an upstream server's own questions are forwarded to the client that made
+//! the call. Host tools and host repair do not exist here (`HostAbilities` says so).
+
+use super::{lock, Gateway};
+use crate::approval::{Approvals, Decision};
+use crate::catalog::{AskHost, Catalog, ElicitAction, ElicitMode, ElicitParams, ElicitResult, SampleParams};
+use crate::registry::{Registry, Source};
+use crate::invoke::{ApprovalRequest, HostPort};
+use futures::future::BoxFuture;
+use rmcp::model::{ProgressNotificationParam, ProgressToken, ServerRequest};
+use rmcp::service::{Peer, RoleServer};
+use serde_json::{json, Value};
+use std::sync::{Arc, OnceLock, Weak};
+
+/// How the user is asked before a gated call runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Asking {
+    /// The client declared `elicitation`: ask with a form.
+    Elicit,
+    /// The config trusts the client: run without asking.
+    Trusted,
+}
+
+/// One call's host: the client that made it.
+pub struct ClientHost {
+    pub peer: Peer<RoleServer>,
+    pub asking: Option<Asking>,
+    pub approvals: Arc<Approvals>,
+    /// Where a gated tool's server name and own tool name are looked up, for the question.
+    pub registry: Arc<Registry>,
+    pub catalog: Catalog,
+    pub progress_token: Option<ProgressToken>,
+}
+
+impl ClientHost {
+    /// (server name, the tool's own name) of an MCP tool by wire name.
+    fn server_of(&self, wire: &str) -> Option<(String, String)> {
+        match &self.registry.get(wire)?.entry.source {
+            Source::Mcp { server_id, tool_name } => {
+                Some((self.catalog.config(server_id).map_or_else(|| server_id.clone(), |c| c.name), tool_name.clone()))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl HostPort for ClientHost {
+    fn approval_request(&self, req: ApprovalRequest) {
+        let approvals = self.approvals.clone();
+        match self.asking {
+            // `invoke` opened the approval before calling us: answering at once is safe.
+            Some(Asking::Trusted) => {
+                approvals.respond(&req.approval_id, Decision::Approve);
+            }
+            Some(Asking::Elicit) => {
+                let peer = self.peer.clone();
+                let (server, tool) = self.server_of(&req.name).unwrap_or_else(|| ("toolreg".into(), req.name.clone()));
+                tokio::spawn(async move {
+                    let decision = ask_approval(&peer, &server, &tool, &req).await;
+                    approvals.respond(&req.approval_id, decision);
+                });
+            }
+            // `invoke` refuses before asking when the host cannot approve.
+            None => {
+                approvals.respond(&req.approval_id, Decision::Deny { reason: Some("this client cannot be asked".into()) });
+            }
+        }
+    }
+
+    fn approval_withdrawn(&self, approval_id: &str, reason: &str) {
+        tracing::debug!(approval_id, reason, "approval withdrawn");
+    }
+
+    fn progress(&self, _token: &str, value: Value) {
+        let Some(token) = &self.progress_token else { return };
+        let mut value = value;
+        value["progressToken"] = serde_json::to_value(token).unwrap_or(Value::Null);
+        let Ok(param) = serde_json::from_value::<ProgressNotificationParam>(value) else { return };
+        let peer = self.peer.clone();
+        // Sent in order by the peer's one writer; not awaited, so a slow client slows no call.
+        tokio::spawn(async move {
+            let _ = peer.notify_progress(param).await;
+        });
+    }
+
+    async fn execute_tool(&self, name: &str, _arguments: &Value, _call_id: &str) -> Result<Value, String> {
+        Err(format!("{name} is a host tool, and an MCP client does not run host tools"))
+    }
+
+    async fn repair_tool_call(&self, _name: &str, _schema: &Value, _arguments: &Value, _error: &str) -> Result<Option<Value>, String> {
+        Ok(None)
+    }
+}
+
+/// The approval form: which tool, on which server, with which arguments; approve or deny.
+async fn ask_approval(peer: &Peer<RoleServer>, server: &str, tool: &str, req: &ApprovalRequest) -> Decision {
+    let args = serde_json::to_string_pretty(&req.arguments).unwrap_or_default();
+    let request = json!({"method": "elicitation/create", "params": {
+        "mode": "form",
+        "message": format!("Allow the tool {tool} of the MCP server {server} to run with these arguments?\n{args}"),
+        "requestedSchema": {"type": "object", "properties": {
+            "decision": {"type": "string", "title": "Decision", "enum": ["approve", "deny"],
+                "description": format!("approve: run {tool} on {server} once; deny: do not run it")}
+        }, "required": ["decision"]}
+    }});
+    let answer = match serde_json::from_value::<ServerRequest>(request) {
+        Ok(r) => peer.send_request(r).await.map(|r| serde_json::to_value(&r).unwrap_or(Value::Null)),
+        Err(e) => return Decision::Deny { reason: Some(format!("internal error: {e}")) },
+    };
+    match answer {
+        Ok(v) if v["action"] == "accept" && v["content"]["decision"] == "approve" => Decision::Approve,
+        Ok(v) if v["action"] == "accept" => Decision::Deny { reason: None },
+        Ok(v) => Decision::Deny { reason: Some(format!("the user chose {}", v["action"].as_str().unwrap_or("nothing"))) },
+        Err(e) => Decision::Deny { reason: Some(format!("the client did not answer: {e}")) },
+    }
+}
+
+/// Upstream servers' questions, to the client whose call they belong to.
+#[derive(Default)]
+pub struct Questions(OnceLock<Weak<Gateway>>);
+
+impl Questions {
+    pub fn attach(&self, gw: &Arc<Gateway>) {
+        let _ = self.0.set(Arc::downgrade(gw));
+    }
+
+    fn peer(&self, call_id: Option<&str>) -> Option<Peer<RoleServer>> {
+        let gw = self.0.get()?.upgrade()?;
+        let calls = lock(&gw.calls);
+        match call_id {
+            Some(id) => calls.get(id).cloned(),
+            // Without a call id the catalog matched no call; a sole call in flight is it.
+            None if calls.len() == 1 => calls.values().next().cloned(),
+            None => None,
+        }
+    }
+}
+
+impl AskHost for Questions {
+    fn elicit(&self, params: ElicitParams) -> BoxFuture<'static, Result<ElicitResult, String>> {
+        let peer = self.peer(params.call_id.as_deref());
+        Box::pin(async move {
+            let peer = peer.ok_or("no client call to ask through")?;
+            if peer.peer_info().and_then(|i| i.capabilities.elicitation.clone()).is_none() {
+                return Ok(ElicitResult::action(ElicitAction::Decline));
+            }
+            let mut p = json!({"mode": params.mode, "message": params.message});
+            match params.mode {
+                ElicitMode::Form => p["requestedSchema"] = params.requested_schema.unwrap_or(json!({"type": "object", "properties": {}})),
+                ElicitMode::Url => {
+                    p["url"] = json!(params.url);
+                    p["elicitationId"] = json!(params.elicitation_id);
+                }
+            }
+            let request: ServerRequest = serde_json::from_value(json!({"method": "elicitation/create", "params": p})).map_err(|e| e.to_string())?;
+            let answer = peer.send_request(request).await.map_err(|e| e.to_string())?;
+            serde_json::from_value(serde_json::to_value(&answer).map_err(|e| e.to_string())?).map_err(|e| e.to_string())
+        })
+    }
+
+    fn sample(&self, params: SampleParams) -> BoxFuture<'static, Result<Value, String>> {
+        let peer = self.peer(params.call_id.as_deref());
+        Box::pin(async move {
+            let peer = peer.ok_or("no client call to ask through")?;
+            if peer.peer_info().and_then(|i| i.capabilities.sampling.clone()).is_none() {
+                return Err("the client does not offer sampling".into());
+            }
+            let request: ServerRequest =
+                serde_json::from_value(json!({"method": "sampling/createMessage", "params": params.request})).map_err(|e| e.to_string())?;
+            let answer = peer.send_request(request).await.map_err(|e| e.to_string())?;
+            serde_json::to_value(&answer).map_err(|e| e.to_string())
+        })
+    }
+}

@@ -1,0 +1,83 @@
+//! The gateway's config file: the host setup JSON that `toolreg plan` reads (model, context
+//! window, scope, servers), with each server's `transport` (as `catalog/setServers` takes it)
+//! now used to reach it, plus a `gateway` block for what only a gateway needs.
+//!
+//! The host's own `entries` are ignored: a gateway has no host to run them.
+
+use crate::catalog::ServerConfig;
+use crate::hostconfig::HostConfig;
+use crate::registry::Defer;
+use serde::Deserialize;
+use std::path::PathBuf;
+
+/// The file read twice: as the `HostConfig` that `toolreg plan` reads (so one file serves
+/// both), and for what the gateway adds.
+#[derive(Debug)]
+pub struct GatewayConfig {
+    /// Model, context window and scope to plan for; its `entries` are skipped.
+    pub host: HostConfig,
+    pub servers: Vec<ServerConfig>,
+    pub gateway: Gateway,
+}
+
+#[derive(Deserialize)]
+struct Added {
+    #[serde(default)]
+    servers: Vec<ServerConfig>,
+    #[serde(default)]
+    gateway: Gateway,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Gateway {
+    /// Overrides every upstream tool's placement: `always` defers them all behind the
+    /// meta-tools, `never` lists them all; `auto` (default) lets the plan's gates decide.
+    #[serde(default)]
+    pub defer: Option<Defer>,
+    /// The same by server id, over `defer`: e.g. `{"github": "always", "notes": "never"}`.
+    #[serde(default)]
+    pub defer_servers: std::collections::BTreeMap<String, Defer>,
+    /// `upstream`: list an upstream tool under its own name when no other server has a tool of
+    /// that name (else, and by default, `mcp__<server>__<tool>`). For clients that add their own
+    /// server prefix; `tool_search` and `tool_invoke` keep the full names.
+    #[serde(default)]
+    pub tool_names: ToolNames,
+    /// Run approval-gated tools without asking. For clients that ask their user before every
+    /// tool call anyway; otherwise a client without elicitation gets gated calls refused.
+    #[serde(default)]
+    pub trusted_client: bool,
+    /// Where the upstream servers' last-known-good lists (and pins) persist across runs.
+    #[serde(default)]
+    pub cache_dir: Option<PathBuf>,
+    /// At start, how long the first `tools/list` may wait for servers with no cached list to
+    /// answer their first `tools/list` (default 5000). Never waited on again.
+    #[serde(default)]
+    pub warmup_ms: Option<u64>,
+    /// How long a gated call waits for the user's answer (default 300000).
+    #[serde(default)]
+    pub approval_timeout_ms: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolNames {
+    #[default]
+    Wire,
+    Upstream,
+}
+
+impl GatewayConfig {
+    pub fn parse(text: &str) -> Result<GatewayConfig, String> {
+        let host: HostConfig = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let added: Added = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let cfg = GatewayConfig { host, servers: added.servers, gateway: added.gateway };
+        let mut seen = std::collections::BTreeSet::new();
+        for s in &cfg.servers {
+            if s.id.is_empty() || !seen.insert(s.id.as_str()) {
+                return Err(format!("server ids must be unique and non-empty: {:?}", s.id));
+            }
+        }
+        Ok(cfg)
+    }
+}

@@ -1,0 +1,324 @@
+//! `toolreg mcp`: the registry served as an MCP server, so that any MCP client is a toolreg host.
+//! The second face beside `server` (the sidecar's JSON-RPC), over the same core: the catalog
+//! reaches the upstream servers, `sync` turns their lists into registry entries, `exposition`
+//! plans what `tools/list` shows, and every `tools/call` goes through `route::call` with an
+//! `invoke::Executor`, exactly as `registry/invoke` does. Only the ports differ: here the host
+//! is an MCP client (approval by elicitation, progress as `notifications/progress`).
+//!
+//! Invariants:
+//! - `tools/list` answers from memory (the current `Listing`), never from an upstream server;
+//!   only the first list after start may wait, at most `warmup_ms`, for servers that have no
+//!   cached list yet.
+//! - The listing is rebuilt when the catalog changes; when its tools differ, every connected
+//!   client is sent `notifications/tools/list_changed`.
+//! - A gated call runs only after the user approved it through elicitation, or when the config
+//!   trusts the client; otherwise it is refused with a readable `isError` result.
+//! - stdout is the MCP stream (stdio mode); logs go to stderr or a file.
+
+mod client_host;
+pub mod config;
+mod http;
+mod session;
+
+use crate::approval::Approvals;
+use crate::catalog::{Catalog, CatalogEvent, CatalogOptions, HostAsks, NoAuthHost, ServerState};
+use crate::exposition::meta_defs;
+use crate::exposition::plans::PlanStore;
+use crate::exposition::{self, PlanInput};
+use crate::registry::{Registry, Source};
+use crate::validate::Validators;
+use config::GatewayConfig;
+use rmcp::service::{Peer, RoleServer};
+use serde_json::{json, Value};
+use std::collections::{BTreeSet, HashMap};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, watch};
+
+pub use http::{new_token, TOKEN_ENV};
+
+const DEFAULT_WARMUP: Duration = Duration::from_secs(5);
+
+/// What `tools/list` answers, and the plan its meta-tools are scoped to.
+pub struct Listing {
+    /// MCP `Tool` objects, in the plan's order.
+    pub tools: Vec<Value>,
+    pub plan_id: String,
+    /// Listed name to wire name, for tools listed under their upstream name (`toolNames`).
+    pub aliases: HashMap<String, String>,
+    /// Inline definitions, meta-tools and the deferred section together, in tokens.
+    pub tokens: u64,
+    pub deferred: usize,
+}
+
+/// The one gateway behind every client session (one for stdio, one per HTTP session).
+pub struct Gateway {
+    pub(crate) catalog: Catalog,
+    registry: RwLock<Arc<Registry>>,
+    pub(crate) plans: PlanStore,
+    listing: RwLock<Arc<Listing>>,
+    pub(crate) validators: Validators,
+    pub(crate) approvals: Arc<Approvals>,
+    cfg: GatewayConfig,
+    call_seq: AtomicU64,
+    started: Instant,
+    /// Whether every server has a list or has failed, as of the last resync: the first
+    /// `tools/list` waits on it during warm-up.
+    warm: watch::Sender<bool>,
+    /// Held through a whole resync, so two (the first, and one for a catalog event) never
+    /// interleave and leave an older listing last.
+    resyncing: Mutex<()>,
+    /// Connected clients, told when the listing changes.
+    peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// Calls in flight by call id, with the client that made them: where an upstream server's
+    /// question (elicitation, sampling) during that call goes.
+    pub(crate) calls: Mutex<HashMap<String, Peer<RoleServer>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Gateway {
+    /// Starts the catalog on the config's servers (connecting in the background) and builds
+    /// the first listing from whatever is cached.
+    pub fn start(cfg: GatewayConfig) -> Arc<Gateway> {
+        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let opts = CatalogOptions {
+            cache_dir: cfg.gateway.cache_dir.clone(),
+            // Upstream questions go to the client of the call; `client_host` declines what it
+            // cannot ask.
+            host_asks: HostAsks { elicitation: true, sampling: true },
+            ..CatalogOptions::default()
+        };
+        let asker = Arc::new(client_host::Questions::default());
+        let catalog = Catalog::with_hosts(opts, events_tx, asker.clone(), Arc::new(NoAuthHost));
+        if !cfg.host.entries.is_empty() {
+            tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
+        }
+        let plans = PlanStore::default();
+        let empty = Arc::new(Listing { tools: Vec::new(), aliases: HashMap::new(), plan_id: plans.create(BTreeSet::new(), BTreeSet::new()).id.clone(), tokens: 0, deferred: 0 });
+        let gw = Arc::new(Gateway {
+            catalog,
+            registry: RwLock::new(Arc::new(Registry::default())),
+            plans,
+            listing: RwLock::new(empty),
+            validators: Validators::new(),
+            approvals: Arc::default(),
+            call_seq: AtomicU64::new(0),
+            started: Instant::now(),
+            warm: watch::channel(false).0,
+            resyncing: Mutex::new(()),
+            peers: Mutex::new(Vec::new()),
+            calls: Mutex::new(HashMap::new()),
+            cfg,
+        });
+        asker.attach(&gw);
+        gw.catalog.set_servers(gw.cfg.servers.clone());
+        crate::tokenize::preload();
+        // Planning counts tokens, and the tokenizer may still be loading: off the reactor.
+        let first = gw.clone();
+        tokio::task::spawn_blocking(move || first.resync());
+        tokio::spawn(follow_catalog(Arc::downgrade(&gw), events_rx));
+        gw
+    }
+
+    pub fn config(&self) -> &GatewayConfig {
+        &self.cfg
+    }
+
+    pub fn listing(&self) -> Arc<Listing> {
+        self.listing.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(crate) fn registry(&self) -> Arc<Registry> {
+        self.registry.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(crate) fn next_call_id(&self) -> String {
+        format!("mcp-call-{}", self.call_seq.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+
+    /// The listing, after waiting (only during warm-up) for servers with no list yet.
+    pub async fn listing_when_warm(&self) -> Arc<Listing> {
+        let deadline = self.started + self.cfg.gateway.warmup_ms.map_or(DEFAULT_WARMUP, Duration::from_millis);
+        let mut warm = self.warm.subscribe();
+        let _ = tokio::time::timeout_at(deadline.into(), warm.wait_for(|w| *w)).await;
+        self.listing()
+    }
+
+    /// Every enabled server has a list (cached or fetched) or has failed.
+    fn all_listed(&self) -> bool {
+        self.catalog.status().iter().all(|s| s.cached || s.state != ServerState::Connecting)
+    }
+
+    /// The catalog's lists into the registry, and a new listing when the plan changed.
+    /// Returns whether the listing's tools changed.
+    fn resync(&self) -> bool {
+        let _one = lock(&self.resyncing);
+        // Read before the sync: whatever lists it counted, the sync then sees.
+        let warm = self.all_listed();
+        let mut reg = self.registry.write().unwrap_or_else(|e| e.into_inner());
+        let r = Arc::make_mut(&mut reg);
+        crate::sync::sync(r, &self.catalog, None);
+        let g = &self.cfg.gateway;
+        let placed = |server: &str| g.defer_servers.get(server).copied().or(g.defer);
+        let retagged: Vec<_> = r
+            .iter()
+            .filter_map(|e| match &e.entry.source {
+                Source::Mcp { server_id, .. } => placed(server_id).filter(|d| *d != e.entry.defer),
+                _ => None,
+            }
+            .map(|defer| crate::registry::ToolEntry { defer, ..e.entry.clone() }))
+            .collect();
+        for e in retagged {
+            r.insert(e);
+        }
+        let snapshot = reg.clone();
+        drop(reg);
+        let next = self.plan(&snapshot);
+        let mut cur = self.listing.write().unwrap_or_else(|e| e.into_inner());
+        let changed = cur.tools != next.tools;
+        if changed {
+            *cur = Arc::new(next);
+        }
+        drop(cur);
+        self.warm.send_replace(warm);
+        changed
+    }
+
+    /// The plan over the registry, said as MCP tools: the deferred section goes into
+    /// `tool_search`'s description (an MCP server has no system prompt).
+    fn plan(&self, registry: &Registry) -> Listing {
+        let (active, _) = registry.select_active(&self.cfg.host.scope);
+        let plan = exposition::plan(&PlanInput {
+            active: &active,
+            context_window: self.cfg.host.context_window,
+            model: self.cfg.host.model.as_deref(),
+            client_tools: &[],
+        });
+        let deferred: BTreeSet<String> = plan.deferred_names().map(str::to_string).collect();
+        let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
+        let n_deferred = deferred.len();
+        let scope = self.plans.create(deferred, inline);
+        let shown = self.shown_names(registry);
+        let mut aliases = HashMap::new();
+        let tools = plan
+            .tools
+            .iter()
+            .map(|t| {
+                let mut description = t.description.clone();
+                if let (meta_defs::SEARCH, Some(section)) = (t.name.as_str(), &plan.system_prompt) {
+                    description = format!("{description}\n\n{section}");
+                }
+                let name = match shown.get(t.name.as_str()) {
+                    Some(own) => {
+                        aliases.insert(own.to_string(), t.name.clone());
+                        own.to_string()
+                    }
+                    None => t.name.clone(),
+                };
+                let mut tool = json!({"name": name, "description": description, "inputSchema": t.input_schema});
+                if let Some(r) = registry.get(&t.name) {
+                    if let Some(a) = &r.entry.annotations {
+                        tool["annotations"] = a.clone();
+                    }
+                    if let Some(o) = &r.entry.output_schema {
+                        tool["outputSchema"] = o.clone();
+                    }
+                }
+                tool
+            })
+            .collect();
+        Listing { tools, aliases, plan_id: scope.id.clone(), tokens: plan.tokens.inline, deferred: n_deferred }
+    }
+
+    /// Wire name to upstream name, for the MCP tools whose upstream name is unique among all
+    /// servers, valid and no registry or meta-tool name (`toolNames: upstream`); else empty.
+    fn shown_names<'r>(&self, registry: &'r Registry) -> HashMap<&'r str, &'r str> {
+        if self.cfg.gateway.tool_names != config::ToolNames::Upstream {
+            return HashMap::new();
+        }
+        let mut by_own: HashMap<&str, Vec<&str>> = HashMap::new();
+        for r in registry.iter() {
+            if let Source::Mcp { tool_name, .. } = &r.entry.source {
+                by_own.entry(tool_name.as_str()).or_default().push(r.entry.name.as_str());
+            }
+        }
+        by_own
+            .into_iter()
+            .filter(|(own, wires)| {
+                wires.len() == 1 && !crate::registry::RESERVED.contains(own) && registry.get(own).is_none() && crate::registry::wire_name::is_valid(own)
+            })
+            .map(|(own, wires)| (wires[0], own))
+            .collect()
+    }
+
+    /// The plan id for meta-tool calls: plans expire (`PLAN_TTL`), the gateway's lives on.
+    pub(crate) fn plan_id(&self) -> String {
+        let l = self.listing();
+        if self.plans.get(&l.plan_id).is_some() {
+            return l.plan_id.clone();
+        }
+        let _one = lock(&self.resyncing);
+        let next = self.plan(&self.registry());
+        let id = next.plan_id.clone();
+        *self.listing.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
+        id
+    }
+
+    pub(crate) fn add_peer(&self, peer: Peer<RoleServer>) {
+        let mut peers = lock(&self.peers);
+        peers.retain(|p| !p.is_transport_closed());
+        peers.push(peer);
+    }
+
+    fn peers(&self) -> Vec<Peer<RoleServer>> {
+        let mut peers = lock(&self.peers);
+        peers.retain(|p| !p.is_transport_closed());
+        peers.clone()
+    }
+}
+
+/// Catalog events rebuild the listing; a changed one is announced to every client.
+async fn follow_catalog(gw: std::sync::Weak<Gateway>, mut events: mpsc::UnboundedReceiver<CatalogEvent>) {
+    while let Some(ev) = events.recv().await {
+        let Some(gw) = gw.upgrade() else { return };
+        match &ev {
+            CatalogEvent::Progress { .. } => continue,
+            CatalogEvent::DidChange { server_id, status, .. } => tracing::debug!(server = %server_id, ?status, "upstream changed"),
+            CatalogEvent::ToolsChanged { server_id } => tracing::debug!(server = %server_id, "upstream tools changed"),
+        }
+        let g = gw.clone();
+        let changed = tokio::task::spawn_blocking(move || g.resync()).await.unwrap_or(false);
+        if changed {
+            let l = gw.listing();
+            tracing::info!(tools = l.tools.len(), deferred = l.deferred, tokens = l.tokens, "tools/list changed");
+            for peer in gw.peers() {
+                if let Err(e) = peer.notify_tool_list_changed().await {
+                    tracing::debug!("list_changed not delivered: {e}");
+                }
+            }
+        }
+    }
+}
+
+/// How `toolreg mcp` is reached.
+pub enum Listen {
+    Stdio,
+    /// Streamable HTTP on a loopback address, behind a bearer token.
+    Http { addr: SocketAddr, token: String },
+}
+
+/// Serves until stdin closes (stdio) or a signal; returns the exit code.
+pub async fn run(cfg: GatewayConfig, listen: Listen) -> i32 {
+    let gw = Gateway::start(cfg);
+    let code = match listen {
+        Listen::Stdio => session::serve_stdio(gw.clone()).await,
+        Listen::Http { addr, token } => http::serve(gw.clone(), addr, token).await,
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(3), gw.catalog.shutdown()).await;
+    code
+}

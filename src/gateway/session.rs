@@ -1,0 +1,157 @@
+//! One MCP client session: rmcp's `ServerHandler` over the shared `Gateway`. Handlers are
+//! sandwiches as in `server`: MCP types in, the core (listing, `route::call`), MCP types out.
+
+use super::client_host::{Asking, ClientHost};
+use super::Gateway;
+use crate::invoke::{Call, Executor, HostAbilities, InvokeError, Invoked, Settings};
+use crate::output::ModelOutput;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, InitializeResult, ListToolsResult, PaginatedRequestParams};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Clone)]
+pub struct Session {
+    pub gw: Arc<Gateway>,
+}
+
+const INSTRUCTIONS: &str = "toolreg serves the tools of several MCP servers. Tools listed here are called directly; \
+the others are found with tool_search, read with tool_inspect and run with tool_invoke.";
+
+/// Removes a call from the in-flight map however the call ends.
+struct InFlight<'a>(&'a Gateway, String);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        super::lock(&self.0.calls).remove(&self.1);
+    }
+}
+
+impl ServerHandler for Session {
+    fn get_info(&self) -> InitializeResult {
+        serde_json::from_value(json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {"listChanged": true}, "logging": {}},
+            "serverInfo": {"name": "toolreg", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": INSTRUCTIONS
+        }))
+        .expect("a valid InitializeResult")
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Some(info) = context.peer.peer_info() {
+            tracing::info!(client = %info.client_info.name, elicitation = info.capabilities.elicitation.is_some(), "client initialized");
+        }
+        self.gw.add_peer(context.peer);
+    }
+
+    // Logging is deprecated by SEP-2577 but still in 2025-11-25, which clients speak.
+    #[allow(deprecated)]
+    async fn set_level(&self, request: rmcp::model::SetLevelRequestParams, _context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        // Accepted; the gateway's own log goes to stderr or its file, not to the client.
+        tracing::debug!(level = ?request.level, "logging/setLevel");
+        Ok(())
+    }
+
+    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+        let listing = self.gw.listing_when_warm().await;
+        serde_json::from_value(json!({"tools": listing.tools})).map_err(|e| ErrorData::internal_error(format!("tool list: {e}"), None))
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        let gw = &self.gw;
+        // A client that calls before it lists (it knew the names) waits for the warm-up too.
+        let listing = gw.listing_when_warm().await;
+        let name = request.name.to_string();
+        let name = listing.aliases.get(&name).cloned().unwrap_or(name);
+        let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
+        let elicits = context.peer.peer_info().is_some_and(|i| i.capabilities.elicitation.is_some());
+        let asking = match (gw.config().gateway.trusted_client, elicits) {
+            (true, _) => Some(Asking::Trusted),
+            (false, true) => Some(Asking::Elicit),
+            (false, false) => None,
+        };
+        let registry = gw.registry();
+        let host = ClientHost {
+            peer: context.peer.clone(),
+            asking,
+            approvals: gw.approvals.clone(),
+            registry: registry.clone(),
+            catalog: gw.catalog.clone(),
+            progress_token: context.meta.get_progress_token(),
+        };
+        let mcp = crate::server::Mcp(Some(&gw.catalog));
+        let approval_ms = gw.config().gateway.approval_timeout_ms.unwrap_or(300_000);
+        let settings = Settings {
+            abilities: HostAbilities { approval: asking.is_some(), host_tools: false, repair: false },
+            approval_timeout: Duration::from_millis(approval_ms),
+        };
+        let exec = Executor::new(&host, &mcp, &gw.validators, &gw.approvals, settings, context.ct.clone());
+        let call_id = gw.next_call_id();
+        super::lock(&gw.calls).insert(call_id.clone(), context.peer.clone());
+        let _in_flight = InFlight(gw, call_id.clone());
+        let plan_id = crate::meta::is_meta(&name).then(|| gw.plan_id());
+        let call = Call { name: name.clone(), arguments, call_id, plan_id };
+        match crate::route::call(&exec, &mcp, &registry, &gw.plans, call).await {
+            Ok(done) => Ok(to_result(done).into()),
+            Err(InvokeError::UnknownTool(_)) => match crate::sync::held_refusal(&registry, &gw.catalog, &name) {
+                Some(refusal) => Ok(to_result(Invoked::error(refusal)).into()),
+                None => Err(ErrorData::invalid_params(format!("no tool is named {name:?}; tools/list has them"), Some(json!({"name": name})))),
+            },
+            Err(InvokeError::Cancelled) => Err(ErrorData::internal_error("the call was cancelled", None)),
+            Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
+        }
+    }
+}
+
+/// The upstream server's own result when the tool ran (content, structured content, isError as
+/// they came); otherwise the model-ready text the core produced (refusals, meta-tools).
+fn to_result(done: Invoked) -> CallToolResult {
+    let value = match done.raw {
+        Some(mut raw) if raw.get("content").is_some_and(Value::is_array) => {
+            raw["isError"] = json!(done.is_error);
+            raw
+        }
+        _ => {
+            let text = match done.output {
+                ModelOutput::Text(t) | ModelOutput::ErrorText(t) => t,
+                ModelOutput::Json(v) | ModelOutput::ErrorJson(v) => v.to_string(),
+            };
+            json!({"content": [{"type": "text", "text": text}], "isError": done.is_error})
+        }
+    };
+    serde_json::from_value(value).unwrap_or_else(|e| {
+        serde_json::from_value(json!({"content": [{"type": "text", "text": format!("the tool's result could not be read: {e}")}], "isError": true}))
+            .expect("a valid CallToolResult")
+    })
+}
+
+/// Serves one client on stdin/stdout until it closes stdin or a signal arrives.
+pub async fn serve_stdio(gw: Arc<Gateway>) -> i32 {
+    let service = match (Session { gw }).serve(rmcp::transport::stdio_pipes()).await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!("MCP session did not start: {e}");
+            return 1;
+        }
+    };
+    let ct = service.cancellation_token();
+    tokio::select! {
+        r = service.waiting() => match r {
+            Ok(reason) => {
+                tracing::info!(?reason, "client gone");
+                0
+            }
+            Err(e) => {
+                tracing::error!("MCP session ended: {e}");
+                1
+            }
+        },
+        code = super::http::signal() => {
+            ct.cancel();
+            code
+        }
+    }
+}

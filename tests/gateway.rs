@@ -1,0 +1,218 @@
+//! `toolreg mcp` over real pipes with the fixture MCP server upstream: the listing is the plan
+//! and comes from the cache, changes are announced, gated calls ask by elicitation, fail closed,
+//! or run for a trusted client, deferred tools are reached through the meta-tools.
+
+mod support;
+
+use serde_json::json;
+use std::time::Duration;
+use support::gateway::{fixture, fixture_via_env, spawn, text, write_config, McpClient};
+
+fn names_of(list: &[String], server: &str) -> Vec<String> {
+    let prefix = format!("mcp__{server}__");
+    let mut v: Vec<String> = list.iter().filter(|n| n.starts_with(&prefix)).cloned().collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn tools_list_answers_from_the_cache_while_an_upstream_hangs() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let config = |extra: &str| json!({"servers": [fixture_via_env("fx", extra)],
+        "gateway": {"cacheDir": cache, "defer": "never", "warmupMs": 600_000}});
+    // First run: the server answers, its list lands in the cache.
+    let path = write_config(dir.path(), &config("--tools 3"));
+    let mut first = McpClient::ready(&path, json!({}));
+    let listed = names_of(&first.tool_names(), "fx");
+    assert!(listed.contains(&"mcp__fx__tool2".to_string()), "{listed:?}");
+    assert!(first.finish().success());
+    // Second run: the same server hangs in tools/list. The warm-up allows ten minutes, so only
+    // the cached list can answer before the test's timeout.
+    let path = write_config(dir.path(), &config("--tools 3 --hang-list"));
+    let mut second = McpClient::ready(&path, json!({}));
+    assert_eq!(names_of(&second.tool_names(), "fx"), listed);
+    // And a call still goes through: the session is live, only its list hangs.
+    let r = second.call("mcp__fx__echo", json!({"a": 1}));
+    assert_eq!(r["isError"], false, "{r}");
+    assert!(text(&r).contains("\"a\":1"), "{r}");
+}
+
+#[test]
+fn list_changed_is_sent_when_an_upstream_list_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = fixture("fx", &["--tools", "2", "--change-after-ms", "1500"]);
+    server["trust"] = json!("auto");
+    let path = write_config(dir.path(), &json!({"servers": [server], "gateway": {"defer": "never"}}));
+    let mut c = McpClient::ready(&path, json!({}));
+    let before = c.tool_names();
+    assert!(before.contains(&"mcp__fx__tool0".to_string()), "{before:?}");
+    // Each list_changed is followed by a list; the one after the upstream's change shows it.
+    // (One may come earlier: the first lists arrived while the client was initializing.)
+    let mut after = before.clone();
+    for _ in 0..3 {
+        assert!(c.wait_note("notifications/tools/list_changed", Duration::from_secs(20)).is_some(), "no list_changed: {:?}", c.notes);
+        after = c.tool_names();
+        if after != before {
+            break;
+        }
+    }
+    assert!(after.contains(&"mcp__fx__toolAdded".to_string()) && !after.contains(&"mcp__fx__tool0".to_string()), "{after:?}");
+}
+
+fn gated(dir: &std::path::Path, trusted: bool) -> String {
+    let calls = dir.join("calls.txt");
+    let mut server = fixture("fx", &["--calls-file", calls.to_str().unwrap()]);
+    server["approvalTools"] = json!(["echo"]);
+    write_config(dir, &json!({"servers": [server], "gateway": {"trustedClient": trusted}}))
+}
+
+fn calls(dir: &std::path::Path) -> String {
+    std::fs::read_to_string(dir.join("calls.txt")).unwrap_or_default()
+}
+
+#[test]
+fn a_gated_call_is_refused_when_the_client_cannot_be_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = McpClient::ready(&gated(dir.path(), false), json!({}));
+    assert!(c.tool_names().contains(&"mcp__fx__echo".to_string()));
+    let r = c.call("mcp__fx__echo", json!({"x": 1}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(text(&r).contains("approval"), "{r}");
+    assert!(c.asked.is_empty(), "nothing may be asked of a client without elicitation: {:?}", c.asked);
+    // An ungated tool of the same server runs.
+    assert_eq!(c.call("mcp__fx__stats", json!({}))["isError"], false);
+    assert_eq!(calls(dir.path()), "stats\n", "the gated tool must not have run");
+}
+
+#[test]
+fn a_trusted_client_runs_gated_calls_without_being_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = McpClient::ready(&gated(dir.path(), true), json!({"elicitation": {"form": {}}}));
+    let r = c.call("mcp__fx__echo", json!({"x": 1}));
+    assert_eq!(r["isError"], false, "{r}");
+    assert!(text(&r).contains("\"x\":1"), "{r}");
+    assert!(c.asked.is_empty(), "a trusted client is not asked: {:?}", c.asked);
+    assert_eq!(calls(dir.path()), "echo\n");
+}
+
+#[test]
+fn a_gated_call_asks_by_elicitation_and_runs_only_when_approved() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = McpClient::ready(&gated(dir.path(), false), json!({"elicitation": {"form": {}}}));
+    let answers = std::sync::Arc::new(std::sync::Mutex::new(vec!["deny", "approve"]));
+    let a = answers.clone();
+    c.answer = Box::new(move |m| {
+        assert_eq!(m["method"], "elicitation/create", "{m}");
+        let decision = a.lock().unwrap().pop().unwrap();
+        json!({"action": "accept", "content": {"decision": decision}})
+    });
+    let r = c.call("mcp__fx__echo", json!({"x": 1}));
+    assert_eq!(r["isError"], false, "{r}");
+    let asked = &c.asked[0]["params"];
+    assert_eq!(asked["mode"], "form", "{asked}");
+    let message = asked["message"].as_str().unwrap();
+    assert!(message.contains("echo") && message.contains("fx") && message.contains("\"x\": 1"), "{message}");
+    let r = c.call("mcp__fx__echo", json!({"x": 2}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(text(&r).contains("denied"), "{r}");
+    // A client that dismisses the form does not approve either.
+    c.answer = Box::new(|_| json!({"action": "cancel"}));
+    assert_eq!(c.call("mcp__fx__echo", json!({"x": 3}))["isError"], true);
+    assert_eq!(calls(dir.path()), "echo\n", "only the approved call ran");
+}
+
+#[test]
+fn deferred_tools_are_found_inspected_and_invoked_through_the_meta_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_config(dir.path(), &json!({"servers": [fixture("fx", &["--tools", "30"])], "gateway": {"defer": "always"}}));
+    let mut c = McpClient::ready(&path, json!({}));
+    let list = c.ok("tools/list", json!({}));
+    let tools = list["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["tool_search", "tool_inspect", "tool_invoke"], "{names:?}");
+    let search = tools[0]["description"].as_str().unwrap();
+    assert!(search.contains("DEFERRED_TOOLS") && search.contains("mcp:fx"), "the deferred section belongs in tool_search: {search}");
+    let found = text(&c.call("tool_search", json!({"query": "generated tool number 7"})));
+    assert!(found.contains("mcp__fx__tool7"), "{found}");
+    let sig = text(&c.call("tool_inspect", json!({"name": "mcp__fx__tool7"})));
+    assert!(sig.contains("x"), "{sig}");
+    let r = c.call("tool_invoke", json!({"name": "mcp__fx__tool7", "params": {"x": "5"}}));
+    assert_eq!(r["isError"], false, "{r}");
+    // "5" was repaired to 5 (deterministic repair) before the upstream call.
+    assert!(text(&r).contains("tool_7 called with {\"x\":5}"), "{r}");
+}
+
+#[test]
+fn an_unknown_tool_is_a_protocol_error_and_the_process_ends_with_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_config(dir.path(), &json!({"servers": [fixture("fx", &[])]}));
+    let mut c = McpClient::ready(&path, json!({}));
+    let r = c.request("tools/call", json!({"name": "no_such_tool", "arguments": {}}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert!(c.finish().success());
+}
+
+#[test]
+fn a_bad_config_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_config(dir.path(), &json!({"servers": [{"id": "a"}]}));
+    let mut c = spawn(&path, &[], &[]);
+    let status = c.child.wait().unwrap();
+    assert_eq!(status.code(), Some(2));
+    let err: Vec<String> = c.stderr.iter().collect();
+    assert!(err.iter().any(|l| l.contains("not a usable config")), "{err:?}");
+}
+
+#[test]
+fn progress_and_an_upstream_elicitation_reach_the_client_and_cancellation_reaches_the_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_config(dir.path(), &json!({"servers": [fixture("fx", &["--slow-call-ms", "400", "--elicit"])], "gateway": {"defer": "never"}}));
+    let mut c = McpClient::ready(&path, json!({"elicitation": {"form": {}}}));
+    assert!(c.tool_names().contains(&"mcp__fx__slow".to_string()));
+    // Progress: the upstream's notifications come back under the client's own token.
+    let r = c.ok("tools/call", json!({"name": "mcp__fx__slow", "arguments": {}, "_meta": {"progressToken": "p-7"}}));
+    assert_eq!(text(&r), "slow done", "{r}");
+    let progress: Vec<_> = c.notes.iter().filter(|n| n["method"] == "notifications/progress").collect();
+    assert!(!progress.is_empty(), "no progress: {:?}", c.notes);
+    assert!(progress.iter().all(|p| p["params"]["progressToken"] == "p-7"), "{progress:?}");
+    // An upstream server's question during a call goes to the client that made the call.
+    c.answer = Box::new(|m| {
+        assert_eq!(m["method"], "elicitation/create", "{m}");
+        assert_eq!(m["params"]["message"], "Who are you?", "{m}");
+        json!({"action": "accept", "content": {"nick": "ada"}})
+    });
+    let r = c.call("mcp__fx__ask", json!({}));
+    assert!(text(&r).contains("\"nick\":\"ada\""), "{r}");
+    assert_eq!(c.asked.len(), 1);
+    // Cancellation: notifications/cancelled for our call reaches the upstream server.
+    c.send(&json!({"jsonrpc": "2.0", "id": 900, "method": "tools/call", "params": {"name": "mcp__fx__slow", "arguments": {}}}));
+    std::thread::sleep(Duration::from_millis(100));
+    c.notify("notifications/cancelled", json!({"requestId": 900, "reason": "test"}));
+    let mut cancelled = 0;
+    for _ in 0..50 {
+        let stats = c.call("mcp__fx__stats", json!({}));
+        cancelled = serde_json::from_str::<serde_json::Value>(&text(&stats)).unwrap()["cancelled"].as_u64().unwrap();
+        if cancelled == 1 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(cancelled, 1, "the upstream call was not cancelled");
+}
+
+#[test]
+fn upstream_names_are_listed_and_called_when_unique() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_config(dir.path(), &json!({"servers": [fixture("a", &["--tools", "1"]), fixture("b", &[])],
+        "gateway": {"defer": "never", "toolNames": "upstream"}}));
+    let mut c = McpClient::ready(&path, json!({}));
+    let mut names = c.tool_names();
+    names.sort();
+    // `echo` and `stats` are on both servers: full names; `tool_0` only on a: its own name.
+    assert_eq!(names, ["mcp__a__echo", "mcp__a__stats", "mcp__b__echo", "mcp__b__stats", "tool_0"], "{names:?}");
+    let r = c.call("tool_0", json!({"x": 3}));
+    assert_eq!(text(&r), "tool_0 called with {\"x\":3}", "{r}");
+    // The full name still works (tool_search and tool_invoke speak it).
+    assert_eq!(text(&c.call("mcp__a__tool0", json!({"x": 4}))), "tool_0 called with {\"x\":4}");
+}

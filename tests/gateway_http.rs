@@ -1,0 +1,118 @@
+//! `toolreg mcp --http`: the loopback Streamable HTTP endpoint refuses requests without the
+//! bearer token (401) and requests from a foreign `Host` or `Origin` (403, DNS rebinding),
+//! and serves MCP to a request that has both right.
+
+mod support;
+
+use serde_json::json;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+use support::gateway::{fixture, spawn, write_config, McpClient};
+
+/// Starts `toolreg mcp --http 127.0.0.1:0` and returns it with its `host:port` and token.
+fn start(dir: &std::path::Path, token_env: Option<&str>) -> (McpClient, String, String) {
+    let path = write_config(dir, &json!({"servers": [fixture("fx", &[])]}));
+    let env: Vec<(&str, &str)> = token_env.map(|t| ("TOOLREG_MCP_TOKEN", t)).into_iter().collect();
+    let c = spawn(&path, &["--http", "127.0.0.1:0"], &env);
+    let (mut addr, mut token) = (None, token_env.map(str::to_string));
+    let deadline = Instant::now() + support::TIMEOUT;
+    while addr.is_none() || token.is_none() {
+        let line = c.stderr.recv_timeout(deadline.saturating_duration_since(Instant::now())).expect("toolreg mcp --http said where it listens");
+        if let Some(rest) = line.split("listening on http://").nth(1) {
+            addr = Some(rest.trim_end_matches("/mcp").to_string());
+        }
+        if let Some(rest) = line.split("bearer token ").nth(1) {
+            token = Some(rest.split_whitespace().next().unwrap().to_string());
+        }
+    }
+    (c, addr.unwrap(), token.unwrap())
+}
+
+/// POSTs an `initialize` to /mcp with these headers; returns the status code and the body.
+fn post(addr: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+        "capabilities": {}, "clientInfo": {"name": "http-test", "version": "0"}}})
+    .to_string();
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(&body);
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(req.as_bytes()).unwrap();
+    // An SSE answer stays open after the response event: read until it arrives.
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = s.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got);
+        if text.contains("serverInfo") || (text.contains("\r\n\r\n") && !text.starts_with("HTTP/1.1 200")) {
+            break;
+        }
+    }
+    let text = String::from_utf8_lossy(&got).into_owned();
+    let status = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or_else(|| panic!("no status line: {text:?}"));
+    (status, text)
+}
+
+#[test]
+fn requests_without_the_bearer_token_get_401() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_c, addr, token) = start(dir.path(), Some("s3cret-token"));
+    let (status, text) = post(&addr, &[]);
+    assert_eq!(status, 401, "{text}");
+    assert!(text.to_ascii_lowercase().contains("www-authenticate: bearer"), "{text}");
+    assert_eq!(post(&addr, &[("Authorization", "Bearer wrong-token!")]).0, 401);
+    assert_eq!(post(&addr, &[("Authorization", "s3cret-token")]).0, 401, "the Bearer scheme is required");
+    let bearer = format!("Bearer {token}");
+    let (status, text) = post(&addr, &[("Authorization", &bearer)]);
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("\"name\":\"toolreg\""), "{text}");
+}
+
+#[test]
+fn a_printed_token_is_made_when_none_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_c, addr, token) = start(dir.path(), None);
+    assert_eq!(token.len(), 64, "{token}");
+    assert_eq!(post(&addr, &[]).0, 401);
+    assert_eq!(post(&addr, &[("Authorization", &format!("Bearer {token}"))]).0, 200);
+}
+
+#[test]
+fn foreign_host_and_origin_are_refused_before_the_token_is_looked_at() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_c, addr, token) = start(dir.path(), Some("s3cret-token"));
+    let bearer = format!("Bearer {token}");
+    let port = addr.rsplit(':').next().unwrap();
+    let evil_host = format!("evil.example:{port}");
+    // A rebinding page: its name resolves to 127.0.0.1, its requests say its own Host.
+    assert_eq!(post(&addr, &[("Host", &evil_host), ("Authorization", &bearer)]).0, 403);
+    assert_eq!(post(&addr, &[("Host", &evil_host)]).0, 403, "no 401 that tells a foreign page a server is here");
+    assert_eq!(post(&addr, &[("Origin", "http://evil.example"), ("Authorization", &bearer)]).0, 403);
+    assert_eq!(post(&addr, &[("Origin", "http://evil.example")]).0, 403);
+    // Loopback names and origins pass.
+    let local_origin = format!("http://localhost:{port}");
+    assert_eq!(post(&addr, &[("Origin", &local_origin), ("Authorization", &bearer)]).0, 200);
+    assert_eq!(post(&addr, &[("Host", &format!("localhost:{port}")), ("Authorization", &bearer)]).0, 200);
+}
+
+#[test]
+fn a_non_loopback_address_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_config(dir.path(), &json!({"servers": []}));
+    let mut c = spawn(&path, &["--http", "0.0.0.0:0"], &[("TOOLREG_MCP_TOKEN", "t")]);
+    assert_eq!(c.child.wait().unwrap().code(), Some(2));
+}

@@ -1,0 +1,205 @@
+//! Drives `toolreg mcp` over real pipes as an MCP client would: newline-delimited JSON-RPC,
+//! `initialize` with chosen capabilities, server requests (elicitation) answered by a closure.
+
+use super::{bin, TIMEOUT};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+/// A server that is the fixture MCP server started through `sh`, so that extra flags travel in
+/// the environment (`$EXTRA`), which the catalog's cache identity ignores: two runs with
+/// different faults share one cache.
+pub fn fixture_via_env(id: &str, extra: &str) -> Value {
+    json!({"id": id, "name": id, "transport": {"type": "stdio", "command": "/bin/sh",
+        "args": ["-c", "exec \"$FIXTURE\" $EXTRA"],
+        "env": {"FIXTURE": super::fixture_mcp(), "EXTRA": extra}}})
+}
+
+/// The fixture MCP server with these flags.
+pub fn fixture(id: &str, args: &[&str]) -> Value {
+    json!({"id": id, "name": id, "transport": {"type": "stdio", "command": super::fixture_mcp(), "args": args}})
+}
+
+pub struct McpClient {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    rx: Receiver<Option<Value>>,
+    pub stderr: Receiver<String>,
+    next_id: i64,
+    /// Notifications received while waiting for responses, in order.
+    pub notes: Vec<Value>,
+    /// Server requests received, in order.
+    pub asked: Vec<Value>,
+    /// Answers a server request (its whole message) with a result.
+    pub answer: Box<dyn FnMut(&Value) -> Value + Send>,
+}
+
+/// Writes `config` to a file in `dir` and returns its path.
+pub fn write_config(dir: &std::path::Path, config: &Value) -> String {
+    let path = dir.join("gateway.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(config).unwrap()).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// `toolreg mcp --config FILE EXTRA...`, not yet initialized.
+pub fn spawn(config_path: &str, extra: &[&str], env: &[(&str, &str)]) -> McpClient {
+    let mut cmd = Command::new(bin());
+    cmd.args(["mcp", "--config", config_path]).args(extra).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.env("TOOLREG_LOG", std::env::var("TOOLREG_TEST_LOG").unwrap_or_else(|_| "info".into()));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn toolreg mcp");
+    let (tx, rx) = channel();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+            if tx.send(Some(v)).is_err() {
+                return;
+            }
+        }
+        let _ = tx.send(None);
+    });
+    let (etx, erx) = channel();
+    let err = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            eprintln!("[toolreg mcp] {line}");
+            let _ = etx.send(line);
+        }
+    });
+    McpClient {
+        stdin: child.stdin.take(),
+        child,
+        rx,
+        stderr: erx,
+        next_id: 0,
+        notes: Vec::new(),
+        asked: Vec::new(),
+        answer: Box::new(|m| panic!("unexpected server request {m}")),
+    }
+}
+
+impl McpClient {
+    /// Spawned and initialized with these client capabilities.
+    pub fn ready(config_path: &str, capabilities: Value) -> McpClient {
+        let mut c = spawn(config_path, &[], &[]);
+        let r = c.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
+            "clientInfo": {"name": "toolreg-test", "version": "0"}}));
+        assert!(r.get("result").is_some(), "initialize failed: {r}");
+        c.notify("notifications/initialized", json!({}));
+        c
+    }
+
+    pub fn send(&mut self, v: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        let mut line = serde_json::to_vec(v).unwrap();
+        line.push(b'\n');
+        stdin.write_all(&line).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    fn recv(&mut self, d: Duration) -> Option<Value> {
+        match self.rx.recv_timeout(d) {
+            Ok(Some(v)) => Some(v),
+            Ok(None) => panic!("toolreg mcp closed stdout"),
+            Err(_) => None,
+        }
+    }
+
+    /// Sends a request and returns its response; notifications are kept in `notes`, server
+    /// requests answered by `answer`.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = json!(self.next_id);
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let m = self.recv(left).unwrap_or_else(|| panic!("no answer to {method} within {TIMEOUT:?}"));
+            if self.handle(&m) && m["id"] == id {
+                return m;
+            }
+        }
+    }
+
+    /// True for a response; notifications and server requests are dealt with here.
+    fn handle(&mut self, m: &Value) -> bool {
+        match (m.get("method"), m.get("id")) {
+            (Some(_), Some(id)) => {
+                self.asked.push(m.clone());
+                let result = (self.answer)(m);
+                let id = id.clone();
+                self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+                false
+            }
+            (Some(_), None) => {
+                self.notes.push(m.clone());
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// The result of a successful request.
+    pub fn ok(&mut self, method: &str, params: Value) -> Value {
+        let r = self.request(method, params);
+        assert!(r.get("result").is_some(), "{method} failed: {r}");
+        r["result"].clone()
+    }
+
+    pub fn call(&mut self, name: &str, arguments: Value) -> Value {
+        self.ok("tools/call", json!({"name": name, "arguments": arguments}))
+    }
+
+    /// Tool names of `tools/list`.
+    pub fn tool_names(&mut self) -> Vec<String> {
+        let r = self.ok("tools/list", json!({}));
+        r["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+    }
+
+    /// Waits for a notification with this method (one already received counts).
+    pub fn wait_note(&mut self, method: &str, d: Duration) -> Option<Value> {
+        let deadline = Instant::now() + d;
+        loop {
+            if let Some(i) = self.notes.iter().position(|n| n["method"] == method) {
+                return Some(self.notes.remove(i));
+            }
+            let m = self.recv(deadline.saturating_duration_since(Instant::now()))?;
+            self.handle(&m);
+        }
+    }
+
+    /// Closes stdin and waits for the exit.
+    pub fn finish(mut self) -> ExitStatus {
+        self.stdin.take();
+        let start = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(start.elapsed() < TIMEOUT, "toolreg mcp did not exit after stdin closed");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for McpClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The text of a `CallToolResult`'s content.
+pub fn text(result: &Value) -> String {
+    result["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect::<Vec<_>>().join("\n")
+}
