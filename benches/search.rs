@@ -6,7 +6,9 @@
 //!
 //! Run: `cargo bench --bench search`
 
-use std::path::{Path, PathBuf};
+#[path = "../tests/support/search_eval.rs"]
+mod search_eval;
+
 use std::sync::OnceLock;
 
 use divan::{black_box, Bencher};
@@ -18,62 +20,16 @@ fn main() {
     divan::main();
 }
 
-fn load_catalog() -> Vec<SearchDoc> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/mcp-catalogs");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("read_dir {}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    let mut docs = Vec::new();
-    for f in files {
-        let v: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
-        let server = v["server"].as_str().unwrap().to_string();
-        for t in v["tools"].as_array().unwrap() {
-            let tool = t["name"].as_str().unwrap().to_string();
-            docs.push(SearchDoc {
-                name: format!("mcp__{server}__{tool}"),
-                namespace: format!("mcp:{server}"),
-                namespace_label: format!("mcp:{server}"),
-                raw_name: Some(tool),
-                server: Some(server.clone()),
-                description: t["description"].as_str().unwrap_or("").to_string(),
-                input_schema: t.get("inputSchema").cloned().unwrap_or(Value::Null),
-            });
-        }
-    }
-    docs
-}
-
 /// The catalog at `copies` x size: copy i > 1 has every server id suffixed `-i`.
 fn corpus(copies: usize) -> &'static [SearchDoc] {
     static ONE: OnceLock<Vec<SearchDoc>> = OnceLock::new();
     static FOUR: OnceLock<Vec<SearchDoc>> = OnceLock::new();
-    let base = ONE.get_or_init(load_catalog);
+    let base = ONE.get_or_init(|| search_eval::load_catalog(&search_eval::fixtures().join("mcp-catalogs")));
     if copies == 1 {
         return base;
     }
     assert_eq!(copies, 4);
-    FOUR.get_or_init(|| {
-        let mut out = base.clone();
-        for i in 2..=4 {
-            for d in base {
-                let server = format!("{}-{i}", d.server.as_deref().unwrap());
-                let raw = d.raw_name.clone().unwrap();
-                out.push(SearchDoc {
-                    name: format!("mcp__{server}__{raw}"),
-                    namespace: format!("mcp:{server}"),
-                    namespace_label: format!("mcp:{server}"),
-                    raw_name: Some(raw),
-                    server: Some(server),
-                    description: d.description.clone(),
-                    input_schema: d.input_schema.clone(),
-                });
-            }
-        }
-        out
-    })
+    FOUR.get_or_init(|| search_eval::replicate(base, 4))
 }
 
 fn index(copies: usize) -> &'static SearchIndex {

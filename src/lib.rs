@@ -4,12 +4,14 @@
 
 pub mod approval;
 pub mod catalog;
+pub mod embed;
 pub mod exposition;
 pub mod gateway;
 pub mod hostconfig;
 pub mod invoke;
 pub mod logging;
 pub mod meta;
+pub mod os;
 pub mod output;
 pub mod protocol;
 pub mod registry;

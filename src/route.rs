@@ -3,6 +3,7 @@
 //! flow one way: `meta` reaches execution through the same `Execute` port as the direct path,
 //! and `invoke` knows no meta-tools.
 
+use crate::embed::Semantic;
 use crate::exposition::plans::PlanStore;
 use crate::invoke::{self, off_reactor, Call, Execute, InvokeError, Invoked, McpPort, Prepared};
 use crate::meta::{self, MetaCall};
@@ -10,7 +11,15 @@ use crate::registry::Registry;
 use std::sync::Arc;
 
 /// Runs `call` against a registry snapshot and the live plans.
-pub async fn call(exec: &impl Execute, mcp: &impl McpPort, registry: &Arc<Registry>, plans: &PlanStore, call: Call) -> Result<Invoked, InvokeError> {
+/// `semantic`: tool_search's semantic signal, when the host configured one.
+pub async fn call(
+    exec: &impl Execute,
+    mcp: &impl McpPort,
+    registry: &Arc<Registry>,
+    plans: &PlanStore,
+    semantic: Option<&Arc<Semantic>>,
+    call: Call,
+) -> Result<Invoked, InvokeError> {
     if meta::is_meta(&call.name) {
         let plan_id = call.plan_id.ok_or_else(|| InvokeError::PlanRequired(call.name.clone()))?;
         let plan = plans.get(&plan_id).ok_or(InvokeError::UnknownPlan(plan_id))?;
@@ -21,6 +30,7 @@ pub async fn call(exec: &impl Execute, mcp: &impl McpPort, registry: &Arc<Regist
             plan,
             registry: registry.clone(),
             cold_servers: mcp.cold_servers(),
+            semantic: semantic.cloned(),
         };
         return meta::run(meta_call, exec).await;
     }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 /// Lowest first. A module may reference only modules to its left.
 const ORDER: &[&str] = &[
     "secret",
+    "os",
     "output",
     "approval",
     "validate",
@@ -16,6 +17,7 @@ const ORDER: &[&str] = &[
     "tokenize",
     "logging",
     "catalog",
+    "embed",
     "registry",
     "sync",
     "exposition",
@@ -31,7 +33,7 @@ const ORDER: &[&str] = &[
 
 /// Plain domain code: never the host contract, the server or the transport.
 const DOMAIN: &[&str] = &[
-    "registry", "exposition", "tokenize", "catalog", "sync", "invoke", "meta", "route", "approval", "repair", "validate", "output",
+    "registry", "exposition", "tokenize", "catalog", "embed", "sync", "invoke", "meta", "route", "approval", "repair", "validate", "output",
 ];
 const BOUNDARY: &[&str] = &["protocol", "server", "transport", "gateway"];
 

@@ -6,104 +6,13 @@
 //! is the fraction of a task's gold tools found in the top k, averaged over tasks; "any@k" is the
 //! share of tasks with at least one gold tool in the top k. Floors sit just below measured figures.
 
-use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+#[path = "support/search_eval.rs"]
+mod search_eval;
 
+use search_eval::*;
 use serde_json::Value;
-use toolreg::meta::search::{split_words, SearchDoc, SearchIndex};
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
-}
-
-fn read_json(p: &Path) -> Value {
-    let s = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
-    serde_json::from_str(&s).unwrap_or_else(|e| panic!("parse {}: {e}", p.display()))
-}
-
-/// Every tool of every catalog file in `dir`, sorted by file name for a stable doc order.
-fn load_catalog(dir: &Path) -> Vec<SearchDoc> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("read_dir {}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    let mut docs = Vec::new();
-    for f in files {
-        let v = read_json(&f);
-        let server = v["server"].as_str().expect("server").to_string();
-        for t in v["tools"].as_array().expect("tools") {
-            let tool = t["name"].as_str().expect("tool name").to_string();
-            docs.push(SearchDoc {
-                name: format!("mcp__{server}__{tool}"),
-                namespace: format!("mcp:{server}"),
-                namespace_label: format!("mcp:{server}"),
-                raw_name: Some(tool),
-                server: Some(server.clone()),
-                description: t["description"].as_str().unwrap_or("").to_string(),
-                input_schema: t.get("inputSchema").cloned().unwrap_or(Value::Null),
-            });
-        }
-    }
-    docs
-}
-
-fn gold_set(item: &Value) -> HashSet<(String, String)> {
-    item["gold"]
-        .as_array()
-        .expect("gold")
-        .iter()
-        .map(|g| {
-            (
-                g["server"].as_str().unwrap().to_string(),
-                g["tool"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
-}
-
-fn key(d: &SearchDoc) -> (String, String) {
-    (d.server.clone().unwrap(), d.raw_name.clone().unwrap())
-}
-
-#[derive(Default, Clone, Copy)]
-struct Agg {
-    n: usize,
-    r1: f64,
-    r5: f64,
-    r10: f64,
-    mrr: f64,
-}
-
-impl Agg {
-    fn add(&mut self, r1: f64, r5: f64, r10: f64, mrr: f64) {
-        self.n += 1;
-        self.r1 += r1;
-        self.r5 += r5;
-        self.r10 += r10;
-        self.mrr += mrr;
-    }
-    fn mean(&self) -> [f64; 4] {
-        let n = self.n.max(1) as f64;
-        [self.r1 / n, self.r5 / n, self.r10 / n, self.mrr / n]
-    }
-}
-
-fn print_row(label: &str, a: &Agg) {
-    let [r1, r5, r10, mrr] = a.mean();
-    eprintln!(
-        "{label:<24} n={:<3} R@1 {r1:.3}  R@5 {r5:.3}  R@10 {r10:.3}  MRR {mrr:.3}",
-        a.n
-    );
-}
-
-fn check_floor(what: &str, got: f64, floor: f64) {
-    assert!(
-        got >= floor,
-        "{what} regressed: {got:.3} < floor {floor:.3}"
-    );
-}
+use std::collections::{BTreeMap, HashSet};
+use toolreg::meta::search::{split_words, Blend, SearchDoc, SearchIndex};
 
 #[test]
 fn dev_set_quality() {
@@ -313,6 +222,28 @@ fn exact_names_rank_first() {
     );
     assert_eq!(index.search("web_search", None, 10)[0].doc, 4);
     assert_eq!(index.search("git_clone", None, 10)[0].doc, 3);
+}
+
+#[test]
+fn blending_keeps_exact_names_first_and_ranks_unembedded_docs_lexically() {
+    let docs = small_catalog();
+    let index = SearchIndex::build(&docs);
+    // A cosine that prefers web_search over everything, at a huge weight.
+    let cosines = [0.0, 0.0, 0.0, 0.0, 1.0];
+    let blend = |w| Some(Blend { cosines: &cosines, weight: w });
+    assert_eq!(index.search_blended("github create_branch", None, 10, blend(1000.0))[0].doc, 2, "a qualified name beats any cosine");
+    assert_eq!(index.search_blended("git_clone", None, 10, blend(1000.0))[0].doc, 3);
+    // No word in common: meaning alone finds it, and a namespace filter still applies.
+    assert!(index.search("quokka zebra", None, 10).is_empty());
+    assert_eq!(index.search_blended("quokka zebra", None, 10, blend(1.0))[0].doc, 4);
+    assert!(index.search_blended("quokka zebra", Some("github"), 10, blend(1.0)).is_empty());
+    // NaN (no vector yet) ranks on words only; weight 0 keeps the lexical order.
+    let unknown = [f32::NAN; 5];
+    let lexical: Vec<usize> = index.search("branch", None, 10).iter().map(|h| h.doc).collect();
+    let blended: Vec<usize> = index.search_blended("branch", None, 10, Some(Blend { cosines: &unknown, weight: 1.0 })).iter().map(|h| h.doc).collect();
+    assert_eq!(blended, lexical);
+    let zero: Vec<usize> = index.search_blended("branch", None, 10, blend(0.0)).iter().map(|h| h.doc).collect();
+    assert_eq!(zero, lexical);
 }
 
 #[test]

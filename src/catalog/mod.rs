@@ -32,7 +32,7 @@
 
 pub mod auth;
 mod authorize;
-mod cache;
+pub(crate) mod cache;
 mod child;
 mod client;
 mod config;

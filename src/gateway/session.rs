@@ -94,7 +94,7 @@ impl ServerHandler for Session {
         let _in_flight = InFlight(gw, call_id.clone());
         let plan_id = crate::meta::is_meta(&name).then(|| gw.plan_id());
         let call = Call { name: name.clone(), arguments, call_id, plan_id };
-        match crate::route::call(&exec, &mcp, &registry, &gw.plans, call).await {
+        match crate::route::call(&exec, &mcp, &registry, &gw.plans, None, call).await {
             Ok(done) => Ok(to_result(done).into()),
             Err(InvokeError::UnknownTool(_)) => match crate::sync::held_refusal(&registry, &gw.catalog, &name) {
                 Some(refusal) => Ok(to_result(Invoked::error(refusal)).into()),

@@ -18,7 +18,8 @@ use crate::exposition::plans::PlanScope;
 use crate::exposition::render::{self, Rendering};
 use crate::invoke::{self, off_reactor, Execute, InvokeError, Invoked, Prepared};
 use crate::registry::{Registered, Registry, Source, ToolEntry};
-use search::{SearchDoc, SearchIndex};
+use crate::embed::{QueryVector, Semantic};
+use search::{Blend, SearchDoc, SearchIndex};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, VecDeque};
@@ -35,6 +36,8 @@ pub fn is_meta(name: &str) -> bool {
 pub struct PlanIndex {
     pub names: Vec<String>,
     pub index: SearchIndex,
+    /// Each doc's embedding text's key (`embed::store::key`), to find its vector.
+    pub keys: Vec<crate::embed::store::Key>,
 }
 
 impl std::fmt::Debug for PlanIndex {
@@ -69,27 +72,32 @@ fn same_entries(a: &[Arc<Registered>], b: &[Arc<Registered>]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| Arc::ptr_eq(x, y) || (x.content_hash == y.content_hash && x.entry == y.entry))
 }
 
+fn search_doc(r: &Registered) -> SearchDoc {
+    let e = &r.entry;
+    let (server, raw) = match &e.source {
+        Source::Mcp { server_id, tool_name } => (Some(server_id.clone()), Some(tool_name.clone())),
+        _ => (None, None),
+    };
+    SearchDoc {
+        name: e.name.clone(),
+        namespace: e.namespace.clone(),
+        namespace_label: e.namespace_label().to_string(),
+        raw_name: raw,
+        server,
+        description: e.description.clone(),
+        input_schema: e.input_schema.clone(),
+    }
+}
+
+/// What a sentence-embedding model reads for each entry (`SearchDoc::embedding_text`).
+pub fn embedding_texts<'a>(entries: impl IntoIterator<Item = &'a Arc<Registered>>) -> Vec<String> {
+    entries.into_iter().map(|r| search_doc(r).embedding_text()).collect()
+}
+
 fn build_index(entries: &[Arc<Registered>]) -> PlanIndex {
-    let docs: Vec<SearchDoc> = entries
-        .iter()
-        .map(|r| {
-            let e = &r.entry;
-            let (server, raw) = match &e.source {
-                Source::Mcp { server_id, tool_name } => (Some(server_id.clone()), Some(tool_name.clone())),
-                _ => (None, None),
-            };
-            SearchDoc {
-                name: e.name.clone(),
-                namespace: e.namespace.clone(),
-                namespace_label: e.namespace_label().to_string(),
-                raw_name: raw,
-                server,
-                description: e.description.clone(),
-                input_schema: e.input_schema.clone(),
-            }
-        })
-        .collect();
-    PlanIndex { names: entries.iter().map(|r| r.entry.name.clone()).collect(), index: SearchIndex::build(&docs) }
+    let docs: Vec<SearchDoc> = entries.iter().map(|r| search_doc(r)).collect();
+    let keys = docs.iter().map(|d| crate::embed::store::key(&d.embedding_text())).collect();
+    PlanIndex { names: entries.iter().map(|r| r.entry.name.clone()).collect(), index: SearchIndex::build(&docs), keys }
 }
 
 /// The plan's search index: the one its earlier searches used, one over the same entries, or
@@ -136,6 +144,8 @@ pub struct MetaCall {
     pub registry: Arc<Registry>,
     /// Enabled MCP servers whose tools are not listed yet (search says so when it finds little).
     pub cold_servers: Vec<String>,
+    /// The semantic signal, when the host configured embeddings.
+    pub semantic: Option<Arc<Semantic>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -163,13 +173,20 @@ fn bad_args(tool: &str, e: serde_json::Error) -> Invoked {
 
 pub async fn run(call: MetaCall, exec: &impl Execute) -> Result<Invoked, InvokeError> {
     let args = if call.arguments.is_null() { json!({}) } else { call.arguments };
-    let MetaCall { plan, registry, cold_servers, .. } = call;
+    let MetaCall { plan, registry, cold_servers, semantic, .. } = call;
     match call.name.as_str() {
         SEARCH => match serde_json::from_value::<SearchArgs>(args) {
             Ok(a) => {
                 let call_id = call.call_id.clone();
+                // The query's vector first, off the blocking pool: asking the host is I/O.
+                let query = a.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
+                let vector = match (&semantic, query) {
+                    (Some(s), Some(q)) if s.any() => Some(s.query(q).await),
+                    _ => None,
+                };
                 off_reactor(exec.cancel(), move || {
-                    let (mut done, hits) = search(&registry, &plan, a, &cold_servers);
+                    let sem = semantic.as_deref().map(|s| (s, vector));
+                    let (mut done, hits) = search(&registry, &plan, a, &cold_servers, sem);
                     done.provider_output = provider_output(&registry, &plan, &call_id, &hits, &done);
                     done
                 })
@@ -211,21 +228,40 @@ fn provider_output(registry: &Registry, plan: &PlanScope, call_id: &str, hits: &
 }
 
 /// The answer and the names found, best first.
-fn search(registry: &Registry, plan: &Arc<PlanScope>, a: SearchArgs, cold: &[String]) -> (Invoked, Vec<String>) {
+type SemanticQuery<'a> = (&'a Semantic, Option<Result<QueryVector, String>>);
+
+fn search(registry: &Registry, plan: &Arc<PlanScope>, a: SearchArgs, cold: &[String], semantic: Option<SemanticQuery<'_>>) -> (Invoked, Vec<String>) {
     let idx = plan_index(plan, registry);
     let query = a.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
     let Some(query) = query else {
         return browse(registry, &idx, a.namespace.as_deref(), cold);
     };
     let limit = a.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
-    let hits = idx.index.search(query, a.namespace.as_deref(), limit);
+    let weight = semantic.as_ref().map_or(0.0, |(s, _)| s.weight());
+    let (cosines, coverage) = match semantic {
+        Some((s, Some(Ok(q)))) => {
+            let (c, cov) = s.cosines(&idx.keys, &q);
+            (cov.used.then_some(c), Some(cov))
+        }
+        Some((s, Some(Err(why)))) => (None, Some(s.coverage(&idx.keys, Some(why)))),
+        Some((s, None)) => (None, Some(s.coverage(&idx.keys, None))),
+        None => (None, None),
+    };
+    let blend = cosines.as_deref().map(|cosines| Blend { cosines, weight });
+    let hits = idx.index.search_blended(query, a.namespace.as_deref(), limit, blend);
+    let with_coverage = |mut raw: Value| {
+        if let Some(c) = &coverage {
+            raw["semantic"] = json!(c);
+        }
+        raw
+    };
     if hits.is_empty() {
         let scope = a.namespace.as_deref().map(|n| format!(" in namespace {n}")).unwrap_or_default();
         let text = format!(
             "No deferred tool matches {query:?}{scope}. Try fewer or other words, or call tool_search without a query to browse the namespaces.{}",
             cold_note(cold)
         );
-        return (Invoked::text(text, Some(json!({"hits": [], "coldServers": cold}))), Vec::new());
+        return (Invoked::text(text, Some(with_coverage(json!({"hits": [], "coldServers": cold})))), Vec::new());
     }
     let mut text = String::new();
     let mut raw_hits = Vec::new();
@@ -248,7 +284,7 @@ fn search(registry: &Registry, plan: &Arc<PlanScope>, a: SearchArgs, cold: &[Str
     } else if !a.verbose {
         text.push_str("\nInspect a tool with tool_inspect before calling it with tool_invoke.");
     }
-    (Invoked::text(text.trim_end().to_string(), Some(json!({"hits": raw_hits}))), found)
+    (Invoked::text(text.trim_end().to_string(), Some(with_coverage(json!({"hits": raw_hits})))), found)
 }
 
 /// No query: namespaces with counts, or one namespace's tools.

@@ -86,6 +86,40 @@ pub struct SearchDoc {
     pub input_schema: Value,
 }
 
+/// A description is cut here before it is embedded: the model reads 256 tokens at most.
+const EMBED_CHARS: usize = 1500;
+
+impl SearchDoc {
+    /// What a sentence-embedding model reads for this tool: its namespace, its own name in
+    /// words, and its description ("mcp:GitHub create branch: Create a new branch ...").
+    pub fn embedding_text(&self) -> String {
+        let mut name = String::new();
+        split_words(self.raw_name.as_deref().unwrap_or(&self.name), |w| {
+            if !name.is_empty() {
+                name.push(' ');
+            }
+            name.push_str(w);
+        });
+        let mut desc = self.description.trim();
+        if desc.len() > EMBED_CHARS {
+            let mut cut = EMBED_CHARS;
+            while !desc.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            desc = &desc[..cut];
+        }
+        format!("{} {name}: {desc}", self.namespace_label)
+    }
+}
+
+/// The semantic half of a hybrid search: each doc's cosine with the query (NaN: no vector
+/// yet, so that doc is ranked lexically only) and its weight beside the lexical score.
+#[derive(Clone, Copy, Debug)]
+pub struct Blend<'a> {
+    pub cosines: &'a [f32],
+    pub weight: f32,
+}
+
 /// One ranked result: `doc` indexes the docs given to [`SearchIndex::build`]. `score` is only
 /// comparable within one query; an exact-name match adds `tier * 10^6` (tiers 1-4) to it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -867,6 +901,13 @@ impl SearchIndex {
     /// namespace_label equals it (case-insensitive) or whose server equals it. Ties break by doc
     /// index. An empty or whitespace query gives no hits.
     pub fn search(&self, query: &str, namespace: Option<&str>, limit: usize) -> Vec<Hit> {
+        self.search_blended(query, namespace, limit, None)
+    }
+
+    /// As `search`, fused with a semantic score when `blend` is given: the lexical score scaled
+    /// by the best one of the query (so 1 at the top) plus `weight * cosine`. A doc the words
+    /// miss can rank on meaning alone; exact names keep their tiers above everything.
+    pub fn search_blended(&self, query: &str, namespace: Option<&str>, limit: usize, blend: Option<Blend<'_>>) -> Vec<Hit> {
         if query.trim().is_empty() || limit == 0 || self.n_docs == 0 {
             return Vec::new();
         }
@@ -879,6 +920,7 @@ impl SearchIndex {
         let groups = self.query_groups(query);
         let tiers = self.exact_tiers(query);
         let (touched, scores) = self.score(&groups);
+        let tier_of = |d: u32| if tiers.is_empty() { 0 } else { tiers.iter().find(|(x, _)| *x == d).map_or(0, |t| t.1) };
 
         // Keep the best `limit` in a bounded min-heap (root = worst kept).
         let mut top: BinaryHeap<Reverse<Ranked>> = BinaryHeap::with_capacity(limit + 1);
@@ -890,21 +932,33 @@ impl SearchIndex {
                 top.push(Reverse(c));
             }
         };
-        for &d in &touched {
-            let di = d as usize;
-            if !keep(di) {
-                continue;
+        match blend {
+            None => {
+                for &d in &touched {
+                    if keep(d as usize) {
+                        offer(Ranked(scores[d as usize] as f64 + tier_of(d) as f64 * TIER_SCORE, d));
+                    }
+                }
+                for &(d, tier) in &tiers {
+                    if scores[d as usize] == 0.0 && keep(d as usize) {
+                        offer(Ranked(tier as f64 * TIER_SCORE, d));
+                    }
+                }
             }
-            let tier = if tiers.is_empty() {
-                0
-            } else {
-                tiers.iter().find(|(x, _)| *x == d).map_or(0, |t| t.1)
-            };
-            offer(Ranked(scores[di] as f64 + tier as f64 * TIER_SCORE, d));
-        }
-        for &(d, tier) in &tiers {
-            if scores[d as usize] == 0.0 && keep(d as usize) {
-                offer(Ranked(tier as f64 * TIER_SCORE, d));
+            Some(b) => {
+                let best = touched.iter().filter(|&&d| keep(d as usize)).map(|&d| scores[d as usize]).fold(0f32, f32::max);
+                let lexical = |d: usize| if best > 0.0 { (scores[d] / best) as f64 } else { 0.0 };
+                for d in 0..self.n_docs {
+                    if !keep(d) {
+                        continue;
+                    }
+                    let cos = b.cosines.get(d).copied().filter(|c| c.is_finite()).unwrap_or(0.0);
+                    let s = lexical(d) + (b.weight * cos) as f64;
+                    let tier = tier_of(d as u32);
+                    if s > 0.0 || tier > 0 {
+                        offer(Ranked(s.max(0.0) + tier as f64 * TIER_SCORE, d as u32));
+                    }
+                }
             }
         }
         let mut out: Vec<Ranked> = top.into_iter().map(|r| r.0).collect();

@@ -91,6 +91,69 @@ pub struct InitializeParams {
     /// Bounds on what MCP servers send; every field is optional.
     #[serde(default)]
     pub mcp: McpLimits,
+    /// `tool_search`'s semantic signal; absent: lexical only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchSettings>,
+}
+
+/// How `tool_search` ranks: BM25F alone (the default), or fused with sentence embeddings.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embeddings: Option<EmbeddingSource>,
+    /// Weight of the cosine beside the lexical score scaled to 1 (default 1.0, chosen by
+    /// cross-validation on the dev set; see BENCHMARKS.md). 0 turns the blend off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic_weight: Option<f32>,
+    /// How long a search waits for its query's vector before answering lexically (default 1,000 ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_timeout_ms: Option<u64>,
+}
+
+/// Where embeddings come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum EmbeddingSource {
+    /// The host embeds: the sidecar sends `host/embed` requests.
+    Host,
+    /// A local sentence-embedding model in ONNX (e.g. all-MiniLM-L6-v2), run in the sidecar.
+    Onnx {
+        /// The `.onnx` file (inputs `input_ids`, `attention_mask`, optionally `token_type_ids`;
+        /// first output the last hidden state, mean-pooled).
+        model: String,
+        /// The model's `tokenizer.json` (Hugging Face tokenizers format).
+        tokenizer: String,
+        /// The ONNX Runtime shared library (`libonnxruntime.so`, e.g. from the `onnxruntime`
+        /// wheel); default: `ORT_DYLIB_PATH`, else the system's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        runtime: Option<String>,
+    },
+}
+
+/// `host/embed`: vectors for texts, from the host's embedding model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EmbedParams {
+    pub texts: Vec<String>,
+    /// `query` for a tool_search query, `document` for tool definitions.
+    pub purpose: EmbedPurpose,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum EmbedPurpose {
+    Query,
+    Document,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EmbedResult {
+    /// One vector per text, in order, all of one length.
+    pub vectors: Vec<Vec<f32>>,
+    /// The model's name: vectors of different models are never compared.
+    pub model: String,
 }
 
 /// Bytes. Defaults: message 16,777,216 (16 MiB), result 1,048,576 (1 MiB).

@@ -25,6 +25,11 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
                 .map_err(|e| RpcError::new(ErrorCode::INVALID_PARAMS, format!("bad log level {level:?}: {e}")))?;
         }
     }
+    // Checked before anything is kept: a refused initialize changes nothing.
+    let semantic = match &p.search {
+        Some(search) => start_semantic(ctx, search, p.cache_dir.as_deref())?,
+        None => None,
+    };
     *ctx.host.lock().unwrap_or_else(|e| e.into_inner()) = p.capabilities.clone();
     let t = clamp(&p.timeouts);
     *ctx.timeouts.lock().unwrap_or_else(|e| e.into_inner()) = t.clone();
@@ -48,6 +53,9 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         secrets: p.capabilities.secrets,
     });
     let _ = ctx.catalog.set(Catalog::with_hosts(opts, ctx.catalog_events.clone(), questions, auth_host));
+    if let Some(semantic) = semantic {
+        let _ = ctx.semantic.set(semantic);
+    }
     if let Some(client) = &p.client_info {
         tracing::info!(client = %client.name, version = ?client.version, "initialize");
     }
@@ -62,6 +70,34 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
             max_frame_bytes: ctx.max_frame_bytes,
         },
     })
+}
+
+/// tool_search's semantic signal as the host configured it. Paths are checked now (a clear
+/// error); a model that then fails to load only leaves the search lexical.
+fn start_semantic(ctx: &Ctx, search: &SearchSettings, cache_dir: Option<&str>) -> Result<Option<Arc<crate::embed::Semantic>>, RpcError> {
+    use crate::embed::{onnx, Embedder, Options, Semantic};
+    let Some(source) = &search.embeddings else { return Ok(None) };
+    let bad = |field: &str, msg: String| RpcError::new(ErrorCode::INVALID_PARAMS, msg).with_data(serde_json::json!({"field": format!("search.{field}")}));
+    let weight = search.semantic_weight.unwrap_or(crate::embed::DEFAULT_WEIGHT);
+    if !weight.is_finite() || weight < 0.0 {
+        return Err(bad("semanticWeight", format!("semanticWeight must be a number >= 0, not {weight}")));
+    }
+    let embedder: Arc<dyn Embedder> = match source {
+        EmbeddingSource::Host => Arc::new(super::host::HostEmbedder(ctx.out.clone())),
+        EmbeddingSource::Onnx { model, tokenizer, runtime } => {
+            let paths = onnx::OnnxPaths { model: model.into(), tokenizer: tokenizer.into(), runtime: runtime.as_ref().map(Into::into) };
+            paths.check().map_err(|(field, msg)| bad(&format!("embeddings.{field}"), msg))?;
+            Arc::new(onnx::Onnx::start(paths))
+        }
+    };
+    let defaults = Options::default();
+    let opts = Options {
+        cache_dir: cache_dir.map(std::path::PathBuf::from),
+        query_timeout: search.query_timeout_ms.map(|ms| Duration::from_millis(ms.min(MAX_TIMEOUT_MS))).unwrap_or(defaults.query_timeout),
+        weight,
+        ..defaults
+    };
+    Ok(Some(Semantic::start(embedder, opts)))
 }
 
 /// The longest timeout honoured: a year, which is "never" for a session. Longer values (up to
@@ -136,8 +172,14 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
         // Build (or fetch) tool_search's index now, after this reply, so the model's first
         // search does not wait for it.
         let (scope, registry) = (scope.clone(), ctx.snapshot());
+        let semantic = ctx.semantic.get().cloned();
         ctx.work.spawn(move || {
             crate::meta::plan_index(&scope, &registry);
+            // And vectors for the deferred pool (known ones are skipped at once).
+            if let Some(semantic) = semantic {
+                let pool: Vec<_> = scope.deferred.iter().filter_map(|n| registry.get(n)).collect();
+                semantic.want(crate::meta::embedding_texts(pool));
+            }
         });
     }
     let (request, headers) = rendered.map(|r| (Some(r.request), r.headers)).unwrap_or_default();

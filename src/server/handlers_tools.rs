@@ -63,6 +63,14 @@ pub fn handle_sync(ctx: &Ctx, p: SyncParams) -> Result<SyncResult, RpcError> {
     let catalog = catalog(ctx)?;
     let mut reg = ctx.registry.write().unwrap_or_else(|e| e.into_inner());
     let s = sync::sync(Arc::make_mut(&mut reg), catalog, p.selected_tool_ids.as_deref());
+    if let Some(semantic) = ctx.semantic.get() {
+        // Vectors for the synced tools, in the background, before a plan defers them.
+        let (semantic, registry) = (semantic.clone(), reg.clone());
+        ctx.work.spawn(move || {
+            let mcp: Vec<_> = registry.iter().filter(|r| matches!(r.entry.source, crate::registry::Source::Mcp { .. })).cloned().collect();
+            semantic.want(crate::meta::embedding_texts(&mcp));
+        });
+    }
     Ok(SyncResult { registered: s.registered, evicted: s.evicted })
 }
 
@@ -92,7 +100,7 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
     let exec = Executor::new(&host, &mcp, &ctx.validators, &ctx.approvals, settings, current_cancel());
     let call_id = p.call_id.unwrap_or_else(|| format!("toolreg-call-{}", ctx.call_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1));
     let call = Call { name: p.name, arguments: p.arguments, call_id, plan_id: p.plan_id };
-    let result = crate::route::call(&exec, &mcp, &registry, &ctx.plans, call).await;
+    let result = crate::route::call(&exec, &mcp, &registry, &ctx.plans, ctx.semantic.get(), call).await;
     // A held MCP tool is not registered; say why it did not run (pins).
     if let Err(InvokeError::UnknownTool(name)) = &result {
         if let Some(held) = super::handlers_pins::held_invoke_result(&ctx, name) {

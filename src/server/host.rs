@@ -6,7 +6,7 @@ use super::outgoing::Outgoing;
 use crate::catalog::{AskHost, Catalog, CatalogError, ElicitParams, ElicitResult, SampleParams, ServerState};
 use crate::invoke::{ApprovalRequest, HostPort, McpCallError, McpPort};
 use crate::protocol::{
-    ApprovalRequestNotification, ApprovalWithdrawn, HostElicit, HostExecuteTool, HostRepairToolCall, HostSample, Notification, Request,
+    ApprovalRequestNotification, ApprovalWithdrawn, HostElicit, HostEmbed, HostExecuteTool, HostRepairToolCall, HostSample, Notification, Request,
 };
 use futures::future::BoxFuture;
 use std::sync::Arc;
@@ -106,5 +106,33 @@ impl AskHost for Questions {
     fn sample(&self, params: SampleParams) -> BoxFuture<'static, Result<Value, String>> {
         let out = self.0.clone();
         Box::pin(async move { out.request(HostSample::METHOD, params).await.map_err(|e| e.message) })
+    }
+}
+
+/// tool_search's embeddings from the host (`host/embed`), for `search.embeddings.kind: host`.
+pub struct HostEmbedder(pub Arc<Outgoing>);
+
+impl crate::embed::Embedder for HostEmbedder {
+    fn embed(&self, texts: Vec<String>, purpose: crate::embed::Purpose) -> BoxFuture<'static, Result<crate::embed::Embedded, String>> {
+        let out = self.0.clone();
+        let purpose = match purpose {
+            crate::embed::Purpose::Query => crate::protocol::EmbedPurpose::Query,
+            crate::embed::Purpose::Document => crate::protocol::EmbedPurpose::Document,
+        };
+        Box::pin(async move {
+            let v = out.request(HostEmbed::METHOD, crate::protocol::EmbedParams { texts, purpose }).await.map_err(|e| format!("{} failed: {}", HostEmbed::METHOD, e.message))?;
+            let r: crate::protocol::EmbedResult =
+                serde_json::from_value(v).map_err(|e| format!("the host's answer to {} is not an EmbedResult: {e}", HostEmbed::METHOD))?;
+            Ok(crate::embed::Embedded { vectors: r.vectors, model: format!("host:{}", r.model) })
+        })
+    }
+
+    /// Documents per `host/embed`: embedding APIs take batches of this order.
+    fn batch(&self) -> usize {
+        64
+    }
+
+    fn kind(&self) -> &'static str {
+        "host"
     }
 }

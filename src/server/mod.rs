@@ -74,6 +74,8 @@ pub struct Ctx {
     pub call_seq: std::sync::atomic::AtomicU64,
     /// CPU-bound work, off the runtime's threads.
     pub work: pool::Pool,
+    /// tool_search's semantic signal, when `initialize` configured embeddings.
+    pub semantic: std::sync::OnceLock<Arc<crate::embed::Semantic>>,
 }
 
 tokio::task_local! {
@@ -187,6 +189,7 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
         approvals: Arc::default(),
         call_seq: Default::default(),
         work: pool::Pool::new(),
+        semantic: std::sync::OnceLock::new(),
     };
     let ctx = Arc::new(ctx);
     let table = dispatch::table();

@@ -56,12 +56,5 @@ impl Pool {
 }
 
 fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: setpriority on the calling thread's own id (Linux applies PRIO_PROCESS to a tid).
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        if libc::setpriority(libc::PRIO_PROCESS, tid, NICE) != 0 {
-            tracing::debug!("cannot lower the work pool's priority: {}", std::io::Error::last_os_error());
-        }
-    };
+    crate::os::lower_thread_priority(NICE);
 }

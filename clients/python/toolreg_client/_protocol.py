@@ -201,6 +201,48 @@ class ElicitResult(_ElicitResultRequired, total=False):
     """Form mode, `accept` only: the values, keyed by property name."""
 
 
+class EmbedParams(TypedDict):
+    """`host/embed`: vectors for texts, from the host's embedding model."""
+    texts: list[str]
+    purpose: "EmbedPurpose"
+    """`query` for a tool_search query, `document` for tool definitions."""
+
+
+EmbedPurpose = Literal["query", "document"]
+
+
+class EmbedResult(TypedDict):
+    vectors: list[list[float]]
+    """One vector per text, in order, all of one length."""
+    model: str
+    """The model's name: vectors of different models are never compared."""
+
+
+# Where embeddings come from.
+EmbeddingSource = Union["EmbeddingSourceHost", "EmbeddingSourceOnnx"]
+
+
+class EmbeddingSourceHost(TypedDict):
+    """The host embeds: the sidecar sends `host/embed` requests."""
+    kind: Literal["host"]
+
+
+class _EmbeddingSourceOnnxRequired(TypedDict):
+    kind: Literal["onnx"]
+    model: str
+    """The `.onnx` file (inputs `input_ids`, `attention_mask`, optionally `token_type_ids`;
+    first output the last hidden state, mean-pooled)."""
+    tokenizer: str
+    """The model's `tokenizer.json` (Hugging Face tokenizers format)."""
+
+
+class EmbeddingSourceOnnx(_EmbeddingSourceOnnxRequired, total=False):
+    """A local sentence-embedding model in ONNX (e.g. all-MiniLM-L6-v2), run in the sidecar."""
+    runtime: Union[str, None]
+    """The ONNX Runtime shared library (`libonnxruntime.so`, e.g. from the `onnxruntime`
+    wheel); default: `ORT_DYLIB_PATH`, else the system's."""
+
+
 class Empty(TypedDict, total=False):
     pass
 
@@ -294,6 +336,8 @@ class InitializeParams(TypedDict, total=False):
     """Bounds on waiting; every field is optional."""
     mcp: "McpLimits"
     """Bounds on what MCP servers send; every field is optional."""
+    search: Union["SearchSettings", None]
+    """`tool_search`'s semantic signal; absent: lexical only."""
 
 
 class LogSettings(TypedDict, total=False):
@@ -327,6 +371,16 @@ class McpLimits(TypedDict, total=False):
     maxResultBytes: Union[int, None]
     """The largest MCP tool result passed on. Text over it is cut and ends with
     `[... truncated: N of M bytes shown]`; other parts that do not fit become placeholders."""
+
+
+class SearchSettings(TypedDict, total=False):
+    """How `tool_search` ranks: BM25F alone (the default), or fused with sentence embeddings."""
+    embeddings: Union["EmbeddingSource", None]
+    semanticWeight: Union[float, None]
+    """Weight of the cosine beside the lexical score scaled to 1 (default 1.0, chosen by
+    cross-validation on the dev set; see BENCHMARKS.md). 0 turns the blend off."""
+    queryTimeoutMs: Union[int, None]
+    """How long a search waits for its query's vector before answering lexically (default 1,000 ms)."""
 
 
 class InitializeResult(TypedDict):
@@ -887,6 +941,7 @@ SCHEMA_METHODS: dict[str, dict[str, Any]] = {
     'exit': {'kind': 'notification', 'direction': 'hostToSidecar', 'params': 'NoParams', 'result': None, 'python_name': 'exit'},
     'exposition/plan': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'PlanParams', 'result': 'PlanReply', 'python_name': 'exposition_plan'},
     'host/elicit': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'ElicitParams', 'result': 'ElicitResult', 'python_name': 'host_elicit'},
+    'host/embed': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'EmbedParams', 'result': 'EmbedResult', 'python_name': 'host_embed'},
     'host/executeTool': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'ExecuteToolParams', 'result': 'CallToolResult', 'python_name': 'host_execute_tool'},
     'host/openUrl': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'OpenUrlParams', 'result': 'Empty', 'python_name': 'host_open_url'},
     'host/repairToolCall': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'RepairToolCallParams', 'result': 'HostRepairToolCallResult', 'python_name': 'host_repair_tool_call'},

@@ -24,6 +24,8 @@ from ._protocol import (
     CreateMessageResult,
     ElicitParams,
     ElicitResult,
+    EmbedParams,
+    EmbedResult,
     ExecuteToolParams,
     HostCapabilities,
     HostRepairToolCallResult,
@@ -43,6 +45,7 @@ from ._protocol import (
     ProgressParams,
     Rendering,
     SearchBy,
+    SearchSettings,
     RegisterResult,
     RepairToolCallParams,
     ResolveResult,
@@ -195,11 +198,13 @@ class ToolregClient:
         cache_dir: Optional[str] = None,
         log: Optional[LogSettings] = None,
         timeouts: Optional[Timeouts] = None,
+        search: Optional[SearchSettings] = None,
         on_approval_request: Optional[Callable[[ApprovalRequest], MaybeAwaitable]] = None,
         on_execute_tool: Optional[Callable[[ExecuteToolParams], Union[CallToolResult, Awaitable[CallToolResult]]]] = None,
         on_repair_tool_call: Optional[Callable[[RepairToolCallParams], Union[HostRepairToolCallResult, Awaitable[HostRepairToolCallResult]]]] = None,
         on_elicit: Optional[Callable[[ElicitParams], Union[ElicitResult, Awaitable[ElicitResult]]]] = None,
         on_sample: Optional[Callable[[SampleParams], Union[CreateMessageResult, Awaitable[CreateMessageResult]]]] = None,
+        on_embed: Optional[Callable[[EmbedParams], Union[EmbedResult, Awaitable[EmbedResult]]]] = None,
         on_catalog_did_change: Optional[Callable[[DidChangeParams], MaybeAwaitable]] = None,
         on_progress: Optional[Callable[[ProgressParams], MaybeAwaitable]] = None,
         on_log_message: Optional[Callable[[LogMessageParams], MaybeAwaitable]] = None,
@@ -222,7 +227,10 @@ class ToolregClient:
         defaults), `{"action": "accept"}` (URL mode: the user agreed to open the URL),
         `{"action": "decline"}` or `{"action": "cancel"}`. `on_sample` answers an MCP
         `sampling/createMessage` (`host/sample`; `params["request"]` as the server sent it) with an
-        MCP `CreateMessageResult`. A coroutine callback is cancelled when the sidecar withdraws the
+        MCP `CreateMessageResult`. `on_embed` answers `host/embed` for `tool_search`'s semantic
+        signal with `{"vectors": [[...], ...], "model": name}` (one vector per text, in order) from
+        the host's embedding model; giving it sends `search={"embeddings": {"kind": "host"}}`
+        unless `search` names its own source. A coroutine callback is cancelled when the sidecar withdraws the
         question (timeout, cancelled call); an exception is an error for the server.
 
         A coroutine `on_approval_request` is cancelled when its answer becomes moot: the sidecar
@@ -256,6 +264,7 @@ class ToolregClient:
             repair=on_repair_tool_call,
             elicit=on_elicit,
             sample=on_sample,
+            embed=on_embed,
             catalog=on_catalog_did_change,
             progress=on_progress,
             log=on_log_message,
@@ -288,6 +297,11 @@ class ToolregClient:
             params["log"] = log
         if timeouts is not None:
             params["timeouts"] = timeouts
+        settings: SearchSettings = dict(search) if search is not None else {}  # type: ignore[assignment]
+        if on_embed is not None and not settings.get("embeddings"):
+            settings["embeddings"] = {"kind": "host"}
+        if settings or search is not None:
+            params["search"] = settings
         try:
             client.initialize_result = await client.request("initialize", params)
             spoken = str(client.initialize_result.get("protocolVersion"))
@@ -472,6 +486,7 @@ class ToolregClient:
             "host/repairToolCall": self._cb.get("repair"),
             "host/elicit": self._cb.get("elicit"),
             "host/sample": self._cb.get("sample"),
+            "host/embed": self._cb.get("embed"),
         }.get(method)
         if cb is None:
             cb = self._auth_callback(method)

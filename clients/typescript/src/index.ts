@@ -22,6 +22,7 @@ import type {
   LogMessageParams,
   LogSettings,
   ProgressParams,
+  SearchSettings,
   SidecarNotifications,
   SidecarRequests,
 } from './generated/protocol.js';
@@ -62,6 +63,8 @@ export type ElicitAnswer = SR<'host/elicit'>;
 export type SampleParams = SP<'host/sample'>;
 export type SampleAnswer = SR<'host/sample'>;
 export type OpenUrlParams = SP<'host/openUrl'>;
+export type EmbedParams = SP<'host/embed'>;
+export type EmbedAnswer = SR<'host/embed'>;
 
 /**
  * Where the sidecar keeps OAuth tokens of MCP servers (`host/secrets/*`), e.g. the OS keychain.
@@ -136,6 +139,11 @@ export interface SpawnOptions {
   log?: LogSettings;
   /** Timeouts (ms) sent in `initialize`: connect, list, call, approval, elicitation. */
   timeouts?: Timeouts;
+  /**
+   * `tool_search`'s semantic signal, sent in `initialize` (default: lexical only). With
+   * `onEmbed` and no `search.embeddings`, `{embeddings: {kind: 'host'}}` is sent.
+   */
+  search?: SearchSettings;
   /** Called for each stderr line of the sidecar (the sidecar logs to stderr by default). */
   onStderr?: (line: string) => void;
   /**
@@ -164,6 +172,12 @@ export interface SpawnOptions {
    * both. `signal` as for `onElicit`. Giving it declares `sampling`.
    */
   onSample?: (params: SampleParams, signal: AbortSignal) => SampleAnswer | Promise<SampleAnswer>;
+  /**
+   * Embeds texts for `tool_search` (`host/embed`) with the host's embedding model (e.g. the one
+   * its knowledge base uses): one vector per text, in order, and the model's name. `purpose` is
+   * `query` or `document`. Giving it turns on hybrid search (`search.embeddings.kind = 'host'`).
+   */
+  onEmbed?: (params: EmbedParams, signal: AbortSignal) => EmbedAnswer | Promise<EmbedAnswer>;
   /**
    * MCP authorization (OAuth): show the user `url`, an authorization page for MCP server
    * `serverId` (e.g. in the system browser), and resolve once it is shown; the sidecar learns the
@@ -344,6 +358,8 @@ export class ToolregClient {
     if (options.cacheDir !== undefined) params.cacheDir = options.cacheDir;
     if (options.log !== undefined) params.log = options.log;
     if (options.timeouts !== undefined) params.timeouts = options.timeouts;
+    if (options.search !== undefined) params.search = options.search;
+    if (options.onEmbed && !params.search?.embeddings) params.search = { ...params.search, embeddings: { kind: 'host' } };
     try {
       client.initializeResult = await client.request('initialize', params);
       const spoken = client.initializeResult.protocolVersion;
@@ -409,6 +425,10 @@ export class ToolregClient {
     connection.onRequest('host/sample', async (p: SampleParams, token: CancellationToken) => {
       if (!options.onSample) throw new ResponseError(-32601, 'host has no onSample handler');
       return this.callbackResult(token, () => options.onSample!(p, tokenToSignal(token)));
+    });
+    connection.onRequest('host/embed', async (p: EmbedParams, token: CancellationToken) => {
+      if (!options.onEmbed) throw new ResponseError(-32601, 'host has no onEmbed handler');
+      return this.callbackResult(token, () => options.onEmbed!(p, tokenToSignal(token)));
     });
     connection.onRequest('host/openUrl', async (p: OpenUrlParams) => {
       if (!options.onOpenUrl) throw new ResponseError(-32601, 'host has no onOpenUrl handler');

@@ -20,6 +20,31 @@ export type Gate = 'emptyPool' | 'minCount' | 'threshold' | 'metaOverhead' | 'pa
 export type Defer = 'never' | 'always' | 'auto';
 export type ElicitAction = 'accept' | 'decline' | 'cancel';
 export type ElicitMode = 'form' | 'url';
+export type EmbedPurpose = 'query' | 'document';
+/**
+ * Where embeddings come from.
+ */
+export type EmbeddingSource =
+  | {
+      kind: 'host';
+    }
+  | {
+      kind: 'onnx';
+      /**
+       * The `.onnx` file (inputs `input_ids`, `attention_mask`, optionally `token_type_ids`;
+       * first output the last hidden state, mean-pooled).
+       */
+      model: string;
+      /**
+       * The model's `tokenizer.json` (Hugging Face tokenizers format).
+       */
+      tokenizer: string;
+      /**
+       * The ONNX Runtime shared library (`libonnxruntime.so`, e.g. from the `onnxruntime`
+       * wheel); default: `ORT_DYLIB_PATH`, else the system's.
+       */
+      runtime?: string | null;
+    };
 export type Encoding = 'o200k_base' | 'cl100k_base';
 /**
  * Where an entry came from; set by the sidecar, never by the host.
@@ -156,6 +181,10 @@ export interface ProtocolTypes {
   ElicitMode?: ElicitMode;
   ElicitParams?: ElicitParams;
   ElicitResult?: ElicitResult;
+  EmbedParams?: EmbedParams;
+  EmbedPurpose?: EmbedPurpose;
+  EmbedResult?: EmbedResult;
+  EmbeddingSource?: EmbeddingSource;
   Empty?: Empty;
   Encoding?: Encoding;
   EncodingChoice?: EncodingChoice;
@@ -207,6 +236,7 @@ export interface ProtocolTypes {
   SampleParams?: SampleParams;
   Scope?: Scope;
   SearchBy?: SearchBy;
+  SearchSettings?: SearchSettings;
   SecretKeyParams?: SecretKeyParams;
   SecretSetParams?: SecretSetParams;
   SecretValue?: SecretValue;
@@ -405,6 +435,23 @@ export interface ElicitResult {
     [k: string]: unknown;
   } | null;
 }
+/**
+ * `host/embed`: vectors for texts, from the host's embedding model.
+ */
+export interface EmbedParams {
+  texts: string[];
+  purpose: EmbedPurpose;
+}
+export interface EmbedResult {
+  /**
+   * One vector per text, in order, all of one length.
+   */
+  vectors: number[][];
+  /**
+   * The model's name: vectors of different models are never compared.
+   */
+  model: string;
+}
 export interface Empty {}
 /**
  * Which encoding counted, and whether it is the model's own.
@@ -484,6 +531,10 @@ export interface InitializeParams {
   capabilities?: HostCapabilities;
   timeouts?: Timeouts;
   mcp?: McpLimits;
+  /**
+   * `tool_search`'s semantic signal; absent: lexical only.
+   */
+  search?: SearchSettings | null;
 }
 export interface LogSettings {
   /**
@@ -536,6 +587,21 @@ export interface McpLimits {
    * `[... truncated: N of M bytes shown]`; other parts that do not fit become placeholders.
    */
   maxResultBytes?: number | null;
+}
+/**
+ * How `tool_search` ranks: BM25F alone (the default), or fused with sentence embeddings.
+ */
+export interface SearchSettings {
+  embeddings?: EmbeddingSource | null;
+  /**
+   * Weight of the cosine beside the lexical score scaled to 1 (default 1.0, chosen by
+   * cross-validation on the dev set; see BENCHMARKS.md). 0 turns the blend off.
+   */
+  semanticWeight?: number | null;
+  /**
+   * How long a search waits for its query's vector before answering lexically (default 1,000 ms).
+   */
+  queryTimeoutMs?: number | null;
 }
 export interface InitializeResult {
   serverInfo: ServerInfo;
@@ -1088,6 +1154,7 @@ export interface HostNotifications {
 /** Requests, sidecar to host. */
 export interface SidecarRequests {
   'host/elicit': { params: ElicitParams; result: ElicitResult };
+  'host/embed': { params: EmbedParams; result: EmbedResult };
   'host/executeTool': { params: ExecuteToolParams; result: CallToolResult };
   'host/openUrl': { params: OpenUrlParams; result: Empty };
   'host/repairToolCall': { params: RepairToolCallParams; result: HostRepairToolCallResult };
@@ -1169,6 +1236,10 @@ export const SCHEMA_METHODS = {
     'direction': 'hostToSidecar'
   },
   'host/elicit': {
+    'kind': 'request',
+    'direction': 'sidecarToHost'
+  },
+  'host/embed': {
     'kind': 'request',
     'direction': 'sidecarToHost'
   },

@@ -1,0 +1,160 @@
+//! Hybrid `tool_search` (BM25F + sentence embeddings) with the real model (all-MiniLM-L6-v2 int8
+//! in ONNX, fetched by `scripts/embedding-model.sh`), through the product's `Semantic`:
+//!
+//! - `cargo bench --bench semantic`: latency of one search at 2,422 tools (the fixture catalogs)
+//!   and at 9,688 (the catalogs 4x, server ids suffixed -2, -3, -4), p50 and p99 over the dev
+//!   set's and LiveMCPBench's queries, each run 5 times: the whole path (embed the query, cosine
+//!   with every tool, BM25F, blend), and its parts. The copies reuse the originals' vectors
+//!   (their texts differ only in the namespace): the cosine costs the same.
+//! - `cargo bench --bench semantic -- embed`: embed the whole catalog from nothing, as the
+//!   sidecar does after a sync (one background thread, one text per run): wall and CPU time,
+//!   peak memory, and the size of the cache file.
+#![allow(clippy::print_stdout)] // a benchmark reports on stdout
+
+#[path = "../tests/support/embedding.rs"]
+mod embedding;
+#[path = "../tests/support/search_eval.rs"]
+mod search_eval;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use search_eval::{fixtures, load_catalog, read_json};
+use toolreg::embed::store::{self, Vectors};
+use toolreg::embed::{Options, Semantic};
+use toolreg::meta::search::{Blend, SearchDoc, SearchIndex};
+
+const RUNS: usize = 5;
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    if std::env::args().any(|a| a == "embed") {
+        rt.block_on(embed_catalog());
+    } else {
+        // The originals' vectors, made outside the runtime (the model blocks).
+        let base = load_catalog(&fixtures().join("mcp-catalogs"));
+        let texts: Vec<String> = base.iter().map(SearchDoc::embedding_text).collect();
+        let onnx = embedding::model();
+        let vecs = embedding::embed_cached(&onnx, "eval-mcp-catalogs", &texts);
+        let mut vectors = Vectors::default();
+        vectors.reset(&onnx.embed_blocking(vec!["x".into()]).unwrap().model, vecs[0].len());
+        for (t, v) in texts.iter().zip(vecs) {
+            vectors.insert(store::key(t), v);
+        }
+        rt.block_on(latency(base, texts, vectors));
+    }
+}
+
+fn queries() -> Vec<String> {
+    let mut out = Vec::new();
+    let dev = read_json(&fixtures().join("tool-search-dev.json"));
+    let live = read_json(&fixtures().join("livemcpbench/queries.json"));
+    for set in [&dev, &live] {
+        for i in set["items"].as_array().unwrap() {
+            out.push(i["query"].as_str().unwrap().to_string());
+        }
+    }
+    out
+}
+
+/// A `Semantic` over the local model whose store already holds a vector for every doc.
+async fn loaded(docs: &[SearchDoc], base: &Vectors, base_texts: &[String], dir: &std::path::Path) -> Arc<Semantic> {
+    let mut v = Vectors::default();
+    v.reset(base.model().unwrap(), base.dim().unwrap());
+    for (i, d) in docs.iter().enumerate() {
+        let from = store::key(&base_texts[i % base_texts.len()]);
+        v.insert(store::key(&d.embedding_text()), base.get(&from).unwrap().to_vec());
+    }
+    std::fs::write(dir.join("embeddings-onnx.bin"), v.encode()).unwrap();
+    let s = Semantic::start(Arc::new(embedding::model()), Options { cache_dir: Some(dir.to_path_buf()), ..Options::default() });
+    while !s.any() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    s
+}
+
+fn pct(mut v: Vec<Duration>, p: f64) -> Duration {
+    v.sort();
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+async fn latency(base: Vec<SearchDoc>, base_texts: Vec<String>, base_store: Vectors) {
+    let qs = queries();
+    println!("{} queries x {RUNS} runs; p50 / p99 per search\n", qs.len());
+    println!("{:>6}  {:>22}  {:>22}  {:>22}  {:>22}  {:>22}", "tools", "whole hybrid search", "embed the query", "cosine with each tool", "BM25F + blend", "lexical alone");
+    for docs in [base.clone(), search_eval::replicate(&base, 4)] {
+        let dir = tempfile::tempdir().unwrap();
+        let s = loaded(&docs, &base_store, &base_texts, dir.path()).await;
+        let index = SearchIndex::build(&docs);
+        let keys = toolreg::embed::keys(&docs.iter().map(SearchDoc::embedding_text).collect::<Vec<_>>());
+        let (mut whole, mut embed, mut cosine, mut blend, mut lexical) = (vec![], vec![], vec![], vec![], vec![]);
+        for _ in 0..RUNS {
+            for q in &qs {
+                let t0 = Instant::now();
+                let qv = s.query(q).await.expect("the query embeds");
+                let t1 = Instant::now();
+                let (cos, cov) = s.cosines(&keys, &qv);
+                let tc = Instant::now();
+                let hits = index.search_blended(q, None, 5, Some(Blend { cosines: &cos, weight: s.weight() }));
+                let t2 = Instant::now();
+                assert!(cov.used && cov.embedded == docs.len() && !hits.is_empty());
+                let t3 = Instant::now();
+                std::hint::black_box(index.search(q, None, 5));
+                lexical.push(t3.elapsed());
+                whole.push(t2 - t0);
+                embed.push(t1 - t0);
+                cosine.push(tc - t1);
+                blend.push(t2 - tc);
+            }
+        }
+        let cell = |v: &Vec<Duration>| format!("{} / {}", ms(pct(v.clone(), 0.5)), ms(pct(v.clone(), 0.99)));
+        println!("{:>6}  {:>22}  {:>22}  {:>22}  {:>22}  {:>22}", docs.len(), cell(&whole), cell(&embed), cell(&cosine), cell(&blend), cell(&lexical));
+    }
+}
+
+/// Peak resident memory (VmHWM) and current (VmRSS) of this process, in MiB.
+fn memory() -> (f64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status.lines().find(|l| l.starts_with(name)).and_then(|l| l.split_whitespace().nth(1)).and_then(|k| k.parse::<f64>().ok()).unwrap_or(0.0) / 1024.0
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+fn cpu_seconds() -> f64 {
+    let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a rusage into the pointer it is given.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, u.as_mut_ptr()) };
+    let u = unsafe { u.assume_init() };
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
+async fn embed_catalog() {
+    let docs = load_catalog(&fixtures().join("mcp-catalogs"));
+    let texts: Vec<String> = docs.iter().map(SearchDoc::embedding_text).collect();
+    let keys = toolreg::embed::keys(&texts);
+    let dir = tempfile::tempdir().unwrap();
+    let s = Semantic::start(Arc::new(embedding::model()), Options { cache_dir: Some(dir.path().to_path_buf()), ..Options::default() });
+    s.query("load the model").await.expect("the model loads");
+    let (_, rss_before) = memory();
+    let (cpu0, t0) = (cpu_seconds(), Instant::now());
+    s.want(texts.clone());
+    while s.coverage(&keys, None).embedded < texts.len() {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (wall, cpu) = (t0.elapsed(), cpu_seconds() - cpu0);
+    let file = dir.path().join("embeddings-onnx.bin");
+    // The store is saved every 512 vectors and when the queue drains, just after the last one.
+    while store::load(&file).map_or(0, |v| v.len()) < texts.len() {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (peak, _) = memory();
+    println!("embedded {} tools in {:.1} s wall ({:.1} ms a tool), {:.1} s CPU", texts.len(), wall.as_secs_f64(), wall.as_secs_f64() * 1e3 / texts.len() as f64, cpu);
+    println!("memory: {rss_before:.0} MiB resident before (catalog, model loaded), peak {peak:.0} MiB");
+    println!("cache file: {} bytes", std::fs::metadata(&file).unwrap().len());
+}

@@ -1,0 +1,350 @@
+//! Sentence embeddings for `tool_search`'s semantic signal, from the host (`host/embed`) or a
+//! local ONNX model (`onnx.rs`). Knows no JSON-RPC and no search: texts in, vectors out.
+//!
+//! `Semantic` never makes a search wait for the catalog: documents are embedded by one
+//! background task, in batches, and kept by content (`store.rs`, on disk in `cacheDir`). A
+//! search asks only for its query's vector, bounded by a timeout; whatever fails or is slow
+//! leaves the search lexical, with a log line.
+
+pub mod onnx;
+pub mod store;
+
+use futures::future::BoxFuture;
+use std::collections::{HashSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use store::{Key, Vectors};
+use tokio::sync::Notify;
+
+/// What a text is embedded for: some models (and some hosts' APIs) embed the two differently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    Query,
+    Document,
+}
+
+impl Purpose {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Purpose::Query => "query",
+            Purpose::Document => "document",
+        }
+    }
+}
+
+/// Vectors for some texts, one per text, and the model that made them.
+#[derive(Clone, Debug)]
+pub struct Embedded {
+    pub vectors: Vec<Vec<f32>>,
+    pub model: String,
+}
+
+/// A source of embeddings: the host, or a local model. Errors are readable sentences.
+pub trait Embedder: Send + Sync + 'static {
+    fn embed(&self, texts: Vec<String>, purpose: Purpose) -> BoxFuture<'static, Result<Embedded, String>>;
+    /// Documents per request.
+    fn batch(&self) -> usize;
+    /// Which cache file this source keeps ("host", "onnx").
+    fn kind(&self) -> &'static str;
+}
+
+/// Tuning that a host may set (`initialize` `search`).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Where the vectors are kept across restarts; none: memory only.
+    pub cache_dir: Option<PathBuf>,
+    /// How long a search waits for its query's vector before it answers lexically.
+    pub query_timeout: Duration,
+    /// How long one batch of documents may take.
+    pub document_timeout: Duration,
+    /// Weight of the cosine beside the lexical score scaled to 1 (see `meta::search`).
+    pub weight: f32,
+}
+
+/// The weight chosen by cross-validation on the dev set (BENCHMARKS.md "Hybrid tool_search").
+pub const DEFAULT_WEIGHT: f32 = 1.0;
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { cache_dir: None, query_timeout: Duration::from_millis(1000), document_timeout: Duration::from_secs(60), weight: DEFAULT_WEIGHT }
+    }
+}
+
+/// A query's vector, with the model that made it: it is compared only with that model's.
+pub struct QueryVector {
+    pub model: String,
+    pub vector: Vec<f32>,
+}
+
+/// How much of a pool has vectors, and whether the query's vector took part.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Coverage {
+    pub model: Option<String>,
+    pub embedded: usize,
+    pub pool: usize,
+    pub used: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Back-off after a failed batch: doubles from the first to the last.
+const RETRY_FIRST: Duration = Duration::from_secs(5);
+const RETRY_LAST: Duration = Duration::from_secs(600);
+/// Texts waiting to be embedded; beyond this the oldest wait for the next sync.
+const MAX_QUEUED: usize = 50_000;
+/// The store is written after this many new vectors, and when a round ends.
+const SAVE_EVERY: usize = 512;
+
+#[derive(Default)]
+struct Queue {
+    texts: VecDeque<(Key, String)>,
+    queued: HashSet<Key>,
+}
+
+pub struct Semantic {
+    source: Arc<dyn Embedder>,
+    opts: Options,
+    vectors: Mutex<Vectors>,
+    queue: Mutex<Queue>,
+    wake: Arc<Notify>,
+    /// The last failure, until a batch succeeds (answered in `Coverage::reason`).
+    failing: Mutex<Option<String>>,
+}
+
+impl Semantic {
+    /// Starts the background task (on the current runtime), which first loads the store.
+    pub fn start(source: Arc<dyn Embedder>, opts: Options) -> Arc<Semantic> {
+        let s = Arc::new(Semantic {
+            source,
+            opts,
+            vectors: Mutex::new(Vectors::default()),
+            queue: Mutex::new(Queue::default()),
+            wake: Arc::new(Notify::new()),
+            failing: Mutex::new(None),
+        });
+        tokio::spawn(background(Arc::downgrade(&s), s.wake.clone()));
+        s
+    }
+
+    pub fn weight(&self) -> f32 {
+        self.opts.weight
+    }
+
+    fn vectors(&self) -> std::sync::MutexGuard<'_, Vectors> {
+        self.vectors.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Asks for vectors of these documents; returns at once. Known ones are skipped.
+    pub fn want(&self, texts: impl IntoIterator<Item = String>) {
+        let mut fresh = 0;
+        {
+            let known = self.vectors();
+            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            for t in texts {
+                let k = store::key(&t);
+                if known.get(&k).is_some() || q.queued.contains(&k) {
+                    continue;
+                }
+                if q.texts.len() >= MAX_QUEUED {
+                    break;
+                }
+                q.queued.insert(k);
+                q.texts.push_back((k, t));
+                fresh += 1;
+            }
+        }
+        if fresh > 0 {
+            self.wake.notify_one();
+        }
+    }
+
+    /// The query's vector, or why there is none (timeout, failure): then the search is lexical.
+    pub async fn query(&self, text: &str) -> Result<QueryVector, String> {
+        let asked = self.source.embed(vec![text.to_string()], Purpose::Query);
+        let got = match tokio::time::timeout(self.opts.query_timeout, asked).await {
+            Err(_) => Err(format!("the query's embedding took over {} ms", self.opts.query_timeout.as_millis())),
+            Ok(r) => r.and_then(|e| one_vector(e, 1).map(|(m, mut v)| (m, v.remove(0)))),
+        };
+        match got {
+            Ok((model, vector)) => Ok(QueryVector { model, vector }),
+            Err(e) => {
+                tracing::warn!(error = %e, "tool_search answers lexically: no query embedding");
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether any document has a vector (otherwise a query's vector is of no use).
+    pub fn any(&self) -> bool {
+        !self.vectors().is_empty()
+    }
+
+    /// Cosine of the query with each key's vector (NaN where there is none yet), and coverage.
+    pub fn cosines(&self, keys: &[Key], q: &QueryVector) -> (Vec<f32>, Coverage) {
+        let v = self.vectors();
+        let mut out = vec![f32::NAN; keys.len()];
+        let mut embedded = 0;
+        let same_model = v.model() == Some(q.model.as_str()) && v.dim() == Some(q.vector.len());
+        for (i, k) in keys.iter().enumerate() {
+            if let Some(d) = v.get(k) {
+                embedded += 1;
+                if same_model {
+                    out[i] = store::dot(d, &q.vector);
+                }
+            }
+        }
+        let reason = (!same_model).then(|| format!("the query was embedded by {:?}, the tools by {:?}", q.model, v.model().unwrap_or("none")));
+        let cov = Coverage { model: v.model().map(str::to_string), embedded, pool: keys.len(), used: same_model && embedded > 0, reason };
+        (out, cov)
+    }
+
+    /// Coverage when no query vector was made.
+    pub fn coverage(&self, keys: &[Key], reason: Option<String>) -> Coverage {
+        let v = self.vectors();
+        let embedded = keys.iter().filter(|k| v.get(k).is_some()).count();
+        let reason = reason.or_else(|| self.failing.lock().unwrap_or_else(|e| e.into_inner()).clone());
+        Coverage { model: v.model().map(str::to_string), embedded, pool: keys.len(), used: false, reason }
+    }
+
+    fn cache_file(&self) -> Option<PathBuf> {
+        self.opts.cache_dir.as_ref().map(|d| d.join(format!("embeddings-{}.bin", self.source.kind())))
+    }
+
+    async fn save(&self) {
+        let (Some(dir), Some(path)) = (self.opts.cache_dir.clone(), self.cache_file()) else { return };
+        let bytes = self.vectors().encode();
+        let wrote = tokio::task::spawn_blocking(move || crate::catalog::cache::write_atomic(&dir, &path, &bytes)).await;
+        if let Ok(Err(e)) = wrote {
+            tracing::warn!(error = %e, "cannot save the embedding cache");
+        }
+    }
+
+    /// One batch: `Ok(n)` vectors stored, `Err` why not (the texts go back to the queue).
+    async fn embed_batch(&self, batch: Vec<(Key, String)>) -> Result<usize, String> {
+        let texts: Vec<String> = batch.iter().map(|(_, t)| t.clone()).collect();
+        let asked = self.source.embed(texts, Purpose::Document);
+        let got = match tokio::time::timeout(self.opts.document_timeout, asked).await {
+            Err(_) => Err(format!("a batch of {} documents took over {} s", batch.len(), self.opts.document_timeout.as_secs())),
+            Ok(r) => r.and_then(|e| one_vector(e, batch.len())),
+        };
+        let (model, vectors) = match got {
+            Ok(x) => x,
+            Err(e) => {
+                let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+                for item in batch.into_iter().rev() {
+                    q.texts.push_front(item);
+                }
+                return Err(e);
+            }
+        };
+        let mut v = self.vectors();
+        if v.model() != Some(model.as_str()) || v.dim() != vectors.first().map(Vec::len) {
+            if !v.is_empty() {
+                tracing::info!(from = ?v.model(), to = %model, "embedding model changed: earlier vectors dropped");
+            }
+            v.reset(&model, vectors[0].len());
+        }
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let n = batch.len();
+        for ((k, _), vec) in batch.into_iter().zip(vectors) {
+            q.queued.remove(&k);
+            v.insert(k, vec);
+        }
+        Ok(n)
+    }
+
+    fn take_batch(&self) -> Vec<(Key, String)> {
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let known = self.vectors();
+        let mut out = Vec::new();
+        while out.len() < self.source.batch().max(1) {
+            let Some((k, t)) = q.texts.pop_front() else { break };
+            if known.get(&k).is_some() {
+                q.queued.remove(&k);
+                continue;
+            }
+            out.push((k, t));
+        }
+        out
+    }
+}
+
+/// Checks an answer: `n` vectors of one non-zero dimension, finite; normalised here.
+fn one_vector(e: Embedded, n: usize) -> Result<(String, Vec<Vec<f32>>), String> {
+    if e.vectors.len() != n {
+        return Err(format!("asked for {n} vectors, got {}", e.vectors.len()));
+    }
+    let dim = e.vectors.first().map_or(0, Vec::len);
+    if dim == 0 || e.vectors.iter().any(|v| v.len() != dim) {
+        return Err("the vectors are empty or of different lengths".into());
+    }
+    if e.vectors.iter().flatten().any(|x| !x.is_finite()) {
+        return Err("a vector has a non-finite number".into());
+    }
+    let model = if e.model.trim().is_empty() { "unnamed".to_string() } else { e.model };
+    Ok((model, e.vectors.into_iter().map(store::normalised).collect()))
+}
+
+/// The background task: load the store, then embed whatever is wanted, batch by batch, with
+/// back-off while the source fails. Ends when the `Semantic` is dropped.
+async fn background(me: std::sync::Weak<Semantic>, wake: Arc<Notify>) {
+    if let Some(s) = me.upgrade() {
+        if let Some(path) = s.cache_file() {
+            let loaded = tokio::task::spawn_blocking(move || store::load(&path)).await.ok().flatten();
+            if let Some(v) = loaded {
+                tracing::info!(vectors = v.len(), model = ?v.model(), "embedding cache loaded");
+                let mut mine = s.vectors();
+                if mine.is_empty() {
+                    *mine = v;
+                }
+            }
+        }
+    }
+    let mut retry = RETRY_FIRST;
+    loop {
+        let Some(s) = me.upgrade() else { return };
+        let batch = s.take_batch();
+        if batch.is_empty() {
+            s.save_if_dirty().await;
+            let woken = wake.notified();
+            drop(s);
+            // Re-check now and then: `me` may be gone, and nothing would wake us.
+            let _ = tokio::time::timeout(Duration::from_secs(30), woken).await;
+            continue;
+        }
+        let started = Instant::now();
+        match s.embed_batch(batch).await {
+            Ok(n) => {
+                retry = RETRY_FIRST;
+                *s.failing.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                tracing::debug!(documents = n, ms = started.elapsed().as_millis() as u64, "embedded");
+                if s.vectors().unsaved() >= SAVE_EVERY {
+                    s.save_if_dirty().await;
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, retry_s = retry.as_secs(), "document embedding failed; tool_search stays lexical for those tools");
+                *s.failing.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                drop(s);
+                tokio::time::sleep(retry).await;
+                retry = (retry * 2).min(RETRY_LAST);
+            }
+        }
+    }
+}
+
+impl Semantic {
+    async fn save_if_dirty(&self) {
+        if self.vectors().unsaved() > 0 {
+            self.vectors().mark_saved();
+            self.save().await;
+        }
+    }
+}
+
+/// Texts by key: what `want` needs to look up a pool's vectors later (see `meta::PlanIndex`).
+pub fn keys(texts: &[String]) -> Vec<Key> {
+    texts.iter().map(|t| store::key(t)).collect()
+}

@@ -1,0 +1,235 @@
+//! A local sentence-embedding model: ONNX Runtime (loaded at run time from the host's path,
+//! `ort`'s `load-dynamic`) and the model's `tokenizer.json`, mean-pooled over the attention
+//! mask and normalised, as sentence-transformers does for all-MiniLM-L6-v2.
+//!
+//! The model runs on one thread of its own at a lower priority, so neither the runtime's
+//! threads nor the work pool wait for it; a query's text goes ahead of queued documents.
+
+use super::{Embedded, Embedder, Purpose};
+use futures::future::BoxFuture;
+use sha2::{Digest, Sha256};
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex};
+use tokio::sync::oneshot;
+
+/// Tokens per text: all-MiniLM-L6-v2's `max_seq_length`; a tool's description past it adds
+/// little to what it is for.
+const MAX_TOKENS: usize = 256;
+/// Documents per job: few, so that a query (put ahead of every waiting job) waits at most
+/// for the job that is running, about 4 x 40 ms.
+const BATCH: usize = 4;
+/// Below the work pool's nice 3: embedding the catalog is the least urgent work there is.
+const NICE: i32 = 10;
+
+/// Where the model is; checked when the host configures it, loaded on the model's thread.
+#[derive(Clone, Debug)]
+pub struct OnnxPaths {
+    pub model: PathBuf,
+    pub tokenizer: PathBuf,
+    /// The ONNX Runtime shared library; none: `ORT_DYLIB_PATH`, else the system's.
+    pub runtime: Option<PathBuf>,
+}
+
+impl OnnxPaths {
+    /// The first path that is not a readable file, as (field, message).
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        let file = |field: &'static str, p: &Path| match std::fs::metadata(p) {
+            Ok(m) if m.is_file() => Ok(()),
+            Ok(_) => Err((field, format!("{} is not a file", p.display()))),
+            Err(e) => Err((field, format!("cannot read {}: {e}", p.display()))),
+        };
+        file("model", &self.model)?;
+        file("tokenizer", &self.tokenizer)?;
+        match &self.runtime {
+            Some(r) => file("runtime", r),
+            None => Ok(()),
+        }
+    }
+}
+
+type Reply = oneshot::Sender<Result<Embedded, String>>;
+
+#[derive(Default)]
+struct Jobs {
+    queue: VecDeque<(Vec<String>, Reply)>,
+    closed: bool,
+}
+
+pub struct Onnx {
+    jobs: Arc<(Mutex<Jobs>, Condvar)>,
+}
+
+impl Drop for Onnx {
+    fn drop(&mut self) {
+        self.jobs.0.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
+        self.jobs.1.notify_all();
+    }
+}
+
+impl Onnx {
+    /// Starts the model's thread; the model loads there. A model that fails to load fails
+    /// every request with the reason (the search stays lexical).
+    pub fn start(paths: OnnxPaths) -> Onnx {
+        let jobs: Arc<(Mutex<Jobs>, Condvar)> = Arc::default();
+        let theirs = jobs.clone();
+        let spawned = std::thread::Builder::new().name("toolreg-embed".into()).spawn(move || {
+            crate::os::lower_thread_priority(NICE);
+            let model = std::panic::catch_unwind(|| Model::load(&paths)).unwrap_or_else(|_| Err("ONNX Runtime panicked while loading the model".into()));
+            match &model {
+                Ok(m) => tracing::info!(model = %m.id, "embedding model loaded"),
+                Err(e) => tracing::error!(error = %e, "embedding model not loaded; tool_search stays lexical"),
+            }
+            let mut model = model;
+            loop {
+                let (texts, reply) = {
+                    let mut j = theirs.0.lock().unwrap_or_else(|e| e.into_inner());
+                    loop {
+                        if let Some(job) = j.queue.pop_front() {
+                            break job;
+                        }
+                        if j.closed {
+                            return;
+                        }
+                        j = theirs.1.wait(j).unwrap_or_else(|e| e.into_inner());
+                    }
+                };
+                let out = match &mut model {
+                    Ok(m) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| m.embed(&texts)))
+                        .unwrap_or_else(|_| Err("ONNX Runtime panicked".into()))
+                        .map(|vectors| Embedded { vectors, model: m.id.clone() }),
+                    Err(e) => Err(e.clone()),
+                };
+                let _ = reply.send(out);
+            }
+        });
+        if let Err(e) = spawned {
+            tracing::error!(error = %e, "cannot start the embedding thread");
+        }
+        Onnx { jobs }
+    }
+
+    /// Embeds now, blocking: for tests and benchmarks that use the model directly.
+    pub fn embed_blocking(&self, texts: Vec<String>) -> Result<Embedded, String> {
+        let rx = self.submit(texts, false);
+        rx.blocking_recv().unwrap_or_else(|_| Err("the embedding thread is gone".into()))
+    }
+
+    fn submit(&self, texts: Vec<String>, first: bool) -> oneshot::Receiver<Result<Embedded, String>> {
+        let (tx, rx) = oneshot::channel();
+        let mut j = self.jobs.0.lock().unwrap_or_else(|e| e.into_inner());
+        if first {
+            j.queue.push_front((texts, tx));
+        } else {
+            j.queue.push_back((texts, tx));
+        }
+        self.jobs.1.notify_one();
+        rx
+    }
+}
+
+impl Embedder for Onnx {
+    fn embed(&self, texts: Vec<String>, purpose: Purpose) -> BoxFuture<'static, Result<Embedded, String>> {
+        let rx = self.submit(texts, purpose == Purpose::Query);
+        Box::pin(async move { rx.await.unwrap_or_else(|_| Err("the embedding thread is gone".into())) })
+    }
+
+    fn batch(&self) -> usize {
+        BATCH
+    }
+
+    fn kind(&self) -> &'static str {
+        "onnx"
+    }
+}
+
+struct Model {
+    session: ort::session::Session,
+    tokenizer: tokenizers::Tokenizer,
+    /// "onnx:" and a digest of the model and tokenizer files: vectors of another file are not
+    /// compared with these.
+    id: String,
+    takes_token_types: bool,
+}
+
+/// ONNX Runtime allows one environment per process: the first model's library is every model's.
+static ENV: std::sync::OnceLock<Result<ort::environment::Environment, String>> = std::sync::OnceLock::new();
+
+fn environment(runtime: &Path) -> Result<ort::environment::Environment, String> {
+    ENV.get_or_init(|| {
+        let builder = ort::init_from(runtime).map_err(|e| format!("cannot load ONNX Runtime from {}: {e}", runtime.display()))?;
+        builder.with_name("toolreg").build().map_err(|e| format!("cannot start ONNX Runtime: {e}"))
+    })
+    .clone()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Model {
+    fn load(p: &OnnxPaths) -> Result<Model, String> {
+        let runtime = p.runtime.clone().unwrap_or_else(|| match std::env::var("ORT_DYLIB_PATH") {
+            Ok(s) if !s.is_empty() => PathBuf::from(s),
+            _ => PathBuf::from(format!("{}onnxruntime{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX)),
+        });
+        let env = environment(&runtime)?;
+        let mut h = Sha256::new();
+        for f in [&p.model, &p.tokenizer] {
+            h.update(std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?);
+        }
+        let id = format!("onnx:{}", &hex(&h.finalize())[..16]);
+        let mut tokenizer = tokenizers::Tokenizer::from_file(&p.tokenizer).map_err(|e| format!("bad tokenizer {}: {e}", p.tokenizer.display()))?;
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(tokenizers::TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
+            .map_err(|e| format!("bad tokenizer {}: {e}", p.tokenizer.display()))?;
+        let session = ort::session::Session::builder(&env)
+            .and_then(|b| Ok(b.with_intra_threads(1)?))
+            .and_then(|mut b| b.commit_from_file(&p.model))
+            .map_err(|e| format!("cannot load the model {}: {e}", p.model.display()))?;
+        let names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
+        if !names.contains(&"input_ids") || !names.contains(&"attention_mask") {
+            return Err(format!("the model {} does not take input_ids and attention_mask (it takes {names:?})", p.model.display()));
+        }
+        let takes_token_types = names.contains(&"token_type_ids");
+        Ok(Model { session, tokenizer, id, takes_token_types })
+    }
+
+    /// One run per text: padding a batch to its longest text cost 3.5x the time and 3x the
+    /// memory of single runs (BENCHMARKS.md "Hybrid tool_search").
+    fn embed(&mut self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+        texts.iter().map(|t| self.embed_one(t)).collect()
+    }
+
+    /// The mean of the last hidden state over the text's tokens, normalised.
+    fn embed_one(&mut self, text: &str) -> Result<Vec<f32>, String> {
+        let enc = self.tokenizer.encode(text, true).map_err(|e| format!("cannot tokenise: {e}"))?;
+        let ids: Vec<i64> = enc.get_ids().iter().map(|&i| i64::from(i)).collect();
+        let len = ids.len();
+        if len == 0 {
+            return Err("the tokenizer made no tokens".into());
+        }
+        let shape = [1, len as i64];
+        let tensor = |v: Vec<i64>| ort::value::Tensor::from_array((shape, v)).map_err(|e| e.to_string());
+        let mut inputs = ort::inputs! {
+            "input_ids" => tensor(ids)?,
+            "attention_mask" => tensor(vec![1i64; len])?,
+        };
+        if self.takes_token_types {
+            inputs.push(("token_type_ids".into(), tensor(vec![0i64; len])?.into()));
+        }
+        let out = self.session.run(inputs).map_err(|e| format!("the model failed: {e}"))?;
+        let (oshape, hidden) = out[0].try_extract_tensor::<f32>().map_err(|e| format!("unexpected model output: {e}"))?;
+        if oshape.len() != 3 || oshape[0] != 1 || oshape[1] as usize != len || oshape[2] <= 0 {
+            return Err(format!("unexpected model output shape {oshape:?}"));
+        }
+        let dim = oshape[2] as usize;
+        let mut acc = vec![0f32; dim];
+        for token in hidden.chunks_exact(dim) {
+            acc.iter_mut().zip(token).for_each(|(a, h)| *a += h);
+        }
+        acc.iter_mut().for_each(|a| *a /= len as f32);
+        Ok(super::store::normalised(acc))
+    }
+}

@@ -1,0 +1,279 @@
+//! tool_search's semantic signal through the real binary, with the real model
+//! (all-MiniLM-L6-v2 int8; `scripts/embedding-model.sh`): a local ONNX model in the sidecar, and
+//! a host that answers `host/embed` with the same model run here. Also what must never happen:
+//! a search that waits for the catalog's vectors, an error to the model when embeddings fail.
+
+mod support;
+#[path = "support/embedding.rs"]
+mod embedding;
+
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use support::Sidecar;
+
+/// Ten tools from ten services; the queries below share no word with the tool they need.
+fn entries() -> Vec<Value> {
+    let tools = [
+        ("convert_to_markdown", "Convert a resource described by an http:, https:, file: or data: URI to markdown"),
+        ("create_branch", "Create a new branch in a GitHub repository"),
+        ("send_message", "Send a message to a Slack channel"),
+        ("get_forecast", "Get the weather forecast for a location"),
+        ("create_event", "Create an event in the user's calendar"),
+        ("run_query", "Run a read-only SQL query against the database"),
+        ("list_issues", "List issues in a Jira project"),
+        ("translate_text", "Translate text between languages"),
+        ("take_screenshot", "Take a screenshot of the current browser page"),
+        ("get_stock_price", "Get the latest price of a stock ticker"),
+    ];
+    tools
+        .iter()
+        .map(|(name, d)| json!({"name": name, "namespace": "demo", "description": d, "inputSchema": {"type": "object", "properties": {}}, "defer": "always"}))
+        .collect()
+}
+
+const POOL: usize = 10;
+
+fn embeddings_onnx() -> Value {
+    let p = embedding::paths();
+    json!({"kind": "onnx", "model": p.model, "tokenizer": p.tokenizer, "runtime": p.runtime})
+}
+
+/// The host side of `host/embed`: the same model, run in this process.
+struct Host {
+    onnx: toolreg::embed::onnx::Onnx,
+    documents: usize,
+    queries: usize,
+    /// What to do instead of answering: "fail documents", "hang queries".
+    mode: &'static str,
+}
+
+impl Host {
+    fn new(mode: &'static str) -> Host {
+        Host { onnx: embedding::model(), documents: 0, queries: 0, mode }
+    }
+
+    /// Answers one `host/embed` request (or doesn't, as `mode` says).
+    fn on(&mut self, s: &mut Sidecar, m: &Value) {
+        if m["method"] != "host/embed" {
+            return;
+        }
+        let purpose = m["params"]["purpose"].as_str().unwrap();
+        let texts: Vec<String> = m["params"]["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
+        if purpose == "document" {
+            self.documents += texts.len();
+        } else {
+            assert_eq!(texts.len(), 1, "one query at a time: {m}");
+            self.queries += 1;
+        }
+        match (self.mode, purpose) {
+            ("fail documents", "document") => {
+                s.send(&json!({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32000, "message": "embedding API quota exceeded"}}));
+            }
+            ("hang queries", "query") => {}
+            _ => {
+                let e = self.onnx.embed_blocking(texts).expect("embeds");
+                s.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": {"vectors": e.vectors, "model": "all-MiniLM-L6-v2"}}));
+            }
+        }
+    }
+}
+
+/// A request whose response may come after reverse requests, which `host` answers.
+fn call(s: &mut Sidecar, method: &str, params: Value, host: &mut Option<&mut Host>) -> Value {
+    let id = s.next_id();
+    s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    loop {
+        let m = s.recv();
+        if m.get("method").is_none() && m["id"] == json!(id) {
+            return m.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {m}"));
+        }
+        match host {
+            Some(h) => h.on(s, &m),
+            None => assert!(m["method"] != "host/embed", "host/embed without search.embeddings.kind host: {m}"),
+        }
+    }
+}
+
+fn start(search: Option<Value>, cache: &std::path::Path, host: &mut Option<&mut Host>) -> (Sidecar, String) {
+    let mut s = Sidecar::spawn();
+    let mut init = json!({"clientInfo": {"name": "test"}, "cacheDir": cache});
+    if let Some(search) = search {
+        init["search"] = search;
+    }
+    call(&mut s, "initialize", init, host);
+    s.notify("initialized", json!({}));
+    call(&mut s, "registry/register", json!({"entries": entries()}), host);
+    let plan = call(
+        &mut s,
+        "exposition/plan",
+        json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "contextWindow": 128000, "model": "gpt-4o", "clientTools": []}),
+        host,
+    );
+    let id = plan["planId"].as_str().unwrap().to_string();
+    (s, id)
+}
+
+fn search(s: &mut Sidecar, plan: &str, query: &str, host: &mut Option<&mut Host>) -> Value {
+    let r = call(s, "tool/invoke", json!({"name": "tool_search", "arguments": {"query": query}, "planId": plan}), host);
+    assert_ne!(r["isError"], true, "tool_search never fails for embeddings: {r}");
+    r["raw"].clone()
+}
+
+fn names(raw: &Value) -> Vec<String> {
+    raw["hits"].as_array().unwrap().iter().map(|h| h["name"].as_str().unwrap().to_string()).collect()
+}
+
+/// Searches until the whole pool has vectors (they come in the background).
+fn until_embedded(s: &mut Sidecar, plan: &str, host: &mut Option<&mut Host>) -> Value {
+    let start = Instant::now();
+    loop {
+        let raw = search(s, plan, "will it rain in Paris tomorrow", host);
+        if raw["semantic"]["embedded"] == POOL {
+            return raw;
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "the pool was not embedded: {raw}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_local_model_finds_tools_that_share_no_word_with_the_query() {
+    let dir = tempfile::tempdir().unwrap();
+    // Lexical only (no search settings): these queries find nothing, and nothing says semantic.
+    let (mut s, plan) = start(None, dir.path(), &mut None);
+    let raw = search(&mut s, &plan, "will it rain in Paris tomorrow", &mut None);
+    assert_eq!(names(&raw), Vec::<String>::new(), "{raw}");
+    assert!(raw.get("semantic").is_none(), "{raw}");
+    s.shutdown();
+
+    let (mut s, plan) = start(Some(json!({"embeddings": embeddings_onnx()})), dir.path(), &mut None);
+    let raw = until_embedded(&mut s, &plan, &mut None);
+    assert_eq!(raw["semantic"]["used"], true, "{raw}");
+    assert!(raw["semantic"]["model"].as_str().unwrap().starts_with("onnx:"), "{raw}");
+    assert_eq!(names(&raw)[0], "get_forecast", "{raw}");
+    let raw = search(&mut s, &plan, "put a meeting on my schedule", &mut None);
+    assert_eq!(names(&raw)[0], "create_event", "{raw}");
+    // An exact name ranks first whatever the cosine says.
+    let raw = search(&mut s, &plan, "take_screenshot", &mut None);
+    assert_eq!(names(&raw)[0], "take_screenshot", "{raw}");
+    s.shutdown();
+    assert!(dir.path().join("embeddings-onnx.bin").is_file(), "the vectors are kept in cacheDir");
+}
+
+/// A sidecar with host embeddings on `cache`: searches until the pool is embedded, checks the
+/// first hit, and returns the host with what it was asked.
+fn search_after_restart(cache: &std::path::Path) -> Host {
+    let mut host = Host::new("answer");
+    let mut h = Some(&mut host);
+    let (mut s, plan) = start(Some(json!({"embeddings": {"kind": "host"}})), cache, &mut h);
+    let raw = until_embedded(&mut s, &plan, &mut h);
+    assert_eq!(names(&raw)[0], "get_forecast", "{raw}");
+    s.shutdown();
+    host
+}
+
+#[test]
+fn host_embeddings_rank_as_the_local_model_and_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut host = Host::new("answer");
+    let mut h = Some(&mut host);
+    let (mut s, plan) = start(Some(json!({"embeddings": {"kind": "host"}})), dir.path(), &mut h);
+    let raw = until_embedded(&mut s, &plan, &mut h);
+    assert_eq!(raw["semantic"]["model"], "host:all-MiniLM-L6-v2", "{raw}");
+    assert_eq!(names(&raw)[0], "get_forecast", "{raw}");
+    assert_eq!(names(&search(&mut s, &plan, "put a meeting on my schedule", &mut h))[0], "create_event");
+    // The file is written once the queue is empty.
+    let file = dir.path().join("embeddings-host.bin");
+    let start_wait = Instant::now();
+    while !file.is_file() {
+        assert!(start_wait.elapsed() < Duration::from_secs(30), "no embedding cache written");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    s.shutdown();
+    assert_eq!(host.documents, POOL, "each tool embedded once");
+
+    // A new sidecar on the same cacheDir asks only for queries.
+    let host = search_after_restart(dir.path());
+    assert_eq!(host.documents, 0, "vectors came from the cache file");
+    assert!(host.queries >= 1);
+
+    // A corrupt cache file is survived: the search answers, and the tools are embedded again.
+    let good = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &good[..good.len() / 2]).unwrap();
+    let host = search_after_restart(dir.path());
+    assert_eq!(host.documents, POOL, "a truncated cache file is ignored, not trusted");
+}
+
+#[test]
+fn failing_or_slow_embeddings_leave_the_search_lexical() {
+    let dir = tempfile::tempdir().unwrap();
+    // Documents fail: the search answers at once, lexically, and says why.
+    let mut host = Host::new("fail documents");
+    let mut h = Some(&mut host);
+    let (mut s, plan) = start(Some(json!({"embeddings": {"kind": "host"}})), dir.path(), &mut h);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let raw = loop {
+        let raw = search(&mut s, &plan, "weather forecast", &mut h);
+        if raw["semantic"]["reason"].is_string() || Instant::now() > deadline {
+            break raw;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(names(&raw)[0], "get_forecast", "lexical hits: {raw}");
+    assert_eq!(raw["semantic"]["embedded"], 0, "{raw}");
+    assert_eq!(raw["semantic"]["used"], false, "{raw}");
+    assert!(raw["semantic"]["reason"].as_str().unwrap().contains("quota exceeded"), "{raw}");
+    s.shutdown();
+
+    // Queries hang: each search waits at most queryTimeoutMs, then answers lexically.
+    let mut host = Host::new("hang queries");
+    let mut h = Some(&mut host);
+    let (mut s, plan) = start(Some(json!({"embeddings": {"kind": "host"}, "queryTimeoutMs": 300})), dir.path(), &mut h);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let raw = search(&mut s, &plan, "weather forecast", &mut h);
+        if raw["semantic"]["embedded"] == POOL {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the pool was not embedded: {raw}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let raw = search(&mut s, &plan, "weather forecast", &mut h);
+    assert_eq!(raw["semantic"]["embedded"], POOL, "{raw}");
+    assert_eq!(raw["semantic"]["used"], false, "{raw}");
+    assert!(raw["semantic"]["reason"].as_str().unwrap().contains("300 ms"), "{raw}");
+    assert_eq!(names(&raw)[0], "get_forecast", "{raw}");
+    s.shutdown();
+}
+
+#[test]
+fn bad_embedding_settings_are_clear_errors() {
+    let mut s = Sidecar::spawn();
+    let e = s.err(
+        "initialize",
+        json!({"search": {"embeddings": {"kind": "onnx", "model": "/nonexistent/model.onnx", "tokenizer": "/nonexistent/tokenizer.json"}}}),
+    );
+    assert_eq!(e["code"], -32602, "{e}");
+    assert_eq!(e["data"]["field"], "search.embeddings.model", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("/nonexistent/model.onnx"), "{e}");
+    let e = s.err("initialize", json!({"search": {"embeddings": {"kind": "glove"}}}));
+    assert_eq!(e["code"], -32602, "{e}");
+    let e = s.err("initialize", json!({"search": {"embeddings": {"kind": "host"}, "semanticWeight": -1}}));
+    assert_eq!(e["data"]["field"], "search.semanticWeight", "{e}");
+    // A model file that is not a model: initialize succeeds (paths exist), the search stays lexical.
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.onnx");
+    std::fs::write(&junk, b"not a model").unwrap();
+    let p = embedding::paths();
+    let init = json!({"search": {"embeddings": {"kind": "onnx", "model": junk, "tokenizer": p.tokenizer, "runtime": p.runtime}}});
+    s.ok("initialize", init);
+    s.notify("initialized", json!({}));
+    s.ok("registry/register", json!({"entries": entries()}));
+    let plan = s.ok(
+        "exposition/plan",
+        json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "contextWindow": 128000, "model": "gpt-4o", "clientTools": []}),
+    );
+    let raw = search(&mut s, plan["planId"].as_str().unwrap(), "weather forecast", &mut None);
+    assert_eq!(names(&raw)[0], "get_forecast", "{raw}");
+    s.shutdown();
+}

@@ -1,0 +1,121 @@
+//! What the `tool_search` quality tests share: the fixture catalogs and query sets, and the
+//! metrics (R@k, MRR; for LiveMCPBench also the fraction of a task's gold tools).
+#![allow(dead_code)]
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use toolreg::meta::search::SearchDoc;
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
+}
+
+pub fn read_json(p: &Path) -> Value {
+    let s = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
+    serde_json::from_str(&s).unwrap_or_else(|e| panic!("parse {}: {e}", p.display()))
+}
+
+/// Every tool of every catalog file in `dir`, sorted by file name for a stable doc order.
+pub fn load_catalog(dir: &Path) -> Vec<SearchDoc> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read_dir {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let mut docs = Vec::new();
+    for f in files {
+        let v = read_json(&f);
+        let server = v["server"].as_str().expect("server").to_string();
+        for t in v["tools"].as_array().expect("tools") {
+            let tool = t["name"].as_str().expect("tool name").to_string();
+            docs.push(SearchDoc {
+                name: format!("mcp__{server}__{tool}"),
+                namespace: format!("mcp:{server}"),
+                namespace_label: format!("mcp:{server}"),
+                raw_name: Some(tool),
+                server: Some(server.clone()),
+                description: t["description"].as_str().unwrap_or("").to_string(),
+                input_schema: t.get("inputSchema").cloned().unwrap_or(Value::Null),
+            });
+        }
+    }
+    docs
+}
+
+/// The catalog `copies` times (for benchmarks at ~10k tools): copy i > 1 has every server id
+/// suffixed `-i`.
+pub fn replicate(base: &[SearchDoc], copies: usize) -> Vec<SearchDoc> {
+    let mut out = base.to_vec();
+    for i in 2..=copies {
+        for d in base {
+            let server = format!("{}-{i}", d.server.as_deref().unwrap());
+            out.push(SearchDoc {
+                name: format!("mcp__{server}__{}", d.raw_name.as_deref().unwrap()),
+                namespace: format!("mcp:{server}"),
+                namespace_label: format!("mcp:{server}"),
+                server: Some(server),
+                ..d.clone()
+            });
+        }
+    }
+    out
+}
+
+pub fn gold_set(item: &Value) -> HashSet<(String, String)> {
+    item["gold"]
+        .as_array()
+        .expect("gold")
+        .iter()
+        .map(|g| {
+            (
+                g["server"].as_str().unwrap().to_string(),
+                g["tool"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+pub fn key(d: &SearchDoc) -> (String, String) {
+    (d.server.clone().unwrap(), d.raw_name.clone().unwrap())
+}
+
+#[derive(Default, Clone, Copy)]
+pub struct Agg {
+    pub n: usize,
+    pub r1: f64,
+    pub r5: f64,
+    pub r10: f64,
+    pub mrr: f64,
+}
+
+impl Agg {
+    pub fn add(&mut self, r1: f64, r5: f64, r10: f64, mrr: f64) {
+        self.n += 1;
+        self.r1 += r1;
+        self.r5 += r5;
+        self.r10 += r10;
+        self.mrr += mrr;
+    }
+    pub fn mean(&self) -> [f64; 4] {
+        let n = self.n.max(1) as f64;
+        [self.r1 / n, self.r5 / n, self.r10 / n, self.mrr / n]
+    }
+}
+
+pub fn print_row(label: &str, a: &Agg) {
+    let [r1, r5, r10, mrr] = a.mean();
+    eprintln!(
+        "{label:<24} n={:<3} R@1 {r1:.3}  R@5 {r5:.3}  R@10 {r10:.3}  MRR {mrr:.3}",
+        a.n
+    );
+}
+
+pub fn check_floor(what: &str, got: f64, floor: f64) {
+    assert!(
+        got >= floor,
+        "{what} regressed: {got:.3} < floor {floor:.3}"
+    );
+}
