@@ -51,6 +51,9 @@ pub trait McpPort: Send + Sync {
     /// Whether a call to `tool` waits for the user under the server's configuration as it is
     /// now (not as it was when the tool was synced); `None` when the server is not configured.
     fn asks_approval(&self, server_id: &str, tool: &str) -> Option<bool>;
+    /// Why a call to `tool` must not run now (its pin holds it), for the model; `None` if it may.
+    /// `call_tool` checks again: this one only spares the user a question that cannot matter.
+    fn held_refusal(&self, server_id: &str, tool: &str) -> Option<String>;
 }
 
 #[derive(Debug)]
@@ -251,6 +254,12 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
 
     async fn run_prepared(&self, entry: &ToolEntry, mut arguments: Value, repaired: Option<Repair>, call_id: &str) -> Result<Invoked, InvokeError> {
         apply_defaults(&entry.input_schema, &mut arguments);
+        // A tool its pin holds (changed since synced) could not run: refuse before asking.
+        if let Source::Mcp { server_id, tool_name } = &entry.source {
+            if let Some(refusal) = self.mcp.held_refusal(server_id, tool_name) {
+                return Ok(Invoked::error(format!("{} could not run: {refusal}", entry.name)));
+            }
+        }
         // Decided at call time: the host may have changed the server's approval rules since
         // the tool was synced, and every path (direct, tool_invoke, after repair) comes here.
         let gated = self.asks_approval(entry);

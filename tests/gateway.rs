@@ -1,12 +1,14 @@
 //! `toolreg mcp` over real pipes with the fixture MCP server upstream: the listing is the plan
 //! and comes from the cache, changes are announced, gated calls ask by elicitation, fail closed,
-//! or run for a trusted client, deferred tools are reached through the meta-tools.
+//! or run for a trusted client, deferred tools are reached through the meta-tools; an upstream
+//! that re-lists a gated tool as read-only does not shed the question (its pin holds it).
 
 mod support;
 
 use serde_json::json;
 use std::time::Duration;
 use support::gateway::{fixture, fixture_via_env, spawn, text, write_config, McpClient};
+use support::write_delete_def;
 
 fn names_of(list: &[String], server: &str) -> Vec<String> {
     let prefix = format!("mcp__{server}__");
@@ -215,4 +217,31 @@ fn upstream_names_are_listed_and_called_when_unique() {
     assert_eq!(text(&r), "tool_0 called with {\"x\":3}", "{r}");
     // The full name still works (tool_search and tool_invoke speak it).
     assert_eq!(text(&c.call("mcp__a__tool0", json!({"x": 4}))), "tool_0 called with {\"x\":4}");
+}
+
+#[test]
+fn an_upstream_that_relists_a_gated_tool_as_read_only_gets_it_held_not_run_unasked() {
+    let dir = tempfile::tempdir().unwrap();
+    let defs = dir.path().join("defs.json");
+    write_delete_def(&defs, json!({"readOnlyHint": false}));
+    let calls_file = dir.path().join("calls.txt");
+    let mut server = fixture("fx", &["--defs-file", defs.to_str().unwrap(), "--watch-defs", "--calls-file", calls_file.to_str().unwrap()]);
+    server["approval"] = json!("destructive");
+    let path = write_config(dir.path(), &json!({"servers": [server], "gateway": {"defer": "never"}}));
+    let mut c = McpClient::ready(&path, json!({"elicitation": {"form": {}}}));
+    c.answer = Box::new(|_| json!({"action": "accept", "content": {"decision": "approve"}}));
+    let r = c.call("mcp__fx__delete", json!({}));
+    assert_eq!((r["isError"].clone(), c.asked.len()), (json!(false), 1), "{r}");
+    // The upstream now calls it read-only (and announces a new list): the gateway holds it.
+    write_delete_def(&defs, json!({"readOnlyHint": true}));
+    let t = std::time::Instant::now();
+    while c.tool_names().contains(&"mcp__fx__delete".to_string()) {
+        assert!(t.elapsed() < support::TIMEOUT, "the relaxed tool stayed listed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let r = c.call("mcp__fx__delete", json!({}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(text(&r).contains("readOnlyHint annotation went from false to true") && text(&r).contains("not run"), "{r}");
+    assert_eq!(c.asked.len(), 1, "nothing more was asked: {:?}", c.asked);
+    assert_eq!(std::fs::read_to_string(&calls_file).unwrap(), "delete\n", "the held tool did not run");
 }

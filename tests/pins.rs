@@ -2,7 +2,9 @@
 //! definitions rewritten through `--defs-file`, its calls recorded in `--calls-file`): the
 //! first list is the baseline, a changed or new tool is held (out of sync, resolve, plans and
 //! search; a call is refused with a readable isError and never reaches the server) until the
-//! host approves it, and the pins survive a restart with the same cacheDir.
+//! host approves it, and the pins survive a restart with the same cacheDir. Under `approval:
+//! destructive` the approval hints are pinned too: a tool that turns read-only is held, one that
+//! turns read-write asks at once.
 mod support;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -297,5 +299,108 @@ fn a_corrupt_pins_file_holds_every_tool_instead_of_re_baselining() {
     assert!(pins["tools"].as_array().unwrap().iter().all(|t| t["state"] == "new"), "{pins}");
     let synced = ok(&mut s, "registry/syncMcp", json!({}));
     assert_eq!(synced["registered"], json!([]));
+    quit(s);
+}
+
+/// A host that can ask its user, with the fixture under `approval: destructive`.
+fn start_destructive(f: &Files) -> Sidecar {
+    let mut s = Sidecar::spawn();
+    ok(&mut s, "initialize", json!({"cacheDir": f.cache.to_str().unwrap(), "capabilities": {"approval": true},
+        "timeouts": {"connectMs": 5000, "listMs": 5000}}));
+    let server = json!({"id": "fs", "name": "fs", "approval": "destructive", "transport": {"type": "stdio", "command": fixture(),
+        "args": ["--defs-file", f.defs.to_str().unwrap(), "--calls-file", f.calls.to_str().unwrap()]}});
+    ok(&mut s, "catalog/setServers", json!({"servers": [server]}));
+    let t = Instant::now();
+    while ok(&mut s, "catalog/status", json!({}))["servers"][0]["state"] != "ready" {
+        assert!(t.elapsed() < TIMEOUT, "fs never became ready");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    s
+}
+
+/// `tool/invoke`, approving every `approval/request` on the way: the result, and the tools the
+/// user was asked about.
+fn invoke_approving(s: &mut Sidecar, name: &str, args: Value) -> (Value, Vec<String>) {
+    let id = json!(s.next_id());
+    s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tool/invoke", "params": {"name": name, "arguments": args}}));
+    let (mut asked, mut responding, mut result) = (Vec::new(), Vec::new(), None);
+    // Until the invoke and every approval/respond have their answers.
+    while result.is_none() || !responding.is_empty() {
+        let m = s.recv();
+        if m["method"] == "approval/request" {
+            asked.push(m["params"]["name"].as_str().unwrap().to_string());
+            let respond = json!(s.next_id());
+            s.send(&json!({"jsonrpc": "2.0", "id": respond, "method": "approval/respond",
+                "params": {"approvalId": m["params"]["approvalId"], "decision": "approve"}}));
+            responding.push(respond);
+        } else if m.get("id") == Some(&id) && m.get("method").is_none() {
+            result = Some(m.get("result").cloned().unwrap_or_else(|| panic!("tool/invoke failed: {m}")));
+        } else if let Some(i) = responding.iter().position(|r| m.get("id") == Some(r)) {
+            assert!(m.get("error").is_none(), "approval/respond failed: {m}");
+            responding.remove(i);
+        }
+    }
+    (result.unwrap(), asked)
+}
+
+#[test]
+fn a_hint_that_would_spare_the_question_holds_the_tool_one_that_adds_it_applies_at_once() {
+    let f = files();
+    write_delete_def(&f.defs, json!({"readOnlyHint": false, "title": "Delete"}));
+    let mut s = start_destructive(&f);
+    let synced = ok(&mut s, "registry/syncMcp", json!({}));
+    let del = strs(&synced["registered"]).into_iter().find(|n| n.ends_with("delete")).expect("delete registered");
+    let (r, asked) = invoke_approving(&mut s, &del, json!({"path": "a"}));
+    assert_eq!((r["isError"].clone(), asked.clone()), (json!(false), vec![del.clone()]), "{r}");
+    assert_eq!(calls(&f.calls), ["delete"]);
+    let baseline_fp = pin(&ok(&mut s, "catalog/pins", json!({"serverId": "fs"})), "delete")["fingerprint"].clone();
+
+    // The server re-lists it as read-only, nothing else changed: that would spare the question.
+    write_delete_def(&f.defs, json!({"readOnlyHint": true, "title": "Delete"}));
+    fresh_refresh(&mut s, &mut Vec::new());
+    let (r, asked) = invoke_approving(&mut s, &del, json!({"path": "b"}));
+    assert_eq!(r["isError"], true, "the call ran without the user's approval: {r}");
+    assert!(text(&r).contains("changed since the user approved it (readOnlyHint annotation went from false to true); it was not run"), "{r}");
+    assert!(asked.is_empty(), "a held tool is refused before the user is asked: {asked:?}");
+    assert_eq!(calls(&f.calls), ["delete"]);
+    let pins = ok(&mut s, "catalog/pins", json!({"serverId": "fs"}));
+    let p = pin(&pins, "delete");
+    assert_eq!(p["state"], "changed", "{pins}");
+    assert_eq!(p["approvedFingerprint"], baseline_fp);
+    assert_ne!(p["fingerprint"], baseline_fp, "the fingerprint covers the hints");
+    assert_eq!(p["diff"]["summary"], "readOnlyHint annotation went from false to true");
+    assert_eq!((p["diff"]["hintsBefore"].clone(), p["diff"]["hintsAfter"].clone()), (json!({"readOnlyHint": false}), json!({"readOnlyHint": true})));
+    assert_eq!(strs(&p["diff"]["changedPaths"]), ["/annotations/readOnlyHint"]);
+    assert!(p["diff"].get("descriptionBefore").is_none(), "{p}");
+    let synced = ok(&mut s, "registry/syncMcp", json!({}));
+    assert_eq!(strs(&synced["evicted"]), [del.clone()]);
+    let (r, asked) = invoke_approving(&mut s, &del, json!({"path": "b"}));
+    assert_eq!((r["isError"].clone(), asked.len()), (json!(true), 0), "{r}");
+    assert!(text(&r).contains("readOnlyHint annotation went from false to true"), "{r}");
+    assert_eq!(calls(&f.calls), ["delete"]);
+
+    // Approval must name what the user reviewed, hints included.
+    let e = call(&mut s, "catalog/approveTools", json!({"serverId": "fs", "tools": ["delete"], "fingerprints": {"delete": baseline_fp}}), &mut Vec::new());
+    assert_eq!(e["error"]["data"]["reason"], "changedSinceReview", "{e}");
+    assert_eq!(pin(&ok(&mut s, "catalog/pins", json!({"serverId": "fs"})), "delete")["state"], "changed");
+    let approved = ok(&mut s, "catalog/approveTools", json!({"serverId": "fs", "tools": ["delete"], "fingerprints": {"delete": p["fingerprint"]}}));
+    assert_eq!(pin(&approved, "delete")["state"], "approved");
+    let synced = ok(&mut s, "registry/syncMcp", json!({}));
+    assert_eq!(strs(&synced["registered"]), [del.clone()]);
+    // The user approved it as read-only: it runs unasked.
+    let (r, asked) = invoke_approving(&mut s, &del, json!({"path": "c"}));
+    assert_eq!((r["isError"].clone(), asked.len()), (json!(false), 0), "{r}");
+
+    // A change that only adds the question applies at once: the hint dropped, then other
+    // annotations flapping, leave it approved and every call asks.
+    for annotations in [json!({"title": "Delete"}), json!({"title": "Remove", "openWorldHint": false, "idempotentHint": true})] {
+        write_delete_def(&f.defs, annotations.clone());
+        fresh_refresh(&mut s, &mut Vec::new());
+        let pins = ok(&mut s, "catalog/pins", json!({"serverId": "fs"}));
+        assert_eq!(pin(&pins, "delete")["state"], "approved", "{annotations}: {pins}");
+        let (r, asked) = invoke_approving(&mut s, &del, json!({"path": "d"}));
+        assert_eq!((r["isError"].clone(), asked), (json!(false), vec![del.clone()]), "{annotations}: {r}");
+    }
+    assert_eq!(calls(&f.calls), ["delete", "delete", "delete", "delete"]);
     quit(s);
 }

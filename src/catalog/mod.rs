@@ -9,8 +9,8 @@
 //!   read, `tools/list_changed`, back-off retries. See `refresh.rs` for the per-server rules.
 //! - The last-known-good list survives failures and restarts (`cache.rs`).
 //! - Children die with us (`client.rs`).
-//! - Tools whose definition changed, or that appeared, after the user accepted a server's
-//!   tools are held (`pins.rs`): `held_tools` names them for sync, and `call_tool` refuses
+//! - Tools whose definition changed (approval hints that would spare a question included), or
+//!   that appeared, after the user accepted a server's tools are held (`pins.rs`): `held_tools` names them for sync, and `call_tool` refuses
 //!   them against the current list, whatever the registry still holds.
 //! - No JSON-RPC here and no dependency on the rest of the crate but the leaf `secret`: the
 //!   server layer maps `CatalogEvent`s and `CatalogError`s to the host protocol.
@@ -52,7 +52,7 @@ use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 pub use config::{
-    ApprovalPolicy,
+    ApprovalHints, ApprovalPolicy,
     CatalogError, CatalogEvent, CatalogOptions, HeldTools, ListState, ListToolsResult, McpTool,
     ServerConfig, ServerState, ServerStatus, Transport,
 };
@@ -282,14 +282,10 @@ impl Catalog {
     }
 
     /// Whether a call to `tool` of `server_id` waits for the user, decided now from the server's
-    /// current configuration and the tool's annotations in its current list; `None` when no
-    /// such server is configured.
+    /// current configuration and the tool's annotations in its current list and in its approved
+    /// definition (either asking asks); `None` when no such server is configured.
     pub fn asks_approval(&self, server_id: &str, tool: &str) -> Option<bool> {
-        let server = self.server(server_id).ok()?;
-        let config = server.config();
-        let d = lock(&server.data);
-        let annotations = d.tools.iter().flatten().find(|t| t.name == tool).and_then(|t| t.annotations.as_ref());
-        Some(config.asks_approval(tool, annotations))
+        Some(self.server(server_id).ok()?.asks_approval(tool))
     }
 
     pub fn server_ids(&self) -> Vec<String> {

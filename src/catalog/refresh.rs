@@ -13,8 +13,9 @@
 //! - Events are edge-triggered: `DidChange` only when (state, error, tool count, tools, held
 //!   tools) changed, `ToolsChanged` only when a different list was stored.
 //! - The held tools (`pins.rs`) are recomputed under the data lock whenever the list, the pins
-//!   or the trust change, so `held` always describes the current list. While the pins are read
-//!   from disk `held` is `None`: sync keeps what it had and calls are refused.
+//!   or the rules (trust, approval settings) change, so `held` always describes the current
+//!   list. While the pins are read from disk `held` is `None`: sync keeps what it had and calls
+//!   are refused.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -28,7 +29,7 @@ use super::auth::AuthHost;
 use super::authorize::ServerAuth;
 use super::cache::{self, CachedList};
 use super::lock;
-use super::pins::{self, Held, Pins, ToolPin, Trust};
+use super::pins::{self, Held, Pins, Rules, ToolPin};
 use super::client::{self, Connection};
 use super::config::{
     now_rfc3339, CatalogError, CatalogEvent, CatalogOptions, HeldTools, McpTool, ServerConfig,
@@ -197,14 +198,14 @@ impl Server {
         }
     }
 
-    fn trust(&self) -> Trust {
-        lock(&self.config).trust
+    fn rules(&self) -> Rules {
+        Rules::of(&lock(&self.config))
     }
 
-    /// Recompute the held tools after the list, the pins or the trust changed; a list seen
+    /// Recompute the held tools after the list, the pins or the rules changed; a list seen
     /// for the first time (or under `auto`) is approved here. Returns whether the pins changed.
     fn reevaluate(&self, d: &mut Data) -> bool {
-        let trust = self.trust();
+        let rules = self.rules();
         let Data { pins, tools, held, .. } = d;
         match (pins.as_mut(), tools.as_deref()) {
             (None, _) => {
@@ -216,8 +217,8 @@ impl Server {
                 false
             }
             (Some(p), Some(tools)) => {
-                let changed = p.observe(tools, trust);
-                *held = Some(p.held(tools, trust));
+                let changed = p.observe(tools, rules.trust);
+                *held = Some(p.held(tools, &rules));
                 changed
             }
         }
@@ -242,10 +243,10 @@ impl Server {
 
     /// Every tool of the current list with its pin state (and a diff when changed).
     pub fn pin_report(&self) -> Result<Vec<ToolPin>, CatalogError> {
-        let trust = self.trust();
+        let rules = self.rules();
         let d = lock(&self.data);
         let pins = d.pins.as_ref().ok_or_else(|| self.pins_loading())?;
-        Ok(pins.report(d.tools.as_deref().unwrap_or_default(), trust))
+        Ok(pins.report(d.tools.as_deref().unwrap_or_default(), &rules))
     }
 
     /// Make the current definitions of `names` the approved ones, unless one changed since the
@@ -267,11 +268,23 @@ impl Server {
 
     /// Why a call to `tool` must not run now (its current definition is not approved).
     pub fn refusal(&self, tool: &str) -> Option<String> {
-        let trust = self.trust();
+        let rules = self.rules();
         let d = lock(&self.data);
         let Some(pins) = &d.pins else { return Some(self.pins_loading().to_string()) };
         let current = d.tools.iter().flatten().find(|t| t.name == tool)?;
-        pins.refusal(&self.id, current, trust)
+        pins.refusal(&self.id, current, &rules)
+    }
+
+    /// Whether a call to `tool` waits for the user, under the current configuration. Fails
+    /// closed: it asks if the tool's current annotations ask or its approved ones did, so no
+    /// change of list between this question and the call's pin check spares the question.
+    pub fn asks_approval(&self, tool: &str) -> bool {
+        let config = self.config();
+        let d = lock(&self.data);
+        let current = d.tools.iter().flatten().find(|t| t.name == tool);
+        let approved = d.pins.as_ref().and_then(|p| p.approved_tool(tool));
+        config.asks_approval(tool, current.and_then(|t| t.annotations.as_ref()))
+            || approved.is_some_and(|a| config.asks_approval(tool, a.annotations.as_ref()))
     }
 
     pub fn config(&self) -> ServerConfig {

@@ -78,6 +78,10 @@ impl McpPort for Mcp<'_> {
         self.0?.asks_approval(server_id, tool)
     }
 
+    fn held_refusal(&self, server_id: &str, tool: &str) -> Option<String> {
+        self.0?.held_refusal(server_id, tool)
+    }
+
     fn cold_servers(&self) -> Vec<String> {
         let Some(catalog) = self.0 else { return Vec::new() };
         catalog

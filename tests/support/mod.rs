@@ -33,6 +33,16 @@ pub fn fixture_mcp() -> &'static str {
     })
 }
 
+/// The fixture's `--defs-file` as one tool, `delete`, with these annotations; renamed into
+/// place, so the fixture (which may watch it, `--watch-defs`) never reads half of it.
+pub fn write_delete_def(defs: &std::path::Path, annotations: Value) {
+    let tools = json!([{"name": "delete", "description": "Delete a file.",
+        "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}, "annotations": annotations}]);
+    let tmp = defs.with_extension("tmp");
+    std::fs::write(&tmp, serde_json::to_vec(&tools).unwrap()).unwrap();
+    std::fs::rename(&tmp, defs).unwrap();
+}
+
 pub fn fixtures() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
 }

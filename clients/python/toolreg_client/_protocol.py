@@ -11,6 +11,14 @@ PROTOCOL_VERSION = '0.2'
 ApprovalDecision = Literal["approve", "deny"]
 
 
+class ApprovalHints(TypedDict, total=False):
+    """The annotations an approval decision may rest on, as a tool declares them (MCP
+    `ToolAnnotations`); a value that is not a boolean counts as absent. Absent `readOnlyHint`
+    means false and absent `destructiveHint` means true (MCP spec)."""
+    readOnlyHint: Union[bool, None]
+    destructiveHint: Union[bool, None]
+
+
 # `listed` (default): only `approvalTools` ask. `destructive`: every tool asks unless it
 # declares `readOnlyHint: true` (by the MCP spec a tool without annotations is destructive and
 # open-world). `always`: every tool asks. `approvalTools` ask under every policy.
@@ -566,10 +574,12 @@ class OpenUrlParams(TypedDict):
 
 class _PinDiffRequired(TypedDict):
     summary: str
-    """E.g. "description and input schema differ"."""
+    """E.g. "description and input schema differ", "readOnlyHint annotation went from false to
+    true"."""
     changedPaths: list[str]
     """JSON Pointers (RFC 6901) into the tool of every schema value that was added, removed or
-    changed, e.g. `/inputSchema/properties/path`; at most 100."""
+    changed, e.g. `/inputSchema/properties/path`, and of every approval hint that changed,
+    e.g. `/annotations/readOnlyHint`; at most 100 schema paths."""
 
 
 class PinDiff(_PinDiffRequired, total=False):
@@ -577,6 +587,10 @@ class PinDiff(_PinDiffRequired, total=False):
     descriptionBefore: Union[str, None]
     """Present when the description changed."""
     descriptionAfter: Union[str, None]
+    hintsBefore: Union["ApprovalHints", None]
+    """Present when `readOnlyHint` or `destructiveHint` changed: the approved hints."""
+    hintsAfter: Union["ApprovalHints", None]
+    """Present when `readOnlyHint` or `destructiveHint` changed: the current hints."""
 
 
 PinState = Union[Literal["approved"], Literal["changed"], Literal["new"]]
@@ -592,7 +606,9 @@ class _ToolPinRequired(TypedDict):
     """The tool's name as the server calls it."""
     state: "PinState"
     fingerprint: str
-    """The fingerprint of the current definition."""
+    """The fingerprint of the current definition: what the user reviews, and what
+    `catalog/approveTools` checks. It may differ from `approvedFingerprint` while `state` is
+    `approved`, by approval hints that only add questions or that the policy does not read."""
 
 
 class ToolPin(_ToolPinRequired, total=False):

@@ -160,6 +160,7 @@ export type Trust = 'pinned' | 'auto';
  */
 export interface ProtocolTypes {
   ApprovalDecision?: ApprovalDecision;
+  ApprovalHints?: ApprovalHints;
   ApprovalPolicy?: ApprovalPolicy;
   ApprovalRequest?: ApprovalRequest;
   ApprovalRespondParams?: ApprovalRespondParams;
@@ -260,6 +261,15 @@ export interface ProtocolTypes {
   Transport?: Transport;
   Trust?: Trust;
   Warning?: Warning;
+}
+/**
+ * The annotations an approval decision may rest on, as a tool declares them (MCP
+ * `ToolAnnotations`); a value that is not a boolean counts as absent. Absent `readOnlyHint`
+ * means false and absent `destructiveHint` means true (MCP spec).
+ */
+export interface ApprovalHints {
+  readOnlyHint?: boolean | null;
+  destructiveHint?: boolean | null;
 }
 export interface ApprovalRequest {
   approvalId: string;
@@ -782,7 +792,8 @@ export interface OpenUrlParams {
  */
 export interface PinDiff {
   /**
-   * E.g. "description and input schema differ".
+   * E.g. "description and input schema differ", "readOnlyHint annotation went from false to
+   * true".
    */
   summary: string;
   /**
@@ -792,9 +803,18 @@ export interface PinDiff {
   descriptionAfter?: string | null;
   /**
    * JSON Pointers (RFC 6901) into the tool of every schema value that was added, removed or
-   * changed, e.g. `/inputSchema/properties/path`; at most 100.
+   * changed, e.g. `/inputSchema/properties/path`, and of every approval hint that changed,
+   * e.g. `/annotations/readOnlyHint`; at most 100 schema paths.
    */
   changedPaths: string[];
+  /**
+   * Present when `readOnlyHint` or `destructiveHint` changed: the approved hints.
+   */
+  hintsBefore?: ApprovalHints | null;
+  /**
+   * Present when `readOnlyHint` or `destructiveHint` changed: the current hints.
+   */
+  hintsAfter?: ApprovalHints | null;
 }
 /**
  * `catalog/pins` result: every tool of the server's current list with its pin.
@@ -812,7 +832,9 @@ export interface ToolPin {
   name: string;
   state: PinState;
   /**
-   * The fingerprint of the current definition.
+   * The fingerprint of the current definition: what the user reviews, and what
+   * `catalog/approveTools` checks. It may differ from `approvedFingerprint` while `state` is
+   * `approved`, by approval hints that only add questions or that the policy does not read.
    */
   fingerprint: string;
   approvedFingerprint?: string | null;
