@@ -1,16 +1,23 @@
-//! The main loop under load, through the real binary over a pipe: with 50,000 tools
-//! registered, the latency of a trivial request (`catalog/status`) idle and while four
-//! `exposition/plan` over all of them run at all times, and how soon a `$/cancelRequest` is
-//! answered meanwhile.
+//! The main loop under load, through the real binary over a pipe.
 //!
-//! `cargo bench --bench load` (`TOOLS=n` for another registry size, `TOOLREG_BIN=path` for
-//! another build of the binary). Prints p50/p99; asserts nothing.
+//! `plans`: with 50,000 tools registered, the latency of a trivial request (`catalog/status`)
+//! idle and while four `exposition/plan` over all of them run at all times, and how soon a
+//! `$/cancelRequest` is answered meanwhile.
+//!
+//! `first-calls`: the same trivial request idle and while four first calls of host tools
+//! compile their 1 MB schemas and a `registry/syncMcp` of a 10,000-tool MCP server (the
+//! fixture server) runs, in `ROUNDS` rounds of fresh schemas; medians and their ratio.
+//!
+//! `cargo bench --bench load` runs both; `SCENARIO=plans` or `SCENARIO=first-calls` one
+//! (`TOOLS=n` for another registry size in `plans`, `TOOLREG_BIN=path` for another build of
+//! the binary, `TOOLREG_FIXTURE_MCP=path` for the fixture server). Prints p50/p99; asserts
+//! nothing.
 
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
 use serde_json::{json, Value};
 use std::io::{BufReader, Write};
-use std::process::{ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -64,9 +71,8 @@ fn report(what: &str, v: &[Duration]) {
     println!("{what:<58} p50 {:>10.3?}  p99 {:>10.3?}  max {:>10.3?}  (n={})", pct(v.to_vec(), 0.5), pct(v.to_vec(), 0.99), pct(v.to_vec(), 1.0), v.len());
 }
 
-fn main() {
-    let n: usize = std::env::var("TOOLS").ok().and_then(|s| s.parse().ok()).unwrap_or(50_000);
-    let bin = std::env::var("TOOLREG_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolreg").to_string());
+/// `toolreg serve`, its stdin shared by the threads that write, and its stdout.
+fn spawn(bin: &str) -> (Child, Arc<Mutex<ChildStdin>>, BufReader<ChildStdout>) {
     let mut child = Command::new(bin)
         .arg("serve")
         .env("TOOLREG_LOG", "error")
@@ -76,7 +82,24 @@ fn main() {
         .spawn()
         .unwrap();
     let w = Arc::new(Mutex::new(child.stdin.take().unwrap()));
-    let mut r = BufReader::new(child.stdout.take().unwrap());
+    let r = BufReader::new(child.stdout.take().unwrap());
+    (child, w, r)
+}
+
+fn main() {
+    let bin = std::env::var("TOOLREG_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolreg").to_string());
+    let scenario = std::env::var("SCENARIO").unwrap_or_default();
+    if scenario.is_empty() || scenario == "plans" {
+        plans(&bin);
+    }
+    if scenario.is_empty() || scenario == "first-calls" {
+        first_calls(&bin);
+    }
+}
+
+fn plans(bin: &str) {
+    let n: usize = std::env::var("TOOLS").ok().and_then(|s| s.parse().ok()).unwrap_or(50_000);
+    let (mut child, w, mut r) = spawn(bin);
 
     // Every answer goes to the main thread with its arrival time; a finished plan is replaced
     // by a new one at once, while `loaded` is set.
@@ -171,6 +194,155 @@ fn main() {
     report("catalog/status, idle", &idle);
     report(&format!("catalog/status, {PLANS_IN_FLIGHT} plans over {n} tools running"), &busy);
     report("$/cancelRequest of a plan answered, same load", &cancels);
+    drop(w);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+const ROUNDS: usize = 3;
+const FIRST_CALLS: usize = 4;
+const MCP_TOOLS: usize = 10_000;
+const IDLE_PROBES: usize = 200;
+
+/// About 1 MB of schema whose compilation takes a while: thousands of properties, each with
+/// its own regular expression. `seed` makes every schema (and so every compilation) new.
+fn heavy_schema(seed: usize) -> Value {
+    let properties: serde_json::Map<String, Value> = (0..8_000)
+        .map(|i| {
+            let p = json!({"type": "string", "pattern": format!("^(?:[a-z]{{1,{}}}|q{seed}x{i})+$", 1 + i % 9), "description": "A property of a generated schema."});
+            (format!("p{seed}_{i}"), p)
+        })
+        .collect();
+    json!({"type": "object", "properties": properties})
+}
+
+fn fixture_mcp() -> String {
+    std::env::var("TOOLREG_FIXTURE_MCP").unwrap_or_else(|_| {
+        std::path::Path::new(env!("CARGO_BIN_EXE_toolreg")).with_file_name("toolreg-fixture-mcp").to_string_lossy().into_owned()
+    })
+}
+
+/// `catalog/status` while first calls compile big schemas and a 10,000-tool sync runs.
+fn first_calls(bin: &str) {
+    let (mut child, w, mut r) = spawn(bin);
+    // Answers go to the main thread with their arrival time; the host runs every tool at once.
+    let (tx, rx) = channel::<(String, Value, Instant)>();
+    {
+        let w = w.clone();
+        std::thread::spawn(move || loop {
+            let body = read_frame(&mut r);
+            let at = Instant::now();
+            let Ok(m) = serde_json::from_slice::<Value>(&body) else { return };
+            if m["method"] == "host/executeTool" {
+                send(&w, &json!({"jsonrpc": "2.0", "id": m["id"], "result": {"content": [{"type": "text", "text": "ran"}]}}));
+                continue;
+            }
+            let id = match &m["id"] {
+                Value::String(s) => s.clone(),
+                _ => continue, // notifications
+            };
+            if tx.send((id, m, at)).is_err() {
+                return;
+            }
+        });
+    }
+    let wait_for = |want: &str| -> (Value, Instant) {
+        loop {
+            let (id, m, at) = rx.recv().unwrap();
+            if id == want {
+                return (m, at);
+            }
+        }
+    };
+    let request = |id: &str, method: &str, params: Value| send(&w, &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+
+    request("init", "initialize", json!({"capabilities": {"hostTools": true}}));
+    wait_for("init");
+    let server = json!({"id": "big", "name": "big", "enabled": true, "transport": {"type": "stdio", "command": fixture_mcp(), "args": ["--tools", MCP_TOOLS.to_string()]}});
+    request("servers", "catalog/setServers", json!({"servers": [server]}));
+    wait_for("servers");
+    let start = Instant::now();
+    for i in 0.. {
+        request(&format!("warm-{i}"), "catalog/listTools", json!({"serverId": "big"}));
+        let (m, _) = wait_for(&format!("warm-{i}"));
+        if m["result"]["state"] == "ready" {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "the fixture server never listed its tools: {m}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    println!("{MCP_TOOLS} MCP tools listed in {:?}", start.elapsed());
+
+    let mut seq = 0;
+    let mut probe = || -> Duration {
+        seq += 1;
+        let id = format!("s-{seq}");
+        let t = Instant::now();
+        request(&id, "catalog/status", json!({}));
+        wait_for(&id).1 - t
+    };
+    let idle: Vec<Duration> = (0..IDLE_PROBES).map(|_| probe()).collect();
+
+    let (mut busy, mut syncs, mut calls) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        let names: Vec<String> = (0..FIRST_CALLS).map(|i| format!("heavy_{round}_{i}")).collect();
+        let entries: Vec<Value> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| json!({"name": name, "namespace": "heavy", "description": "A tool with a big schema.", "inputSchema": heavy_schema(round * FIRST_CALLS + i)}))
+            .collect();
+        request(&format!("reg-{round}"), "registry/register", json!({"entries": entries}));
+        wait_for(&format!("reg-{round}"));
+        // The first calls and the sync in one write, then probes until every one has answered.
+        let mut bytes = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            bytes.extend(frame(&json!({"jsonrpc": "2.0", "id": format!("call-{round}-{i}"), "method": "tool/invoke", "params": {"name": name, "arguments": {}}}).to_string()));
+        }
+        bytes.extend(frame(&json!({"jsonrpc": "2.0", "id": format!("sync-{round}"), "method": "registry/syncMcp", "params": {}}).to_string()));
+        let t = Instant::now();
+        {
+            let mut w = w.lock().unwrap();
+            w.write_all(&bytes).unwrap();
+            w.flush().unwrap();
+        }
+        let mut pending: std::collections::BTreeSet<String> = (0..FIRST_CALLS).map(|i| format!("call-{round}-{i}")).chain([format!("sync-{round}")]).collect();
+        let mut n = 0;
+        while !pending.is_empty() && t.elapsed() < Duration::from_secs(60) {
+            n += 1;
+            let id = format!("b-{round}-{n}");
+            let sent = Instant::now();
+            request(&id, "catalog/status", json!({}));
+            // The answers of the calls and the sync arrive among the probes'.
+            loop {
+                let (got, m, at) = rx.recv().unwrap();
+                if got == id {
+                    busy.push(at - sent);
+                    break;
+                }
+                if pending.remove(&got) {
+                    assert!(m.get("result").is_some(), "{got} failed: {m}");
+                    if got.starts_with("sync") {
+                        syncs.push(at - t);
+                    } else {
+                        calls.push(at - t);
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        while !pending.is_empty() {
+            let (got, _, at) = rx.recv().unwrap();
+            if pending.remove(&got) {
+                if got.starts_with("sync") { syncs.push(at - t) } else { calls.push(at - t) }
+            }
+        }
+    }
+    report("catalog/status, idle", &idle);
+    report(&format!("catalog/status, {FIRST_CALLS} first calls + a {MCP_TOOLS}-tool sync running"), &busy);
+    report("first call answered (compiles a 1 MB schema), from the write", &calls);
+    report(&format!("registry/syncMcp of {MCP_TOOLS} tools answered, from the write"), &syncs);
+    let (p50_idle, p50_busy) = (pct(idle.clone(), 0.5), pct(busy.clone(), 0.5));
+    println!("median catalog/status under load / idle: {:.1}x", p50_busy.as_secs_f64() / p50_idle.as_secs_f64());
     drop(w);
     let _ = child.kill();
     let _ = child.wait();

@@ -148,7 +148,8 @@ pub enum Prepared {
 /// `tool_invoke` (`meta`) both use it, so both validate, repair, ask and run alike.
 pub trait Execute: Sync {
     /// Validates, repairs when needed (deterministic fixes first, then the host once).
-    fn prepare(&self, tool: &Registered, raw: Value) -> impl Future<Output = Prepared> + Send;
+    /// Only a cancelled call fails.
+    fn prepare(&self, tool: &Arc<Registered>, raw: Value) -> impl Future<Output = Result<Prepared, InvokeError>> + Send;
     /// Runs arguments that `prepare` accepted: defaults, approval, execution.
     fn run_prepared(&self, entry: &ToolEntry, arguments: Value, repaired: Option<Repair>, call_id: &str) -> impl Future<Output = Result<Invoked, InvokeError>> + Send;
     /// Whether a call to `entry` waits for the user, decided now: the entry's own flag, or,
@@ -182,6 +183,31 @@ pub async fn off_reactor<T: Send + 'static>(cancel: &CancellationToken, work: im
     }
 }
 
+/// What `check_and_repair` concluded.
+enum Checked {
+    Done(Prepared),
+    /// Invalid, and no deterministic candidate passes: the host may still repair it.
+    Unrepaired { args: Value, errors: Vec<String> },
+}
+
+/// Validation (compiling the schema on its first use) and deterministic repair: CPU work of
+/// any size, for the blocking pool. `known`: the errors of a check already made.
+fn check_and_repair(validators: &Validators, tool: &Registered, args: Value, known: Option<Vec<String>>) -> Checked {
+    let (key, schema) = (tool.content_hash, &tool.entry.input_schema);
+    let errors = match known.map_or_else(|| validators.check(key, schema, &args), |e| Err(Invalid::Arguments(e))) {
+        Ok(()) => return Checked::Done(Prepared::Ready { arguments: args, repaired: None }),
+        Err(Invalid::Schema(error)) => return Checked::Done(Prepared::BadSchema { error }),
+        Err(Invalid::Arguments(errors)) => errors,
+    };
+    for c in repair::candidates(&args, schema) {
+        if validators.check(key, schema, &c.arguments).is_ok() {
+            let repaired = Repair { by: "deterministic".into(), fixes: c.fixes, arguments: c.arguments.clone() };
+            return Checked::Done(Prepared::Ready { arguments: c.arguments, repaired: Some(repaired) });
+        }
+    }
+    Checked::Unrepaired { args, errors }
+}
+
 /// One call's access to execution: the two ports, the shared caches, the session's settings
 /// and the call's cancellation. Used only through `Execute`.
 pub struct Executor<'a, H, M> {
@@ -212,44 +238,54 @@ impl<'a, H: HostPort, M: McpPort> Executor<'a, H, M> {
 }
 
 impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
-    async fn prepare(&self, tool: &Registered, raw: Value) -> Prepared {
-        let (entry, key) = (&tool.entry, tool.content_hash);
-        let schema = &entry.input_schema;
+    async fn prepare(&self, tool: &Arc<Registered>, raw: Value) -> Result<Prepared, InvokeError> {
         let args = if raw.is_null() { json!({}) } else { raw };
         // The entry's content hash covers its schema: a bucket key that costs nothing per call.
-        let errors = match self.validators.check(key, schema, &args) {
-            Ok(()) => return Prepared::Ready { arguments: args, repaired: None },
-            Err(Invalid::Schema(error)) => return Prepared::BadSchema { error },
-            Err(Invalid::Arguments(errors)) => errors,
+        // A compiled schema is checked in place (microseconds, no thread hop per call).
+        let known = match self.validators.check_compiled(tool.content_hash, &tool.entry.input_schema, &args) {
+            Some(Ok(())) => return Ok(Prepared::Ready { arguments: args, repaired: None }),
+            Some(Err(Invalid::Schema(error))) => return Ok(Prepared::BadSchema { error }),
+            Some(Err(Invalid::Arguments(errors))) => Some(errors),
+            None => None,
         };
-        for c in repair::candidates(&args, schema) {
-            if self.validators.check(key, schema, &c.arguments).is_ok() {
-                let repaired = Repair { by: "deterministic".into(), fixes: c.fixes, arguments: c.arguments.clone() };
-                return Prepared::Ready { arguments: c.arguments, repaired: Some(repaired) };
-            }
-        }
+        // Compiling a schema (its first call) and trying repair candidates take milliseconds
+        // to seconds on a big schema: on the blocking pool, never on the runtime's threads.
+        let (validators, t) = (self.validators.clone(), tool.clone());
+        let (args, errors) = match off_reactor(&self.cancel, move || check_and_repair(&validators, &t, args, known)).await? {
+            Checked::Done(prepared) => return Ok(prepared),
+            Checked::Unrepaired { args, errors } => (args, errors),
+        };
+        let entry = &tool.entry;
         if self.settings.abilities.repair {
-            match self.host.repair_tool_call(&entry.name, schema, &args, &errors.join("; ")).await {
-                Ok(Some(fixed)) => match self.validators.check(key, schema, &fixed) {
-                    Ok(()) => {
-                        let repaired = Repair { by: "host".into(), fixes: vec!["repaired by the host".into()], arguments: fixed.clone() };
-                        return Prepared::Ready { arguments: fixed, repaired: Some(repaired) };
+            match self.host.repair_tool_call(&entry.name, &entry.input_schema, &args, &errors.join("; ")).await {
+                Ok(Some(fixed)) => {
+                    let (validators, t) = (self.validators.clone(), tool.clone());
+                    let (fixed, verdict) = off_reactor(&self.cancel, move || {
+                        let verdict = validators.check(t.content_hash, &t.entry.input_schema, &fixed);
+                        (fixed, verdict)
+                    })
+                    .await?;
+                    match verdict {
+                        Ok(()) => {
+                            let repaired = Repair { by: "host".into(), fixes: vec!["repaired by the host".into()], arguments: fixed.clone() };
+                            return Ok(Prepared::Ready { arguments: fixed, repaired: Some(repaired) });
+                        }
+                        Err(still) => {
+                            let still = match still {
+                                Invalid::Arguments(e) => e.join("; "),
+                                Invalid::Schema(e) => e,
+                            };
+                            let mut errors = errors;
+                            errors.push(format!("the host's repair was still invalid: {still}"));
+                            return Ok(Prepared::Invalid { errors });
+                        }
                     }
-                    Err(still) => {
-                        let still = match still {
-                            Invalid::Arguments(e) => e.join("; "),
-                            Invalid::Schema(e) => e,
-                        };
-                        let mut errors = errors;
-                        errors.push(format!("the host's repair was still invalid: {still}"));
-                        return Prepared::Invalid { errors };
-                    }
-                },
+                }
                 Ok(None) => {}
                 Err(e) => tracing::warn!(tool = %entry.name, "host repair failed: {e}"),
             }
         }
-        Prepared::Invalid { errors }
+        Ok(Prepared::Invalid { errors })
     }
 
     async fn run_prepared(&self, entry: &ToolEntry, mut arguments: Value, repaired: Option<Repair>, call_id: &str) -> Result<Invoked, InvokeError> {

@@ -37,7 +37,7 @@ pub async fn call(
     let Some(tool) = registry.get(&call.name) else {
         return Err(InvokeError::UnknownTool(call.name));
     };
-    match exec.prepare(tool, call.arguments).await {
+    match exec.prepare(tool, call.arguments).await? {
         Prepared::Ready { arguments, repaired } => exec.run_prepared(&tool.entry, arguments, repaired, &call.call_id).await,
         Prepared::BadSchema { error } => Ok(invoke::bad_schema(&tool.entry, &error)),
         Prepared::Invalid { errors } => {

@@ -44,11 +44,12 @@ pub enum Invalid {
     Arguments(Vec<String>),
 }
 
-/// A thread-safe cache of compiled validators keyed by schema content.
-#[derive(Default)]
+/// A thread-safe cache of compiled validators keyed by schema content. A clone shares the
+/// cache (so a call can take it to the blocking pool).
+#[derive(Default, Clone)]
 pub struct Validators {
     /// Buckets by hash; a bucket holds more than one slot only on a hash collision.
-    cache: Mutex<HashMap<u64, Vec<Slot>>>,
+    cache: Arc<Mutex<HashMap<u64, Vec<Slot>>>>,
 }
 
 impl Validators {
@@ -70,32 +71,22 @@ impl Validators {
     /// function of the schema's content (`schema_key`, or a registry entry's content hash).
     /// The key only picks the bucket; the schema is compared exactly.
     pub fn check(&self, key: u64, schema: &Value, args: &Value) -> Result<(), Invalid> {
-        // Fast paths that need no compilation.
-        match schema {
-            Value::Bool(true) => return Ok(()),
-            Value::Object(map) if map.is_empty() => return Ok(()),
-            _ => {}
-        }
-        let validator = self.compiled(key, schema).map_err(Invalid::Schema)?;
-        let mut errors = validator.iter_errors(args);
-        let mut out = Vec::new();
-        let mut extra = 0usize;
-        for error in errors.by_ref() {
-            if out.len() < MAX_ERRORS {
-                let path = error.instance_path().to_string();
-                let path = if path.is_empty() { "/".to_string() } else { path };
-                out.push(format!("at {path}: {}", truncate(&error.to_string())));
-            } else {
-                extra += 1;
-            }
-        }
-        if out.is_empty() {
+        if trivial(schema) {
             return Ok(());
         }
-        if extra > 0 {
-            out.push(format!("... and {extra} more"));
+        let validator = self.compiled(key, schema).map_err(Invalid::Schema)?;
+        report(&validator, args)
+    }
+
+    /// `check` when it needs no compilation (the schema is trivial or compiled already), else
+    /// `None`: compiling a big schema takes milliseconds to seconds, so a caller on an async
+    /// thread checks here first and compiles on the blocking pool.
+    pub fn check_compiled(&self, key: u64, schema: &Value, args: &Value) -> Option<Result<(), Invalid>> {
+        if trivial(schema) {
+            return Some(Ok(()));
         }
-        Err(Invalid::Arguments(out))
+        let compiled = Self::find(&self.lock(), key, schema)?;
+        Some(compiled.map_err(Invalid::Schema).and_then(|validator| report(&validator, args)))
     }
 
     fn compiled(&self, key: u64, schema: &Value) -> Compiled {
@@ -124,6 +115,37 @@ impl Validators {
         // A poisoned cache is still a valid cache (entries are inserted atomically).
         self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// Schemas that every argument passes, with nothing to compile.
+fn trivial(schema: &Value) -> bool {
+    match schema {
+        Value::Bool(true) => true,
+        Value::Object(map) => map.is_empty(),
+        _ => false,
+    }
+}
+
+/// The validator's verdict on `args`: at most `MAX_ERRORS` errors, then a count of the rest.
+fn report(validator: &jsonschema::Validator, args: &Value) -> Result<(), Invalid> {
+    let mut out = Vec::new();
+    let mut extra = 0usize;
+    for error in validator.iter_errors(args) {
+        if out.len() < MAX_ERRORS {
+            let path = error.instance_path().to_string();
+            let path = if path.is_empty() { "/".to_string() } else { path };
+            out.push(format!("at {path}: {}", truncate(&error.to_string())));
+        } else {
+            extra += 1;
+        }
+    }
+    if out.is_empty() {
+        return Ok(());
+    }
+    if extra > 0 {
+        out.push(format!("... and {extra} more"));
+    }
+    Err(Invalid::Arguments(out))
 }
 
 fn compile(schema: &Value) -> Compiled {

@@ -202,20 +202,27 @@ fn pagination_is_followed() {
     quit(s);
 }
 
+/// A first run that leaves server `cached`'s list (the fixture's `--tools 4`) in `cache`.
+/// The server is one transport (so one cache identity) whose flags the test switches by
+/// writing `flags`. Returns its config and that list as the first run served it.
+fn first_run(flags: &std::path::Path, cache: &std::path::Path) -> (Value, Value) {
+    let script = format!("exec '{}' $(cat '{}')", fixture(), flags.display());
+    let cfg = json!({"id": "cached", "name": "Cached", "enabled": true, "transport": {"type": "stdio", "command": "sh", "args": ["-c", script]}});
+    std::fs::write(flags, "--tools 4").unwrap();
+    let mut s = Sidecar::spawn();
+    init(&mut s, Some(cache));
+    ok(&mut s, "catalog/setServers", json!({"servers": [cfg.clone()]}));
+    wait_state(&mut s, "cached", "ready");
+    let list = ok(&mut s, "catalog/listTools", json!({"serverId": "cached"}));
+    quit(s);
+    (cfg, list)
+}
+
 #[test]
 fn a_restarted_sidecar_answers_from_its_persisted_cache_and_survives_a_corrupt_one() {
     let dir = tempfile::tempdir().unwrap();
-    let flags = dir.path().join("flags");
-    // One transport (so one cache identity) whose behaviour the test switches by a file.
-    let script = format!("exec '{}' $(cat '{}')", fixture(), flags.display());
-    let cfg = json!({"id": "cached", "name": "Cached", "enabled": true, "transport": {"type": "stdio", "command": "sh", "args": ["-c", script]}});
-    std::fs::write(&flags, "--tools 4").unwrap();
-    let cache = dir.path().join("cache");
-    let mut s = Sidecar::spawn();
-    init(&mut s, Some(&cache));
-    ok(&mut s, "catalog/setServers", json!({"servers": [cfg.clone()]}));
-    wait_state(&mut s, "cached", "ready");
-    quit(s);
+    let (flags, cache) = (dir.path().join("flags"), dir.path().join("cache"));
+    let (cfg, _) = first_run(&flags, &cache);
     // The pins (`pins-*.json`) live beside the list cache.
     let files: Vec<_> = std::fs::read_dir(&cache)
         .unwrap()
@@ -258,6 +265,55 @@ fn a_restarted_sidecar_answers_from_its_persisted_cache_and_survives_a_corrupt_o
     quit(s);
     let rebuilt = std::fs::read_to_string(&files[0]).unwrap();
     assert!(serde_json::from_str::<Value>(&rebuilt).is_ok(), "rewritten atomically as valid JSON");
+}
+
+/// A host that plans at once after a restart: `catalog/setServers`, `catalog/listTools`,
+/// `registry/syncMcp` and `exposition/plan` in one write, the server slow to start. The list
+/// persisted by the first run is served from the first answer on (read before setServers
+/// answers), not `cold` until a background read lands.
+#[test]
+fn a_restarted_sidecar_serves_its_persisted_list_from_the_first_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (flags, cache) = (dir.path().join("flags"), dir.path().join("cache"));
+    let (cfg, first) = first_run(&flags, &cache);
+
+    std::fs::write(&flags, "--tools 4 --slow-start-ms 2000").unwrap();
+    let mut s = Sidecar::spawn();
+    init(&mut s, Some(&cache));
+    let plan = json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "contextWindow": 2000});
+    let requests = [
+        ("catalog/setServers", json!({"servers": [cfg]})),
+        ("catalog/listTools", json!({"serverId": "cached"})),
+        ("registry/syncMcp", json!({})),
+        ("exposition/plan", plan),
+        ("catalog/status", json!({})),
+    ];
+    let mut bytes = Vec::new();
+    for (i, (method, params)) in requests.iter().enumerate() {
+        bytes.extend(frame(&json!({"jsonrpc": "2.0", "id": 100 + i, "method": method, "params": params}).to_string()));
+    }
+    s.send_raw(&bytes);
+    let mut answers = std::collections::BTreeMap::new();
+    while answers.len() < requests.len() {
+        let m = s.recv();
+        if let (Some(id), None) = (m.get("id").and_then(Value::as_u64), m.get("method")) {
+            answers.insert(id, m.get("result").cloned().unwrap_or_else(|| panic!("request {id} failed: {m}")));
+        }
+    }
+    let list = &answers[&101];
+    assert_eq!(list["state"], "ready", "{list}");
+    assert_eq!(list["tools"], first["tools"], "the persisted list, whole");
+    assert_eq!(list["refreshedAt"], first["refreshedAt"], "as of the first run's refresh");
+    let status = answers[&104]["servers"][0].clone();
+    assert_eq!(status["cached"], true, "{status}");
+    assert_ne!(status["state"], "ready", "the server itself has not answered yet: {status}");
+    let registered = names(&answers[&102]["registered"]);
+    assert_eq!(registered.len(), 6, "{registered:?}");
+    let planned: Vec<String> = answers[&103]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+    for name in &registered {
+        assert!(planned.contains(name), "{name} is not in the plan: {planned:?}");
+    }
+    quit(s);
 }
 
 #[test]

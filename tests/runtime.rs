@@ -1,5 +1,6 @@
 //! The main loop's guarantees over the real binary: a request sees the state as of its arrival,
-//! and a host that stops reading stdout cannot grow the sidecar without limit.
+//! a host that stops reading stdout cannot grow the sidecar without limit, and CPU-heavy calls
+//! leave cheap requests answered.
 mod support;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -117,4 +118,71 @@ fn a_host_that_stops_reading_stdout_bounds_the_queue() {
     assert_eq!(read_frame(&mut r)["id"], "bye");
     write_frame(&mut w, &json!({"jsonrpc": "2.0", "method": "exit"}));
     assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+/// A schema whose compilation takes a while (seconds of CPU): thousands of properties, each
+/// with its own regular expression; `seed` makes each one new.
+fn heavy_schema(seed: usize) -> Value {
+    let properties: serde_json::Map<String, Value> = (0..8_000)
+        .map(|i| (format!("p{seed}_{i}"), json!({"type": "string", "pattern": format!("^(?:[a-z]{{1,{}}}|q{seed}x{i})+$", 1 + i % 9)})))
+        .collect();
+    json!({"type": "object", "properties": properties})
+}
+
+/// CPU time the process has used, in clock ticks (user + system, from /proc).
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// As many first calls as the runtime has threads (two), each compiling a big schema: a
+/// `catalog/status` sent once they are computing is answered before any of them gets to run
+/// its tool, because compiling runs on the blocking pool, not on the threads that read stdin.
+/// "Once they are computing" is the sidecar's own CPU time, so the order holds however slow
+/// the machine is; before, the status waited for a compilation to end.
+#[test]
+fn first_calls_compiling_big_schemas_leave_cheap_requests_answered() {
+    let mut s = Sidecar::spawn();
+    s.ok("initialize", json!({"capabilities": {"hostTools": true}}));
+    let tools: Vec<Value> = (0..2).map(|i| json!({"name": format!("heavy_{i}"), "namespace": "t", "description": "big", "inputSchema": heavy_schema(i)})).collect();
+    s.ok("registry/register", json!({"entries": tools}));
+    // The tokenizer loads in the background after initialize: let its CPU time settle first.
+    let pid = s.child.id();
+    let mut before = cpu_ticks(pid);
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let now = cpu_ticks(pid);
+        if now == before {
+            break;
+        }
+        before = now;
+    }
+    let mut bytes = Vec::new();
+    for i in 0..2 {
+        bytes.extend(frame(&json!({"jsonrpc": "2.0", "id": format!("call-{i}"), "method": "tool/invoke", "params": {"name": format!("heavy_{i}"), "arguments": {}}}).to_string()));
+    }
+    s.send_raw(&bytes);
+    // A quarter of a second of CPU (at Linux's 100 ticks a second): both compilations are
+    // under way.
+    while cpu_ticks(pid) < before + 25 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    s.send(&json!({"jsonrpc": "2.0", "id": "status", "method": "catalog/status", "params": {}}));
+    let first = s.recv();
+    assert_eq!(first["id"], "status", "a cheap request waited for a schema compilation: {first}");
+    // The calls still run: the host executes each tool once its schema is compiled.
+    let mut done = 0;
+    while done < 2 {
+        let m = s.recv();
+        if m["method"] == "host/executeTool" {
+            s.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": {"content": [{"type": "text", "text": "ran"}]}}));
+        } else if m["id"].as_str().is_some_and(|id| id.starts_with("call-")) {
+            assert_eq!(m["result"]["isError"], false, "{m}");
+            done += 1;
+        }
+    }
+    s.shutdown();
 }

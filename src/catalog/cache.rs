@@ -5,6 +5,8 @@
 //! sees the old file or the new one, never half of one. A file we cannot trust (unreadable,
 //! corrupt, truncated, another format version, another server id, another transport identity)
 //! is logged and treated as absent: the cache is an optimisation, never a reason to fail.
+//! So is a file over `MAX_FILE_BYTES`: `catalog/setServers` waits for these reads (so the first
+//! `catalog/listTools` already has the list), and a huge file must not hold it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,6 +17,10 @@ use sha2::{Digest, Sha256};
 use super::config::{hex, McpTool};
 
 const FORMAT_VERSION: u32 = 1;
+
+/// A cache or pins file bigger than this is not read: 64 MiB holds tens of thousands of tool
+/// definitions, and parsing it takes a fraction of a second.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -46,8 +52,12 @@ pub fn path_for(dir: &Path, server_id: &str) -> PathBuf {
 }
 
 pub fn load(dir: &Path, server_id: &str, identity: &str) -> Option<CachedList> {
+    load_within(dir, server_id, identity, MAX_FILE_BYTES)
+}
+
+fn load_within(dir: &Path, server_id: &str, identity: &str, max: u64) -> Option<CachedList> {
     let path = path_for(dir, server_id);
-    let bytes = match std::fs::read(&path) {
+    let bytes = match read_bounded(&path, max) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => {
@@ -76,6 +86,18 @@ pub fn load(dir: &Path, server_id: &str, identity: &str) -> Option<CachedList> {
         return None;
     }
     Some(CachedList { tools: file.tools, refreshed_at: file.refreshed_at })
+}
+
+/// The whole file, or an error when it holds more than `max` bytes (counted as read, so a file
+/// that grows meanwhile is bounded too). Also used for the pins (`pins.rs`).
+pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(std::io::Error::other(format!("the file is over {max} bytes")));
+    }
+    Ok(bytes)
 }
 
 pub fn store(dir: &Path, server_id: &str, identity: &str, list: &CachedList) -> std::io::Result<()> {
@@ -162,6 +184,11 @@ mod tests {
         assert_eq!(load(&dir, "s/1", "id"), None);
         std::fs::write(&p, br#"{"formatVersion":99,"serverId":"s/1","identity":"id","tools":[]}"#).unwrap();
         assert_eq!(load(&dir, "s/1", "id"), None);
+        // Over the size bound: not read, however valid.
+        store(&dir, "s/1", "id", &list()).unwrap();
+        let size = std::fs::metadata(&p).unwrap().len();
+        assert_eq!(load_within(&dir, "s/1", "id", size), Some(list()));
+        assert_eq!(load_within(&dir, "s/1", "id", size - 1), None);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -119,7 +119,13 @@ impl Catalog {
     /// tool filter is applied in place; a changed transport (credentials included) or `enabled`
     /// restarts the server, keeping its list when the identity (the transport without
     /// credentials) is the same. Never waits for a server.
+    ///
+    /// A new server's last-known-good list and pins are read from `cacheDir` before this
+    /// returns (bounded by `cache::MAX_FILE_BYTES` each), so the first `list_tools` after it
+    /// already serves the persisted list: call it off the async threads (the server runs it on
+    /// the blocking pool, the gateway before its first resync).
     pub fn set_servers(&self, servers: Vec<ServerConfig>) {
+        let mut disk = self.read_disk(&servers);
         let mut to_stop = Vec::new();
         let mut to_warm = Vec::new();
         {
@@ -154,8 +160,9 @@ impl Catalog {
                     }
                     None => {
                         let enabled = cfg.enabled;
-                        let pins = lock(&self.inner.retired_pins).remove(&id);
-                        let s = Server::new(cfg, self.inner.shared.clone(), None, pins);
+                        let (list, from_disk) = disk.remove(&id).unwrap_or_default();
+                        let pins = lock(&self.inner.retired_pins).remove(&id).or(from_disk);
+                        let s = Server::new(cfg, self.inner.shared.clone(), list, pins);
                         if enabled {
                             to_warm.push(s.clone());
                         }
@@ -177,6 +184,20 @@ impl Catalog {
             tokio::spawn(async move { s.stop().await });
         }
         self.warm(to_warm);
+    }
+
+    /// The list and pins in `cacheDir` of each server `set_servers` will create (an id not
+    /// configured yet): file reads, done before the servers lock is taken. Servers that
+    /// exist already keep what they have in memory.
+    fn read_disk(&self, servers: &[ServerConfig]) -> BTreeMap<String, (Option<cache::CachedList>, Option<pins::Pins>)> {
+        let Some(dir) = self.inner.shared.opts.cache_dir.as_deref() else { return BTreeMap::new() };
+        let known: std::collections::BTreeSet<String> = lock(&self.inner.servers).keys().cloned().collect();
+        let mut read = BTreeMap::new();
+        for cfg in servers.iter().filter(|cfg| !known.contains(&cfg.id)) {
+            // The first of two configs with one id is the one kept.
+            read.entry(cfg.id.clone()).or_insert_with(|| (cache::load(dir, &cfg.id, &cfg.identity_hash()), Some(pins::load(dir, &cfg.id))));
+        }
+        read
     }
 
     /// Start an automatic refresh of each server and report the whole as one `$/progress`.

@@ -455,7 +455,7 @@ struct PinsFile {
 /// The server's pins from disk: a missing file is first use; an unreadable one fails closed.
 pub fn load(dir: &Path, server_id: &str) -> Pins {
     let path = path_for(dir, server_id);
-    let bytes = match std::fs::read(&path) {
+    let bytes = match super::cache::read_bounded(&path, super::cache::MAX_FILE_BYTES) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Pins::default(),
         Err(e) => return fail_closed(server_id, &path, &e.to_string()),

@@ -116,11 +116,14 @@ impl Gateway {
             cfg,
         });
         asker.attach(&gw);
-        gw.catalog.set_servers(gw.cfg.servers.clone());
         crate::tokenize::preload();
-        // Planning counts tokens, and the tokenizer may still be loading: off the reactor.
+        // The catalog reads its cacheDir as it takes the servers, and planning counts tokens
+        // (the tokenizer may still be loading): both off the reactor.
         let first = gw.clone();
-        tokio::task::spawn_blocking(move || first.resync());
+        tokio::task::spawn_blocking(move || {
+            first.catalog.set_servers(first.cfg.servers.clone());
+            first.resync()
+        });
         tokio::spawn(follow_catalog(Arc::downgrade(&gw), events_rx));
         gw
     }
@@ -257,16 +260,23 @@ impl Gateway {
     }
 
     /// The plan id for meta-tool calls: plans expire (`PLAN_TTL`), the gateway's lives on.
-    pub(crate) fn plan_id(&self) -> String {
+    /// An expired one is planned again on the blocking pool: planning counts tokens, and the
+    /// `resyncing` lock it takes may be held by a resync for as long.
+    pub(crate) async fn plan_id(self: &Arc<Self>) -> String {
         let l = self.listing();
         if self.plans.get(&l.plan_id).is_some() {
             return l.plan_id.clone();
         }
-        let _one = lock(&self.resyncing);
-        let next = self.plan(&self.registry());
-        let id = next.plan_id.clone();
-        *self.listing.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
-        id
+        let gw = self.clone();
+        let replan = tokio::task::spawn_blocking(move || {
+            let _one = lock(&gw.resyncing);
+            let next = gw.plan(&gw.registry());
+            let id = next.plan_id.clone();
+            *gw.listing.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
+            id
+        });
+        // The job only fails by panicking: the call then finds no plan and says so.
+        replan.await.unwrap_or(l.plan_id.clone())
     }
 
     pub(crate) fn add_peer(&self, peer: Peer<RoleServer>) {

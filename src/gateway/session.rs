@@ -92,7 +92,7 @@ impl ServerHandler for Session {
         let call_id = gw.next_call_id();
         super::lock(&gw.calls).insert(call_id.clone(), context.peer.clone());
         let _in_flight = InFlight(gw, call_id.clone());
-        let plan_id = crate::meta::is_meta(&name).then(|| gw.plan_id());
+        let plan_id = if crate::meta::is_meta(&name) { Some(gw.plan_id().await) } else { None };
         let call = Call { name: name.clone(), arguments, call_id, plan_id };
         match crate::route::call(&exec, &mcp, &registry, &gw.plans, None, call).await {
             Ok(done) => Ok(to_result(done).into()),

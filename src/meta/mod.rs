@@ -383,7 +383,7 @@ async fn invoke_tool(exec: &impl Execute, registry: Arc<Registry>, plan: Arc<Pla
     }
     // Invalid params are answered here, with the signature, rather than deep in the call; valid
     // (or repaired) ones run as prepared, so a host repair is asked for at most once.
-    let (arguments, repaired) = match exec.prepare(&tool, a.params).await {
+    let (arguments, repaired) = match exec.prepare(&tool, a.params).await? {
         Prepared::Ready { arguments, repaired } => (arguments, repaired),
         Prepared::BadSchema { error } => return Ok(invoke::bad_schema(&tool.entry, &error)),
         Prepared::Invalid { errors } => {

@@ -26,7 +26,18 @@ pub enum Kind {
     /// Runs to completion before the next message is read: the methods that change state, so
     /// a request sent after them sees their effect.
     Ordered,
+    /// `Ordered`, for a method that is CPU-bound or reads files (`catalog/setServers` reads
+    /// the cacheDir): it runs on tokio's blocking pool, and the main loop reads no later
+    /// message until it is done, so later requests see its effect as with `Ordered`, while the
+    /// runtime's threads stay free for the requests and writes already under way.
+    Serial,
+    /// `Serial`, for a method that changes the registry and nothing else (`registry/syncMcp`
+    /// of thousands of tools): meanwhile the main loop still answers `Inline` requests, which
+    /// read no registry, so their answers are the same as after it. It stops reading at the
+    /// first message of any other kind, which waits for the end.
+    SerialRegistry,
     /// A cheap read (microseconds): answered by the main loop itself, without a thread hop.
+    /// Reads no registry (see `SerialRegistry`).
     Inline,
     /// Reads the whole registry: inline while it is small, on the work pool once it is big
     /// (`Ctx::is_big`), so the main loop never spends milliseconds on one request.
@@ -138,8 +149,8 @@ pub fn table() -> Table {
     t.sync::<p::Shutdown>(Ordered, handlers::handle_shutdown);
     t.sync::<p::RegistryRegister>(Ordered, handlers::handle_register);
     t.sync::<p::RegistryDeregister>(Ordered, handlers::handle_deregister);
-    t.sync::<p::RegistrySyncMcp>(Ordered, tools::handle_sync);
-    t.sync::<p::CatalogSetServers>(Ordered, tools::handle_set_servers);
+    t.sync::<p::RegistrySyncMcp>(SerialRegistry, tools::handle_sync);
+    t.sync::<p::CatalogSetServers>(Serial, tools::handle_set_servers);
     t.sync::<p::ApprovalRespond>(Ordered, tools::handle_approval_respond);
     t.sync::<p::CatalogApproveTools>(Ordered, super::handlers_pins::handle_approve_tools);
     t.sync::<p::CatalogPins>(Inline, super::handlers_pins::handle_pins);

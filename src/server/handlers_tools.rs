@@ -23,6 +23,7 @@ pub(super) fn catalog_error(e: CatalogError) -> RpcError {
     }
 }
 
+/// `Serial`: on the blocking pool, as the catalog reads the new servers' cacheDir files.
 pub fn handle_set_servers(ctx: &Ctx, p: SetServersParams) -> Result<Empty, RpcError> {
     let mut seen = std::collections::BTreeSet::new();
     for s in &p.servers {
@@ -59,10 +60,13 @@ pub fn handle_resolve(ctx: &Ctx, p: ResolveParams) -> Result<ResolveResult, RpcE
     Ok(ResolveResult { tool_ids: sync::resolve(&ctx.snapshot(), catalog(ctx)?, mode, &p.assistant.mcp_server_ids) })
 }
 
+/// `SerialRegistry`: on the blocking pool, the only writer while it runs. The new registry is
+/// built beside the current one and swapped in, so the lock is held for the swap alone.
 pub fn handle_sync(ctx: &Ctx, p: SyncParams) -> Result<SyncResult, RpcError> {
     let catalog = catalog(ctx)?;
-    let mut reg = ctx.registry.write().unwrap_or_else(|e| e.into_inner());
+    let mut reg = ctx.current();
     let s = sync::sync(Arc::make_mut(&mut reg), catalog, p.selected_tool_ids.as_deref());
+    *ctx.registry.write().unwrap_or_else(|e| e.into_inner()) = reg.clone();
     if let Some(semantic) = ctx.semantic.get() {
         // Vectors for the synced tools, in the background, before a plan defers them.
         let (semantic, registry) = (semantic.clone(), reg.clone());

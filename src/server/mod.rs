@@ -3,8 +3,10 @@
 //!
 //! One loop reads frames in order. Notifications and `Ordered` requests (those that change
 //! state) complete before the next frame is read, so later messages see their effect; other
-//! requests run concurrently on a snapshot. Every request gets exactly one reply: a
-//! cancelled or panicking one too.
+//! requests run concurrently on a snapshot. A `Serial` request changes state too but runs on
+//! the blocking pool, with the loop holding the next message (and, for `SerialRegistry`, only
+//! a message that could see the registry) until it is done. Every request gets exactly one
+//! reply: a cancelled or panicking one too.
 
 mod auth_host;
 pub mod dispatch;
@@ -147,11 +149,24 @@ struct Server {
     tasks: JoinSet<()>,
     lifecycle: Lifecycle,
     exit: Option<i32>,
+    /// The `Serial` request running, if any.
+    serial: Option<Serial>,
+    /// What the loop read while `serial` ran and that must wait for its end (a frame, EOF).
+    held: Option<Event>,
+}
+
+/// A `Serial` request on the blocking pool.
+struct Serial {
+    id: Id,
+    job: tokio::task::JoinHandle<Answer>,
+    /// `SerialRegistry`: `Inline` requests are answered meanwhile.
+    registry_only: bool,
 }
 
 /// What the main loop reacts to.
 enum Event {
     Frame(Option<std::io::Result<Frame>>),
+    SerialDone(Result<Answer, tokio::task::JoinError>),
     TaskDone,
     Signal(i32),
 }
@@ -202,18 +217,34 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
         tasks: JoinSet::new(),
         lifecycle: Lifecycle::Uninitialized,
         exit: None,
+        serial: None,
+        held: None,
     };
 
     let mut frames = FramedRead::new(crate::transport::stdio::stdin(), ContentLengthCodec::new(opts.max_frame_bytes));
     let mut signals = Signals::install();
     let code = loop {
-        let event = tokio::select! {
-            // Backpressure: no next frame while the host leaves our answers unread.
-            frame = async { out.writable().await; frames.next().await } => Event::Frame(frame),
-            Some(_) = server.tasks.join_next(), if !server.tasks.is_empty() => Event::TaskDone,
-            code = signals.next() => Event::Signal(code),
+        let event = match server.held.take() {
+            // The serial request is done: what waited for it goes first.
+            Some(held) if server.serial.is_none() => held,
+            held => {
+                let reading = held.is_none();
+                server.held = held;
+                let (serial, tasks) = (&mut server.serial, &mut server.tasks);
+                tokio::select! {
+                    // Backpressure: no next frame while the host leaves our answers unread.
+                    frame = async { out.writable().await; frames.next().await }, if reading => Event::Frame(frame),
+                    done = async { (&mut serial.as_mut().expect("guarded by the branch condition").job).await }, if serial.is_some() => Event::SerialDone(done),
+                    Some(_) = tasks.join_next(), if !tasks.is_empty() => Event::TaskDone,
+                    code = signals.next() => Event::Signal(code),
+                }
+            }
         };
         match event {
+            Event::Frame(f) if server.serial.is_some() && !matches!(&f, Some(Ok(frame)) if server.answers_beside_serial(frame)) => {
+                server.held = Some(Event::Frame(f));
+            }
+            Event::SerialDone(done) => server.serial_done(done),
             Event::Frame(Some(Ok(frame))) => {
                 server.on_frame(frame, recorder.as_deref()).await;
                 if let Some(code) = server.exit {
@@ -403,6 +434,17 @@ impl Server {
             kind => kind,
         };
         match (kind, &m.handler) {
+            (Kind::Serial | Kind::SerialRegistry, Handler::Sync(_)) => {
+                // In flight under its id (duplicate ids are refused meanwhile), not cancellable:
+                // `$/cancelRequest` waits for its end like every notification.
+                self.in_flight.map().insert(id.key().clone(), CancellationToken::new());
+                let (table, ctx, job_id) = (self.table.clone(), self.ctx.clone(), id.clone());
+                let job = tokio::task::spawn_blocking(move || {
+                    let Some(Handler::Sync(f)) = table.get(&method).map(|m| &m.handler) else { unreachable!("the method was found") };
+                    call_sync(f, &ctx, &job_id, params.as_deref())
+                });
+                self.serial = Some(Serial { id, job, registry_only: kind == Kind::SerialRegistry });
+            }
             (Kind::Ordered | Kind::Inline, Handler::Sync(f)) => {
                 let answer = call_sync(f, &self.ctx, &id, params.as_deref());
                 let ok = answer.ok;
@@ -441,6 +483,21 @@ impl Server {
                 self.track(id, token, work);
             }
         }
+    }
+
+    /// Whether `frame`, read while a `Serial` request runs, is answered at once: an `Inline`
+    /// request beside a `SerialRegistry` one (it reads no registry, so it answers the same).
+    fn answers_beside_serial(&self, frame: &Frame) -> bool {
+        let (Some(serial), Frame::Message(body), Lifecycle::Running) = (&self.serial, frame, self.lifecycle) else { return false };
+        serial.registry_only
+            && matches!(message::classify(body), Incoming::Request { method, .. } if self.table.get(&method).is_some_and(|m| m.kind == Kind::Inline))
+    }
+
+    fn serial_done(&mut self, done: Result<Answer, tokio::task::JoinError>) {
+        let Some(serial) = self.serial.take() else { return };
+        self.in_flight.take(serial.id.key());
+        let answer = done.unwrap_or_else(|_| Answer { body: message::failure(Some(&serial.id), &internal("the request's job was lost")), ok: false });
+        self.out.send_raw(answer.body);
     }
 
     /// Runs a request off the main loop, in flight under its id until it answers.
