@@ -8,7 +8,10 @@
 //! a fixed filter that no level or filter spec lifts, so a `TOOLREG_LOG=trace` log holds no
 //! `catalog/setServers` params, headers or tool arguments.
 //! And every line is written with its URLs' credentials redacted: dependencies quote the URL
-//! they failed on even at error level (rmcp's worker prints reqwest's error with the query).
+//! they failed on even at error level (rmcp's worker prints reqwest's error with the query);
+//! and with every secret value toolreg knows for a live MCP server redacted
+//! (`secret::redactor`): whatever a server prints of its credentials (stderr, error text, a
+//! name it sent) is `[redacted]` whichever call site logs it.
 
 use std::io::Write;
 use std::path::Path;
@@ -20,7 +23,8 @@ use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::{reload, EnvFilter, Registry};
 
-use crate::secret::redact_urls_in;
+use crate::secret::{redact_urls_in, redactor};
+use std::borrow::Cow;
 
 #[derive(Clone)]
 struct Sink(Arc<RwLock<Option<NonBlocking>>>);
@@ -40,11 +44,14 @@ impl SinkWriter {
 }
 
 impl Write for SinkWriter {
-    /// The fmt layer writes one whole event per call, so a URL is never split across calls.
+    /// The fmt layer writes one whole event per call, so a URL or a secret is never split
+    /// across calls.
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match String::from_utf8_lossy(buf) {
-            text if text.contains("://") => self.write_all_to(redact_urls_in(&text).as_bytes())?,
-            _ => self.write_all_to(buf)?,
+        let text = String::from_utf8_lossy(buf);
+        let text = redact_urls_in(&text);
+        match redactor::logged(&text) {
+            Cow::Borrowed(_) if matches!(text, Cow::Borrowed(_)) => self.write_all_to(buf)?,
+            clean => self.write_all_to(clean.as_bytes())?,
         }
         Ok(buf.len())
     }

@@ -6,7 +6,10 @@
 //! explicit `expose()` at the one place it is used (spawning a child, building a request).
 //! Foreign error text (reqwest, rmcp) may quote a URL; `redact_urls_in` scrubs such text where
 //! it enters the catalog. On the wire both types are plain strings (serde transparent, same
-//! JSON Schema), so the host protocol is unchanged.
+//! JSON Schema), so the host protocol is unchanged. What a server prints of them is redacted from
+//! the log by `redactor`.
+
+pub mod redactor;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -66,6 +69,60 @@ impl SecretUrl {
     pub fn redacted(&self) -> String {
         redact_url(&self.0)
     }
+
+    /// The credentials inside: userinfo (whole and its password), every query and fragment
+    /// value, each also percent-decoded (a server may print either).
+    pub fn secret_parts(&self) -> Vec<String> {
+        let url = &self.0;
+        let Some(scheme_end) = url.find("://") else { return Vec::new() };
+        let rest = &url[scheme_end + 3..];
+        let auth_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let mut parts: Vec<&str> = Vec::new();
+        if let Some(at) = rest[..auth_end].rfind('@') {
+            let userinfo = &rest[..at];
+            parts.push(userinfo);
+            parts.extend(userinfo.split_once(':').map(|(_, pass)| pass));
+        }
+        let tail = &rest[auth_end..];
+        if let Some(q) = tail.find(['?', '#']) {
+            for pair in tail[q + 1..].split(['&', '#']) {
+                parts.push(pair.split_once('=').map_or(pair, |(_, v)| v));
+            }
+        }
+        let mut out: Vec<String> = Vec::new();
+        for p in parts.into_iter().filter(|p| !p.is_empty()) {
+            out.push(p.to_owned());
+            out.push(percent_decode(p));
+        }
+        out.dedup();
+        out
+    }
+}
+
+/// `%XX` escapes (and `+`, a space in a query) decoded; bytes that are not UTF-8 replaced.
+fn percent_decode(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match b[i] {
+            b'%' if i + 2 < b.len() => {
+                match (hex(b[i + 1]), hex(b[i + 2])) {
+                    (Some(h), Some(l)) => {
+                        out.push((h * 16 + l) as u8);
+                        i += 3;
+                        continue;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            b'+' => out.push(b' '),
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl fmt::Debug for SecretUrl {
@@ -194,6 +251,9 @@ mod tests {
         }
         let u = SecretUrl::new("http://user:S3@127.0.0.1:9/mcp?token=S4");
         assert!(!format!("{u} {u:?} {}", u.redacted()).contains('S'));
+        let u = SecretUrl::new("https://me:p%40ss@h/p?token=a%2Bb+c&bare#frag=f");
+        assert_eq!(u.secret_parts(), ["me:p%40ss", "me:p@ss", "p%40ss", "p@ss", "a%2Bb+c", "a+b c", "bare", "f"]);
+        assert!(SecretUrl::new("http://h/mcp").secret_parts().is_empty());
     }
 
     #[test]

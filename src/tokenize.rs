@@ -4,11 +4,12 @@
 //! exact; every other model (Claude, Gemini, local ones) has no public tokenizer, so
 //! `o200k_base` stands in and the count is reported as a proxy. Building an encoding takes
 //! ~150 ms and ~45 MiB, so the server preloads the default one off the request path, and
-//! counts are cached by definition content so a plan over thousands of tools stays fast.
+//! counts are cached by definition content so a plan over thousands of tools stays fast (the
+//! text is compared on a hit, and the cache holds at most `COUNT_CACHE_BYTES` of it).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, OnceLock};
 use tiktoken_rs::tokenizer::{get_tokenizer, Tokenizer};
 
@@ -69,30 +70,89 @@ pub fn preload() {
     });
 }
 
+/// The most text `CountCache::global` keeps (a count is cached with the text it counts).
+pub const COUNT_CACHE_BYTES: usize = 32 << 20;
+
 /// Counts keyed by (content hash, encoding): a definition registered again with the same
 /// content (an idempotent MCP sync, a host re-registering) is never counted twice.
+///
+/// Invariants: a hit compares the text itself, so two texts under one hash never share a count
+/// (the newer one replaces the older); the texts kept total at most `budget` bytes, the oldest
+/// going first; a text larger than the budget is counted and not kept.
 pub struct CountCache {
-    map: Mutex<HashMap<(u64, Encoding), u32>>,
+    inner: Mutex<Counts>,
+}
+
+#[derive(Default)]
+struct Counts {
+    /// The text counted, its count, and its insertion number.
+    map: HashMap<(u64, Encoding), (Box<str>, u32, u64)>,
+    /// Insertion order, for eviction; a listing whose number is no longer its key's is stale.
+    order: VecDeque<((u64, Encoding), u64)>,
+    seq: u64,
+    bytes: usize,
+    budget: usize,
 }
 
 impl CountCache {
+    pub fn new(budget: usize) -> CountCache {
+        CountCache { inner: Mutex::new(Counts { budget, ..Counts::default() }) }
+    }
+
     pub fn global() -> &'static CountCache {
         static CACHE: OnceLock<CountCache> = OnceLock::new();
-        CACHE.get_or_init(|| CountCache { map: Mutex::new(HashMap::new()) })
+        CACHE.get_or_init(|| CountCache::new(COUNT_CACHE_BYTES))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Counts> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Forgets every count (benchmarks measure a first plan with it).
     pub fn clear(&self) {
-        self.map.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        let mut c = self.lock();
+        let budget = c.budget;
+        *c = Counts { budget, ..Counts::default() };
     }
 
-    pub fn get_or_count(&self, hash: u64, enc: Encoding, text: impl FnOnce() -> String) -> u32 {
-        if let Some(n) = self.map.lock().unwrap_or_else(|e| e.into_inner()).get(&(hash, enc)) {
-            return *n;
+    /// The bytes of text kept now.
+    pub fn bytes(&self) -> usize {
+        self.lock().bytes
+    }
+
+    /// `text`'s count in `enc`; `hash` is the caller's key for it (a hash of the text or of what
+    /// it is made from).
+    pub fn get_or_count(&self, hash: u64, enc: Encoding, text: &str) -> u32 {
+        if let Some((kept, n, _)) = self.lock().map.get(&(hash, enc)) {
+            if **kept == *text {
+                return *n;
+            }
         }
-        let n = u32::try_from(enc.count(&text())).unwrap_or(u32::MAX);
-        self.map.lock().unwrap_or_else(|e| e.into_inner()).insert((hash, enc), n);
+        let n = u32::try_from(enc.count(text)).unwrap_or(u32::MAX);
+        self.lock().insert((hash, enc), text, n);
         n
+    }
+}
+
+impl Counts {
+    fn insert(&mut self, key: (u64, Encoding), text: &str, n: u32) {
+        if text.len() > self.budget {
+            return;
+        }
+        self.seq += 1;
+        if let Some((old, _, _)) = self.map.insert(key, (text.into(), n, self.seq)) {
+            self.bytes -= old.len();
+        }
+        self.bytes += text.len();
+        self.order.push_back((key, self.seq));
+        while self.bytes > self.budget {
+            let Some((oldest, seq)) = self.order.pop_front() else { break };
+            if self.map.get(&oldest).is_some_and(|e| e.2 == seq) {
+                if let Some((old, _, _)) = self.map.remove(&oldest) {
+                    self.bytes -= old.len();
+                }
+            }
+        }
     }
 }
 
@@ -115,9 +175,32 @@ mod tests {
         // "hello world" is two tokens in both encodings.
         assert_eq!(Encoding::O200kBase.count("hello world"), 2);
         assert_eq!(Encoding::Cl100kBase.count("hello world"), 2);
-        let cache = CountCache { map: Mutex::new(HashMap::new()) };
-        assert_eq!(cache.get_or_count(7, Encoding::O200kBase, || "hello world".into()), 2);
-        // A cached count is not recomputed: the text closure would give another answer.
-        assert_eq!(cache.get_or_count(7, Encoding::O200kBase, || "a b c d e f".into()), 2);
+    }
+
+    #[test]
+    fn two_texts_under_one_key_keep_their_own_counts() {
+        let cache = CountCache::new(1 << 20);
+        assert_eq!(cache.get_or_count(7, Encoding::O200kBase, "hello world"), 2);
+        // A forced collision: the same key, another text. It is counted, not given the first's.
+        assert_eq!(cache.get_or_count(7, Encoding::O200kBase, "a b c d e f"), 6);
+        assert_eq!(cache.get_or_count(7, Encoding::O200kBase, "hello world"), 2);
+        assert_eq!(cache.bytes(), "hello world".len());
+    }
+
+    #[test]
+    fn the_byte_bound_evicts_the_oldest() {
+        let cache = CountCache::new(30);
+        for (key, text) in [(1, "one two three"), (2, "four five six"), (3, "seven eight")] {
+            cache.get_or_count(key, Encoding::O200kBase, text);
+        }
+        // 13 + 13 + 11 > 30: the first went.
+        assert_eq!(cache.bytes(), 24);
+        let c = cache.lock();
+        assert!(!c.map.contains_key(&(1, Encoding::O200kBase)) && c.map.contains_key(&(3, Encoding::O200kBase)));
+        drop(c);
+        // Larger than the whole budget: counted, not kept.
+        let big = "word ".repeat(10);
+        assert_eq!(cache.get_or_count(4, Encoding::O200kBase, &big), Encoding::O200kBase.count(&big) as u32);
+        assert_eq!(cache.bytes(), 24);
     }
 }

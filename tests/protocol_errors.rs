@@ -285,3 +285,51 @@ fn skipping_notifications(s: &mut Sidecar, method: &str, params: Value) -> Value
         assert!(m.get("id").is_none(), "only notifications may come first: {m}");
     }
 }
+
+/// Issue 21, item 4: a 1 MiB server id, plan id, approval id or tool name, or a 100,000-tool
+/// list, comes back in a small error whose data still names what was wrong.
+#[test]
+fn host_input_echoed_into_error_data_is_bounded() {
+    let mut s = Sidecar::ready();
+    let long = "x".repeat(1 << 20);
+    let small = |e: &Value| {
+        let text = e.to_string();
+        assert!(text.len() < 4096, "a 1 MiB input came back in {} bytes: {}…", text.len(), &text[..500.min(text.len())]);
+    };
+    let clipped = |v: &Value| v.as_str().is_some_and(|t| t.starts_with("xxxx") && t.ends_with("(1048576 bytes in all)"));
+    let e = s.err("catalog/pins", json!({"serverId": long}));
+    assert_eq!(e["code"], -32012);
+    assert!(clipped(&e["data"]["serverId"]), "{e}");
+    small(&e);
+    let e = s.err("tool/invoke", json!({"name": "tool_search", "planId": long, "arguments": {"query": "q"}}));
+    assert_eq!(e["code"], -32011);
+    assert!(clipped(&e["data"]["planId"]), "{e}");
+    small(&e);
+    let e = s.err("approval/respond", json!({"approvalId": long, "decision": "approve"}));
+    assert_eq!(e["code"], -32014);
+    assert!(clipped(&e["data"]["approvalId"]), "{e}");
+    small(&e);
+    let e = s.err("tool/invoke", json!({"name": long, "arguments": {}}));
+    assert_eq!(e["code"], -32010);
+    assert!(clipped(&e["data"]["name"]), "{e}");
+    small(&e);
+
+    s.ok("catalog/setServers", json!({"servers": [{"id": "fx", "name": "Fx",
+        "transport": {"type": "stdio", "command": fixture_mcp(), "args": ["--tools", "1"]}}]}));
+    // The catalog announces the server's progress meanwhile (`catalog/didChange`): skipped.
+    let mut notes = Vec::new();
+    let start = std::time::Instant::now();
+    while s.call_noting("catalog/pins", json!({"serverId": "fx"}), &mut notes).get("result").is_none_or(|r| r["tools"].as_array().is_none_or(Vec::is_empty)) {
+        assert!(start.elapsed() < TIMEOUT, "the fixture's tools never came");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mut tools: Vec<String> = (0..100_000).map(|i| format!("missing_{i}")).collect();
+    tools.insert(0, long.clone());
+    let e = s.call_noting("catalog/approveTools", json!({"serverId": "fx", "tools": tools}), &mut notes)["error"].clone();
+    assert_eq!(e["code"], -32602);
+    assert!(clipped(&e["data"]["tools"][0]) && e["data"]["tools"][1] == "missing_0", "{e}");
+    assert_eq!(e["data"]["toolsTotal"], 100_001, "{e}");
+    small(&e);
+    let r = s.call_noting("shutdown", Value::Null, &mut notes);
+    assert_eq!(r["result"], Value::Null, "{r}");
+}

@@ -234,3 +234,49 @@ fn a_rotated_token_keeps_the_persisted_cache_and_leaves_no_digest_of_it() {
         assert!(!text.contains("SECRET2"), "a token in {path}: {text}");
     }
 }
+
+/// Issue 21, item 3: a stdio server that prints its configuration on stderr (at start, the value
+/// split across two reads; at a tool call; across toolreg's 4096-byte line cap) gets no
+/// credential into the log, whether it is a `--log-file` at trace level or the sidecar's stderr.
+#[test]
+fn what_a_server_prints_of_its_credentials_is_redacted_from_the_log() {
+    const PLAIN: &str = "sk-STDERR-plain-4c1d9e";
+    const CAPPED: &str = "sk-STDERR-capped-8b2f7a";
+    // `fixture env: API_KEY=` is 21 bytes: the capped value starts 10 bytes before the cap.
+    let pad = (4096 - 21 - 10).to_string();
+    let servers = json!({"servers": [
+        {"id": "plain", "name": "Plain", "transport": {"type": "stdio", "command": fixture(),
+            "args": ["--tools", "1", "--print-env", "API_KEY"], "env": {"API_KEY": PLAIN}}},
+        {"id": "capped", "name": "Capped", "transport": {"type": "stdio", "command": fixture(),
+            "args": ["--tools", "1", "--print-env", "API_KEY", "--print-env-pad", pad], "env": {"API_KEY": CAPPED}}},
+    ]});
+    for to_file in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let log_path = dir.path().join(if to_file { "toolreg.log" } else { "stderr.txt" });
+        let log_arg = log_path.to_str().unwrap();
+        let (args, stderr): (Vec<&str>, _) = if to_file { (vec!["--log-file", log_arg], None) } else { (vec![], Some(log_path.as_path())) };
+        let s = Sidecar::spawn_stderr_to(&args, &[("TOOLREG_LOG", if to_file { "trace" } else { "info" })], stderr);
+        let mut h = Host { s, received: Vec::new() };
+        h.ok("initialize", json!({"timeouts": {"connectMs": 5000, "listMs": 5000}}));
+        h.s.notify("initialized", json!({}));
+        h.ok("catalog/setServers", servers.clone());
+        let st = h.wait_settled(&["plain", "capped"]);
+        assert!(st["servers"].as_array().unwrap().iter().all(|x| x["state"] == "ready"), "{st}");
+        h.ok("registry/syncMcp", json!({}));
+        for name in ["mcp__plain__echo", "mcp__capped__echo"] {
+            let r = h.ok("tool/invoke", json!({"name": name, "arguments": {"text": "hello"}}));
+            assert_eq!(r["isError"], false, "{r}");
+        }
+        let received = h.quit();
+        let log = std::fs::read_to_string(&log_path).unwrap();
+        // The lines themselves were logged, each with the value redacted.
+        for marker in ["fixture env: API_KEY=[redacted]", "fixture env in echo: API_KEY=[redacted]", "fixture env: API_KEY= [... "] {
+            assert!(log.contains(marker), "{marker:?} is not in the log ({}):\n{log}", log_path.display());
+        }
+        // Not the values, nor any piece of them past their common `sk-` prefix.
+        assert!(!log.contains("STDERR"), "a credential (or its start) leaked into {}:\n{log}", log_path.display());
+        for m in &received {
+            assert!(!m.to_string().contains("STDERR"), "a credential reached the host: {m}");
+        }
+    }
+}

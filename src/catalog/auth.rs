@@ -7,7 +7,9 @@
 //!   `open_url`, tokens persist through `secret_*` under `secret_key(server id)`. A host without
 //!   the `secrets` capability gets tokens kept in memory only, for the life of the process.
 //! - Tokens and client secrets are never printed: the saved record has no `Debug`, the client
-//!   secret is a `Secret`, and rmcp's `StoredCredentials` prints its tokens redacted.
+//!   secret is a `Secret`, and rmcp's `StoredCredentials` prints its tokens redacted. What a
+//!   server or a dependency prints of them is redacted from the log: the store keeps the
+//!   current tokens registered with `secret::redactor`.
 //! - Loads are served from memory after the first one: rmcp reads the credentials before every
 //!   HTTP request, which must not become a round trip to the host.
 
@@ -19,6 +21,7 @@ use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::secret::redactor::Redactor;
 use crate::secret::Secret;
 
 /// The longest wait for the host's answer to a secrets request.
@@ -113,6 +116,19 @@ pub(crate) struct Saved {
     pub credentials: Option<StoredCredentials>,
 }
 
+impl Saved {
+    /// The tokens and client secret in the record, as a server or a dependency might print them.
+    fn secret_values(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.registration.iter().filter_map(|r| r.client_secret.as_ref()).map(|s| s.expose().to_owned()).collect();
+        if let Some(tokens) = self.credentials.as_ref().and_then(|c| serde_json::to_value(&c.token_response).ok()) {
+            for field in ["access_token", "refresh_token", "id_token"] {
+                out.extend(tokens.get(field).and_then(serde_json::Value::as_str).map(str::to_owned));
+            }
+        }
+        out
+    }
+}
+
 /// One server's tokens: in memory, written through to the host's secrets when it has them.
 #[derive(Clone)]
 pub(crate) struct TokenStore(Arc<StoreInner>);
@@ -120,20 +136,25 @@ pub(crate) struct TokenStore(Arc<StoreInner>);
 struct StoreInner {
     key: String,
     host: Arc<dyn AuthHost>,
+    /// The tokens and the registered client secret, redacted from the log; set again whenever
+    /// the record changes.
+    redactor: Redactor,
     /// `None` until the first load (from the host, or empty).
     saved: tokio::sync::Mutex<Option<Saved>>,
 }
 
 impl TokenStore {
     pub fn new(server_id: &str, host: Arc<dyn AuthHost>) -> TokenStore {
-        TokenStore(Arc::new(StoreInner { key: secret_key(server_id), host, saved: tokio::sync::Mutex::new(None) }))
+        TokenStore(Arc::new(StoreInner { key: secret_key(server_id), host, redactor: Redactor::new(Vec::new()), saved: tokio::sync::Mutex::new(None) }))
     }
 
     /// The saved record, read from the host the first time.
     pub async fn saved(&self) -> Saved {
         let mut slot = self.0.saved.lock().await;
         if slot.is_none() {
-            *slot = Some(self.read_host().await);
+            let saved = self.read_host().await;
+            self.0.redactor.set(saved.secret_values());
+            *slot = Some(saved);
         }
         slot.clone().unwrap_or_default()
     }
@@ -169,6 +190,7 @@ impl TokenStore {
         }
         let saved = slot.get_or_insert_with(Saved::default);
         change(saved);
+        self.0.redactor.set(saved.secret_values());
         let host = &self.0.host;
         if !host.has_secrets() {
             return Ok(());

@@ -18,7 +18,9 @@
 //! - A child's stderr is drained to EOF into `tracing` (never our stdout, which is the host
 //!   protocol); a full pipe would otherwise hang the child. It is read in fixed chunks and a
 //!   logged line is capped, so no amount of stderr grows our memory.
-//! - Env values are never logged, only their keys.
+//! - Env values are never logged, only their keys; and what the server prints of them (or of any
+//!   secret toolreg knows for it) is redacted from the log (`secret::redactor`), a line cut by the
+//!   cap included.
 //! - Off Linux (not compiled on this project's machines; README "Install"): other Unix systems
 //!   keep the process groups and the reaper but have no PDEATHSIG; on Windows each child goes
 //!   into a job object that the OS kills when its handle closes, at the latest when the sidecar
@@ -29,6 +31,7 @@ use std::sync::OnceLock;
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
+use crate::secret::redactor::{self, Redactor};
 use crate::secret::Secret;
 
 /// The signals `kill_group` sends (Unix values; ignored where there are no signals).
@@ -282,18 +285,24 @@ pub(crate) async fn spawn(
 /// The most of one stderr line that is logged; the rest of the line is counted and dropped.
 const MAX_LOGGED_LINE: usize = 4096;
 
-pub(crate) async fn forward_stderr(server_id: String, mut stderr: tokio::process::ChildStderr) {
+/// `redactor` (the server's secret values) stays registered until the child's stderr ends: the
+/// log writer redacts them from every line, this one included.
+pub(crate) async fn forward_stderr(server_id: String, mut stderr: tokio::process::ChildStderr, _redactor: Redactor) {
     // Keep draining to EOF whatever the bytes are: a child blocked on a full stderr pipe hangs.
     // Read in fixed chunks, never "until newline": a server writing gigabytes without one
-    // must not grow our memory.
+    // must not grow our memory. A line is joined across chunks before it is logged, so a secret
+    // split between two reads is whole when it is redacted.
     let mut chunk = vec![0u8; 16 * 1024];
     let mut line: Vec<u8> = Vec::with_capacity(256);
     let mut dropped = 0usize;
     let log = |line: &[u8], dropped: usize| {
-        let text = String::from_utf8_lossy(line);
-        let text = text.trim_end();
+        let text = String::from_utf8_lossy(whole_chars(line, dropped > 0));
+        let text = redactor::logged(text.trim_end());
         if dropped > 0 {
-            tracing::info!(target: "toolreg::mcp::stderr", server = %server_id, "{text} [... {dropped} more bytes]");
+            // The line was cut: its tail may be the start of a secret whose rest was dropped.
+            let kept = redactor::cut_partial(&text);
+            let dropped = dropped + text.len() - kept.len();
+            tracing::info!(target: "toolreg::mcp::stderr", server = %server_id, "{kept} [... {dropped} more bytes]");
         } else {
             tracing::info!(target: "toolreg::mcp::stderr", server = %server_id, "{text}");
         }
@@ -317,5 +326,14 @@ pub(crate) async fn forward_stderr(server_id: String, mut stderr: tokio::process
     }
     if !line.is_empty() || dropped > 0 {
         log(&line, dropped);
+    }
+}
+
+/// `line` without a last character that the cap cut in two (it would decode as U+FFFD and hide
+/// a secret's prefix from `cut_partial`).
+fn whole_chars(line: &[u8], cut: bool) -> &[u8] {
+    match std::str::from_utf8(line) {
+        Err(e) if cut && e.error_len().is_none() => &line[..e.valid_up_to()],
+        _ => line,
     }
 }

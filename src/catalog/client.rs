@@ -46,6 +46,7 @@ use super::lock;
 use super::config::{CatalogError, McpTool, ServerConfig, Transport};
 use super::elicit::{self, Asker, CallOrigin, InFlight, InFlightGuard, Unanswered};
 use super::stdio::{BoundedStdio, DirectCalls};
+use crate::secret::redactor::Redactor;
 
 const MAX_PAGES: usize = 1000;
 
@@ -65,6 +66,9 @@ struct HandlerShared {
     on_list_changed: Box<dyn Fn() + Send + Sync>,
     asker: Asker,
     in_flight: Mutex<InFlight>,
+    /// The server's secret values, redacted from the log while the session (rmcp's tasks
+    /// included) lives.
+    _redactor: Redactor,
 }
 
 #[derive(Clone)]
@@ -202,12 +206,15 @@ pub(crate) async fn connect(
     asker: Asker,
     auth: Option<Arc<ServerAuth>>,
 ) -> Result<Connection, String> {
+    // Registered before the server runs: its first stderr line may quote them.
+    let redactor = Redactor::new(config.secret_values());
     let handler = Arc::new(HandlerShared {
         server_id: config.id.clone(),
         progress: Mutex::new(ProgressSinks::default()),
         on_list_changed,
         asker,
         in_flight: Mutex::new(InFlight::default()),
+        _redactor: redactor.clone(),
     });
     let ms = timeout.as_millis();
     match &config.transport {
@@ -216,7 +223,7 @@ pub(crate) async fn connect(
             let stdin = child.stdin.take().ok_or("child has no stdin")?;
             let stdout = child.stdout.take().ok_or("child has no stdout")?;
             if let Some(stderr) = child.stderr.take() {
-                tokio::spawn(child::forward_stderr(config.id.clone(), stderr));
+                tokio::spawn(child::forward_stderr(config.id.clone(), stderr, redactor));
             }
             let child = ChildProc::own(child);
             let mut exited = child.exited.clone();

@@ -151,28 +151,37 @@ impl ServerConfig {
         let bytes = serde_json::to_vec(&reached).unwrap_or_default();
         hex(&Sha256::digest(&bytes)[..16])
     }
-    /// `text` (an error, possibly quoting the server or its HTTP client) with URL credentials
-    /// and this server's own env and header values redacted: a server that echoes the token it
-    /// was given does not get it into a status or an answer.
-    pub fn redact(&self, text: &str) -> String {
-        let mut out = crate::secret::redact_urls_in(text).into_owned();
+    /// Every secret value toolreg knows for this server as a server may print it: env and
+    /// header values (also the part after a scheme word, `Bearer xyz`: servers quote either),
+    /// URL userinfo and query values, the OAuth client secret.
+    pub fn secret_values(&self) -> Vec<String> {
         let mut secrets: Vec<&Secret> = match &self.transport {
             Transport::Stdio { env, .. } => env.values().collect(),
             Transport::Http { headers, .. } => headers.values().collect(),
         };
         secrets.extend(self.oauth.as_ref().and_then(|o| o.client_secret.as_ref()));
+        let mut out = Vec::new();
         for secret in secrets {
-            // Also the part after a scheme word (`Bearer xyz`): servers quote either.
             let whole = secret.expose();
-            let bare = whole.split_once(' ').map_or(whole, |(_, rest)| rest);
-            for value in [whole, bare] {
-                // Too short to be a credential, and replacing it would garble the text.
-                if value.len() >= 4 {
-                    out = out.replace(value, crate::secret::REDACTED);
-                }
+            out.push(whole.to_owned());
+            if let Some((_, bare)) = whole.split_once(' ') {
+                out.push(bare.to_owned());
             }
         }
+        if let Transport::Http { url, .. } = &self.transport {
+            out.extend(url.secret_parts());
+        }
         out
+    }
+
+    /// `text` (an error, possibly quoting the server or its HTTP client) with URL credentials
+    /// and this server's own secret values redacted: a server that echoes the token it was
+    /// given does not get it into a status or an answer. Values of 4 bytes and more: this text
+    /// is the server's own (the log, shared by all, redacts from 8: `secret::redactor`).
+    pub fn redact(&self, text: &str) -> String {
+        let out = crate::secret::redact_urls_in(text);
+        let values = self.secret_values().into_iter().filter(|v| v.len() >= 4).collect();
+        crate::secret::redactor::scrub(&out, values).into_owned()
     }
 }
 

@@ -38,6 +38,8 @@ pub struct PlanIndex {
     pub index: SearchIndex,
     /// Each doc's embedding text's key (`embed::store::key`), to find its vector.
     pub keys: Vec<crate::embed::store::Key>,
+    /// An estimate of its memory, for the cache's byte bound (`index_bytes`).
+    pub bytes: usize,
 }
 
 impl std::fmt::Debug for PlanIndex {
@@ -51,9 +53,13 @@ const PLAN_MEMO: usize = 64;
 /// Indexes kept by content: consecutive requests usually defer the same pool, so they share one
 /// index instead of building it again (~60 ms at 2,422 tools).
 const INDEX_CACHE: usize = 8;
+/// The most index memory (by `index_bytes`) the two lists keep together; the newest index is
+/// kept whatever its size (the plan that asked for it uses it next).
+const INDEX_CACHE_BYTES: usize = 128 << 20;
 
 /// Indexes by plan (the index a plan's first search used, so later searches of the same
-/// request see the same tools) and by content (the entries indexed, compared exactly).
+/// request see the same tools) and by content (the entries indexed, compared exactly), bounded
+/// by count each and by bytes together.
 #[derive(Default)]
 struct IndexCache {
     by_plan: VecDeque<(Weak<PlanScope>, Arc<PlanIndex>)>,
@@ -61,6 +67,45 @@ struct IndexCache {
 }
 
 static CACHE: Mutex<IndexCache> = Mutex::new(IndexCache { by_plan: VecDeque::new(), by_content: VecDeque::new() });
+
+impl IndexCache {
+    /// The memory of the distinct indexes kept (one index may be in both lists).
+    fn bytes(&self) -> usize {
+        let mut seen: Vec<*const PlanIndex> = Vec::new();
+        let all = self.by_content.iter().map(|(_, i)| i).chain(self.by_plan.iter().map(|(_, i)| i));
+        all.filter(|i| {
+            let new = !seen.contains(&Arc::as_ptr(i));
+            seen.push(Arc::as_ptr(i));
+            new
+        })
+        .map(|i| i.bytes)
+        .sum()
+    }
+
+    /// Drops the oldest entries, by content first, until the kept indexes fit `budget`; the
+    /// newest entry of each list stays.
+    fn fit(&mut self, budget: usize) {
+        self.by_plan.retain(|(p, _)| p.strong_count() > 0);
+        while self.bytes() > budget && self.by_content.len() > 1 {
+            self.by_content.pop_front();
+        }
+        while self.bytes() > budget && self.by_plan.len() > 1 {
+            self.by_plan.pop_front();
+        }
+    }
+}
+
+/// A rough measure of an index's memory: its postings and name maps grow with the text indexed
+/// (names ~4 times over: wire, raw, qualified, squashed), plus a fixed cost per doc.
+fn index_bytes(docs: &[SearchDoc]) -> usize {
+    docs.iter()
+        .map(|d| {
+            let names = d.name.len() + d.raw_name.as_ref().map_or(0, String::len) + d.namespace.len() + d.namespace_label.len() + d.server.as_ref().map_or(0, String::len);
+            let schema = serde_json::to_string(&d.input_schema).map_or(0, |s| s.len());
+            256 + 4 * names + 2 * (d.description.len() + schema)
+        })
+        .sum()
+}
 
 fn cache() -> std::sync::MutexGuard<'static, IndexCache> {
     CACHE.lock().unwrap_or_else(|e| e.into_inner())
@@ -97,7 +142,7 @@ pub fn embedding_texts<'a>(entries: impl IntoIterator<Item = &'a Arc<Registered>
 fn build_index(entries: &[Arc<Registered>]) -> PlanIndex {
     let docs: Vec<SearchDoc> = entries.iter().map(|r| search_doc(r)).collect();
     let keys = docs.iter().map(|d| crate::embed::store::key(&d.embedding_text())).collect();
-    PlanIndex { names: entries.iter().map(|r| r.entry.name.clone()).collect(), index: SearchIndex::build(&docs), keys }
+    PlanIndex { names: entries.iter().map(|r| r.entry.name.clone()).collect(), index: SearchIndex::build(&docs), keys, bytes: index_bytes(&docs) }
 }
 
 /// The plan's search index: the one its earlier searches used, one over the same entries, or
@@ -118,6 +163,7 @@ pub fn plan_index(plan: &Arc<PlanScope>, registry: &Registry) -> Arc<PlanIndex> 
             if c.by_content.len() > INDEX_CACHE {
                 c.by_content.pop_front();
             }
+            c.fit(INDEX_CACHE_BYTES);
             index
         }
     };
@@ -131,6 +177,7 @@ pub fn plan_index(plan: &Arc<PlanScope>, registry: &Registry) -> Arc<PlanIndex> 
     if c.by_plan.len() > PLAN_MEMO {
         c.by_plan.pop_front();
     }
+    c.fit(INDEX_CACHE_BYTES);
     index
 }
 
@@ -402,4 +449,56 @@ async fn invoke_tool(exec: &impl Execute, registry: Arc<Registry>, plan: Arc<Pla
     // Nested calls carry a derived id so the host can tell them apart.
     let call_id = format!("{outer_call_id}::{}", a.name);
     exec.run_prepared(&tool.entry, arguments, repaired, &call_id).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exposition::plans::PlanStore;
+
+    fn index(bytes: usize) -> Arc<PlanIndex> {
+        Arc::new(PlanIndex { bytes, ..build_index(&[]) })
+    }
+
+    #[test]
+    fn the_index_caches_are_bounded_by_bytes() {
+        let mut c = IndexCache::default();
+        for n in [40, 30, 20] {
+            c.by_content.push_back((Vec::new(), index(n)));
+            c.fit(60);
+        }
+        // 40 + 30 > 60: the oldest went; 30 + 20 fits.
+        assert_eq!(c.by_content.iter().map(|(_, i)| i.bytes).collect::<Vec<_>>(), [30, 20]);
+        // A live plan's index that is also kept by content counts once.
+        let plans = PlanStore::default();
+        let (p1, p2) = (plans.create(Default::default(), Default::default()), plans.create(Default::default(), Default::default()));
+        c.by_plan.push_back((Arc::downgrade(&p1), c.by_content[1].1.clone()));
+        c.fit(60);
+        assert_eq!((c.bytes(), c.by_content.len(), c.by_plan.len()), (50, 2, 1));
+        // A large new index: the content list keeps its newest only, the plan list too.
+        c.by_content.push_back((Vec::new(), index(50)));
+        c.by_plan.push_back((Arc::downgrade(&p2), index(45)));
+        c.fit(60);
+        assert_eq!(c.by_content.iter().map(|(_, i)| i.bytes).collect::<Vec<_>>(), [50]);
+        assert_eq!(c.by_plan.iter().map(|(_, i)| i.bytes).collect::<Vec<_>>(), [45]);
+        // A plan that is gone (the store held it too) frees its entry.
+        drop((p1, p2, plans));
+        c.fit(60);
+        assert!(c.by_plan.is_empty());
+    }
+
+    #[test]
+    fn index_bytes_grow_with_the_text_indexed() {
+        let doc = |desc: &str| SearchDoc {
+            name: "t".into(),
+            namespace: "ns".into(),
+            namespace_label: "ns".into(),
+            raw_name: None,
+            server: None,
+            description: desc.into(),
+            input_schema: json!({"type": "object"}),
+        };
+        let (small, large) = (index_bytes(&[doc("a")]), index_bytes(&[doc(&"a".repeat(10_000))]));
+        assert!(large >= small + 19_000, "{small} {large}");
+    }
 }

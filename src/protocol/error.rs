@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
 
-/// How much of a host-sent string an error message or a log line repeats.
+/// How much of a host-sent string an error message, its data or a log line repeats.
 pub const CLIP_CHARS: usize = 300;
 
 /// Host input echoed into an error or a log is cut to `CLIP_CHARS` characters, so a 60 MB
@@ -13,6 +13,32 @@ pub fn clip(text: &str) -> Cow<'_, str> {
     match text.char_indices().nth(CLIP_CHARS) {
         None => Cow::Borrowed(text),
         Some((cut, _)) => Cow::Owned(format!("{}… ({} bytes in all)", &text[..cut], text.len())),
+    }
+}
+
+/// How many items of a host-sent list error data repeats.
+pub const CLIP_ITEMS: usize = 10;
+
+/// Error `data` as it goes out: every string `clip`ped and every list cut to `CLIP_ITEMS`, its
+/// length then given beside it as `<name>Total`. Data echoes host input (a server id, a plan id,
+/// the tools of `catalog/approveTools`), so it is bounded like the message, whatever the call site.
+fn bounded(data: Value) -> Value {
+    match data {
+        Value::String(s) if s.chars().nth(CLIP_CHARS).is_some() => Value::String(clip(&s).into_owned()),
+        Value::Array(items) => Value::Array(items.into_iter().take(CLIP_ITEMS).map(bounded).collect()),
+        Value::Object(fields) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in fields {
+                let total = v.as_array().map(Vec::len).filter(|n| *n > CLIP_ITEMS);
+                let k = clip(&k).into_owned();
+                if let Some(n) = total {
+                    out.insert(format!("{k}Total"), n.into());
+                }
+                out.insert(k, bounded(v));
+            }
+            Value::Object(out)
+        }
+        other => other,
     }
 }
 
@@ -63,8 +89,27 @@ impl RpcError {
         RpcError { code: code.0, message, data: None }
     }
 
+    /// The data is bounded (`bounded`): data often repeats what the host sent.
     pub fn with_data(mut self, data: Value) -> RpcError {
-        self.data = Some(data);
+        self.data = Some(bounded(data));
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn error_data_is_bounded_like_the_message() {
+        let long = "s".repeat(1 << 20);
+        let tools: Vec<String> = (0..1000).map(|i| format!("tool_{i}")).collect();
+        let e = RpcError::new(ErrorCode::INVALID_PARAMS, "x").with_data(json!({"serverId": long, "tools": tools, "max": 3}));
+        let data = e.data.unwrap();
+        assert!(data["serverId"].as_str().unwrap().ends_with("… (1048576 bytes in all)"), "{data}");
+        assert_eq!(data["tools"].as_array().unwrap().len(), CLIP_ITEMS);
+        assert_eq!((&data["tools"][0], &data["toolsTotal"], &data["max"]), (&json!("tool_0"), &json!(1000), &json!(3)));
+        assert!(data.to_string().len() < 1000, "{} bytes", data.to_string().len());
     }
 }

@@ -91,8 +91,17 @@ impl Sidecar {
     }
 
     pub fn spawn_with(args: &[&str], env: &[(&str, &str)]) -> Sidecar {
+        Self::spawn_stderr_to(args, env, None)
+    }
+
+    /// `spawn_with`, the sidecar's stderr going to the file `stderr` when given.
+    pub fn spawn_stderr_to(args: &[&str], env: &[(&str, &str)], stderr: Option<&std::path::Path>) -> Sidecar {
         let mut cmd = Command::new(bin());
-        cmd.arg("serve").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let err = match stderr {
+            Some(path) => Stdio::from(std::fs::File::create(path).expect("stderr file")),
+            None => Stdio::piped(),
+        };
+        cmd.arg("serve").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(err);
         cmd.env("TOOLREG_DEBUG_METHODS", "1").env("TOOLREG_LOG", "warn");
         for (k, v) in env {
             cmd.env(k, v);
@@ -101,12 +110,13 @@ impl Sidecar {
         let (tx, rx) = channel();
         read_frames(child.stdout.take().unwrap(), tx);
         // Drain stderr so the child never blocks on a full pipe; keep it for failures.
-        let err = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                eprintln!("[toolreg] {line}");
-            }
-        });
+        if let Some(err) = child.stderr.take() {
+            std::thread::spawn(move || {
+                for line in BufReader::new(err).lines().map_while(Result::ok) {
+                    eprintln!("[toolreg] {line}");
+                }
+            });
+        }
         Sidecar { stdin: child.stdin.take(), child, rx, next_id: 0 }
     }
 
