@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 /// What the sidecar asks of the host.
 pub trait HostPort: Send + Sync {
+    /// Asks the user; what the user reads must show hidden characters (`registry::hidden`).
     fn approval_request(&self, req: ApprovalRequest);
     /// The approval is no longer wanted (timed out or cancelled): the host can close its prompt.
     fn approval_withdrawn(&self, approval_id: &str, reason: &str);
@@ -146,8 +147,9 @@ pub enum Prepared {
 pub trait Execute: Sync {
     /// Validates, repairs when needed (deterministic fixes first, then the host once).
     fn prepare(&self, tool: &Registered, raw: Value) -> impl Future<Output = Prepared> + Send;
-    /// Runs arguments that `prepare` accepted: defaults, approval, execution.
-    fn run_prepared(&self, entry: &ToolEntry, arguments: Value, repaired: Option<Repair>, call_id: &str) -> impl Future<Output = Result<Invoked, InvokeError>> + Send;
+    /// Runs arguments that `prepare` accepted: defaults, approval, the owner's own property
+    /// names (`Registered::restore`), execution.
+    fn run_prepared(&self, tool: &Registered, arguments: Value, repaired: Option<Repair>, call_id: &str) -> impl Future<Output = Result<Invoked, InvokeError>> + Send;
     /// Whether a call to `entry` waits for the user, decided now: the entry's own flag, or,
     /// for an MCP tool, its server's current configuration.
     fn asks_approval(&self, entry: &ToolEntry) -> bool;
@@ -211,6 +213,9 @@ impl<'a, H: HostPort, M: McpPort> Executor<'a, H, M> {
 impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
     async fn prepare(&self, tool: &Registered, raw: Value) -> Prepared {
         let (entry, key) = (&tool.entry, tool.content_hash);
+        if let Some(why) = &tool.refused {
+            return Prepared::BadSchema { error: why.clone() };
+        }
         let schema = &entry.input_schema;
         let args = if raw.is_null() { json!({}) } else { raw };
         // The entry's content hash covers its schema: a bucket key that costs nothing per call.
@@ -249,7 +254,8 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
         Prepared::Invalid { errors }
     }
 
-    async fn run_prepared(&self, entry: &ToolEntry, mut arguments: Value, repaired: Option<Repair>, call_id: &str) -> Result<Invoked, InvokeError> {
+    async fn run_prepared(&self, tool: &Registered, mut arguments: Value, repaired: Option<Repair>, call_id: &str) -> Result<Invoked, InvokeError> {
+        let entry = &tool.entry;
         apply_defaults(&entry.input_schema, &mut arguments);
         // Decided at call time: the host may have changed the server's approval rules since
         // the tool was synced, and every path (direct, tool_invoke, after repair) comes here.
@@ -272,6 +278,11 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
                 return Ok(refusal);
             }
         }
+        // Validated (and approved) as the model wrote them; sent as the owner names them.
+        let arguments = match tool.restore(arguments) {
+            Ok(a) => a,
+            Err(e) => return Ok(Invoked::error(format!("{} was not run: {e}.", entry.name))),
+        };
         let mut done = self.execute(entry, arguments, call_id).await?;
         done.repaired = repaired;
         Ok(done)
@@ -301,6 +312,7 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
             ))));
         }
         let pending = self.approvals.open(&self.cancel);
+        // The model's arguments as it sent them: the host shows the user any hidden characters.
         self.host.approval_request(ApprovalRequest {
             approval_id: pending.id.clone(),
             call_id: call_id.to_string(),
@@ -353,6 +365,8 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
                     Ok(v) => v,
                     Err(McpCallError::Cancelled) => return Err(InvokeError::Cancelled),
                     Err(McpCallError::Failed(e)) => {
+                        // May quote the server's own tool name: the model reads it shown.
+                        let e = crate::registry::hidden::visible(&e);
                         return Ok(Invoked::error(format!("{} could not run: {e}", entry.name)));
                     }
                 }

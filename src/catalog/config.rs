@@ -65,7 +65,7 @@ impl ApprovalPolicy {
     /// Whether a call to `tool` waits for the user. `annotations`: the tool's as its server lists
     /// it now; a tool the list no longer has counts as unannotated (destructive).
     pub fn asks(self, approval_tools: &[String], tool: &str, annotations: Option<&Value>) -> bool {
-        if approval_tools.iter().any(|t| t == tool) {
+        if approval_tools.iter().any(|t| crate::registry::hidden::names(t, tool)) {
             return true;
         }
         match self {
