@@ -57,7 +57,7 @@ impl HostConfig {
             .servers
             .iter()
             .filter(|s| s.enabled)
-            .flat_map(|s| s.tools.iter().filter(|t| !s.disabled_tools.contains(&t.name)).map(move |t| (s, t)))
+            .flat_map(|s| s.tools.iter().filter(|t| !s.disabled_tools.iter().any(|d| crate::registry::hidden::names(d, &t.name))).map(move |t| (s, t)))
             .collect();
         let ids: Vec<ToolId> =
             tools.iter().map(|(s, t)| ToolId { server_id: &s.id, server_name: &s.name, tool_name: &t.name }).collect();

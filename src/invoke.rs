@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 /// What the sidecar asks of the host.
 pub trait HostPort: Send + Sync {
+    /// Asks the user; what the user reads must show hidden characters (`registry::hidden`).
     fn approval_request(&self, req: ApprovalRequest);
     /// The approval is no longer wanted (timed out or cancelled): the host can close its prompt.
     fn approval_withdrawn(&self, approval_id: &str, reason: &str);
@@ -150,8 +151,9 @@ pub trait Execute: Sync {
     /// Validates, repairs when needed (deterministic fixes first, then the host once).
     /// Only a cancelled call fails.
     fn prepare(&self, tool: &Arc<Registered>, raw: Value) -> impl Future<Output = Result<Prepared, InvokeError>> + Send;
-    /// Runs arguments that `prepare` accepted: defaults, approval, execution.
-    fn run_prepared(&self, entry: &ToolEntry, arguments: Value, repaired: Option<Repair>, call_id: &str) -> impl Future<Output = Result<Invoked, InvokeError>> + Send;
+    /// Runs arguments that `prepare` accepted: defaults, approval, the owner's own property
+    /// names (`Registered::restore`), execution.
+    fn run_prepared(&self, tool: &Registered, arguments: Value, repaired: Option<Repair>, call_id: &str) -> impl Future<Output = Result<Invoked, InvokeError>> + Send;
     /// Whether a call to `entry` waits for the user, decided now: the entry's own flag, or,
     /// for an MCP tool, its server's current configuration.
     fn asks_approval(&self, entry: &ToolEntry) -> bool;
@@ -239,6 +241,9 @@ impl<'a, H: HostPort, M: McpPort> Executor<'a, H, M> {
 
 impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
     async fn prepare(&self, tool: &Arc<Registered>, raw: Value) -> Result<Prepared, InvokeError> {
+        if let Some(why) = &tool.refused {
+            return Ok(Prepared::BadSchema { error: why.clone() });
+        }
         let args = if raw.is_null() { json!({}) } else { raw };
         // The entry's content hash covers its schema: a bucket key that costs nothing per call.
         // A compiled schema is checked in place (microseconds, no thread hop per call).
@@ -288,12 +293,13 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
         Ok(Prepared::Invalid { errors })
     }
 
-    async fn run_prepared(&self, entry: &ToolEntry, mut arguments: Value, repaired: Option<Repair>, call_id: &str) -> Result<Invoked, InvokeError> {
+    async fn run_prepared(&self, tool: &Registered, mut arguments: Value, repaired: Option<Repair>, call_id: &str) -> Result<Invoked, InvokeError> {
+        let entry = &tool.entry;
         apply_defaults(&entry.input_schema, &mut arguments);
         // A tool its pin holds (changed since synced) could not run: refuse before asking.
         if let Source::Mcp { server_id, tool_name } = &entry.source {
             if let Some(refusal) = self.mcp.held_refusal(server_id, tool_name) {
-                return Ok(Invoked::error(format!("{} could not run: {refusal}", entry.name)));
+                return Ok(Invoked::error(format!("{} could not run: {}", entry.name, crate::registry::hidden::visible(&refusal))));
             }
         }
         // Decided at call time: the host may have changed the server's approval rules since
@@ -317,6 +323,11 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
                 return Ok(refusal);
             }
         }
+        // Validated (and approved) as the model wrote them; sent as the owner names them.
+        let arguments = match tool.restore(arguments) {
+            Ok(a) => a,
+            Err(e) => return Ok(Invoked::error(format!("{} was not run: {e}.", entry.name))),
+        };
         let mut done = self.execute(entry, arguments, call_id).await?;
         done.repaired = repaired;
         Ok(done)
@@ -346,6 +357,7 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
             ))));
         }
         let pending = self.approvals.open(&self.cancel);
+        // The model's arguments as it sent them: the host shows the user any hidden characters.
         self.host.approval_request(ApprovalRequest {
             approval_id: pending.id.clone(),
             call_id: call_id.to_string(),
@@ -398,6 +410,8 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
                     Ok(v) => v,
                     Err(McpCallError::Cancelled) => return Err(InvokeError::Cancelled),
                     Err(McpCallError::Failed(e)) => {
+                        // May quote the server's own tool name: the model reads it shown.
+                        let e = crate::registry::hidden::visible(&e);
                         return Ok(Invoked::error(format!("{} could not run: {e}", entry.name)));
                     }
                 }

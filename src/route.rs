@@ -38,7 +38,7 @@ pub async fn call(
         return Err(InvokeError::UnknownTool(call.name));
     };
     match exec.prepare(tool, call.arguments).await? {
-        Prepared::Ready { arguments, repaired } => exec.run_prepared(&tool.entry, arguments, repaired, &call.call_id).await,
+        Prepared::Ready { arguments, repaired } => exec.run_prepared(tool, arguments, repaired, &call.call_id).await,
         Prepared::BadSchema { error } => Ok(invoke::bad_schema(&tool.entry, &error)),
         Prepared::Invalid { errors } => {
             let tool = tool.clone();

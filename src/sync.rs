@@ -175,7 +175,8 @@ pub fn held_refusal(registry: &Registry, catalog: &Catalog, wire: &str) -> Optio
         let Some(cfg) = catalog.config(&id).filter(|c| c.enabled) else { continue };
         for tool in catalog.held_tools(&id).unwrap_or_default() {
             if registry.mcp_wire_name(&cfg.id, &cfg.name, &tool) == wire {
-                return catalog.held_refusal(&id, &tool);
+                // It names the server's own tool: the model reads it shown.
+                return catalog.held_refusal(&id, &tool).map(|t| crate::registry::hidden::visible(&t).into_owned());
             }
         }
     }

@@ -66,7 +66,7 @@ impl ApprovalPolicy {
     /// it now; a tool the list no longer has counts as unannotated (destructive).
     pub fn asks(self, approval_tools: &[String], tool: &str, annotations: Option<&Value>) -> bool {
         if !self.reads_hints(approval_tools, tool) {
-            return self == ApprovalPolicy::Always || approval_tools.iter().any(|t| t == tool);
+            return self == ApprovalPolicy::Always || approval_tools.iter().any(|t| crate::registry::hidden::names(t, tool));
         }
         // Annotations are hints: only an explicit read-only one spares a tool the question.
         ApprovalHints::from_annotations(annotations).read_only_hint != Some(true)
@@ -76,7 +76,7 @@ impl ApprovalPolicy {
     /// the user approved, and a change that would spare the tool the question holds it
     /// (`pins.rs`). `asks` reads them exactly in this case.
     pub fn reads_hints(self, approval_tools: &[String], tool: &str) -> bool {
-        self == ApprovalPolicy::Destructive && !approval_tools.iter().any(|t| t == tool)
+        self == ApprovalPolicy::Destructive && !approval_tools.iter().any(|t| crate::registry::hidden::names(t, tool))
     }
 }
 

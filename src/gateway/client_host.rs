@@ -6,6 +6,7 @@
 use super::{lock, Gateway};
 use crate::approval::{Approvals, Decision};
 use crate::catalog::{AskHost, Catalog, ElicitAction, ElicitMode, ElicitParams, ElicitResult, SampleParams};
+use crate::registry::hidden;
 use crate::registry::{Registry, Source};
 use crate::invoke::{ApprovalRequest, HostPort};
 use futures::future::BoxFuture;
@@ -95,8 +96,12 @@ impl HostPort for ClientHost {
 }
 
 /// The approval form: which tool, on which server, with which arguments; approve or deny.
+/// What the user reads shows every hidden character (`\u{202E}`): the server's own tool name
+/// and the model's arguments may carry some.
 async fn ask_approval(peer: &Peer<RoleServer>, server: &str, tool: &str, req: &ApprovalRequest) -> Decision {
     let args = serde_json::to_string_pretty(&req.arguments).unwrap_or_default();
+    let args = hidden::visible(&args);
+    let (server, tool) = (hidden::visible(server), hidden::visible(tool));
     let request = json!({"method": "elicitation/create", "params": {
         "mode": "form",
         "message": format!("Allow the tool {tool} of the MCP server {server} to run with these arguments?\n{args}"),

@@ -165,7 +165,20 @@ impl Gateway {
         let warm = self.all_listed();
         let mut reg = self.registry.write().unwrap_or_else(|e| e.into_inner());
         let r = Arc::make_mut(&mut reg);
-        crate::sync::sync(r, &self.catalog, None);
+        // Entries already warned about (see below), by what the model reads of them.
+        let warned: HashMap<String, u64> =
+            r.iter().filter(|e| e.hidden > 0 || e.refused.is_some()).map(|e| (e.entry.name.clone(), e.content_hash)).collect();
+        let synced = crate::sync::sync(r, &self.catalog, None);
+        // Said once per entry, when it comes in or what the model reads of it changes, not at
+        // every resync (a re-placed entry is registered again each time).
+        for name in &synced.registered {
+            match r.get(name) {
+                Some(e) if warned.get(name) == Some(&e.content_hash) => {}
+                Some(e) if e.refused.is_some() => tracing::warn!(tool = %name, "not offered: {}", e.refused.as_deref().unwrap_or_default()),
+                Some(e) if e.hidden > 0 => tracing::warn!(tool = %name, "{}", crate::registry::hidden_message(e)),
+                _ => {}
+            }
+        }
         let g = &self.cfg.gateway;
         let placed = |server: &str| g.defer_servers.get(server).copied().or(g.defer);
         let retagged: Vec<_> = r
@@ -174,10 +187,10 @@ impl Gateway {
                 Source::Mcp { server_id, .. } => placed(server_id).filter(|d| *d != e.entry.defer),
                 _ => None,
             }
-            .map(|defer| crate::registry::ToolEntry { defer, ..e.entry.clone() }))
+            .map(|defer| (e.entry.name.clone(), defer)))
             .collect();
-        for e in retagged {
-            r.insert(e);
+        for (name, defer) in retagged {
+            r.set_defer(&name, defer);
         }
         let snapshot = reg.clone();
         drop(reg);

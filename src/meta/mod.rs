@@ -120,7 +120,8 @@ fn same_entries(a: &[Arc<Registered>], b: &[Arc<Registered>]) -> bool {
 fn search_doc(r: &Registered) -> SearchDoc {
     let e = &r.entry;
     let (server, raw) = match &e.source {
-        Source::Mcp { server_id, tool_name } => (Some(server_id.clone()), Some(tool_name.clone())),
+        // The server's own name is searched (and embedded) cleaned, like the rest of the entry.
+        Source::Mcp { server_id, tool_name } => (Some(server_id.clone()), Some(crate::registry::hidden::cleaned(tool_name))),
         _ => (None, None),
     };
     SearchDoc {
@@ -448,7 +449,7 @@ async fn invoke_tool(exec: &impl Execute, registry: Arc<Registry>, plan: Arc<Pla
     };
     // Nested calls carry a derived id so the host can tell them apart.
     let call_id = format!("{outer_call_id}::{}", a.name);
-    exec.run_prepared(&tool.entry, arguments, repaired, &call_id).await
+    exec.run_prepared(&tool, arguments, repaired, &call_id).await
 }
 
 #[cfg(test)]

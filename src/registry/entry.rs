@@ -99,7 +99,11 @@ impl From<&ToolEntry> for EntrySummary {
             summary: e.summary().to_string(),
             defer: e.defer,
             approval: e.approval,
-            source: e.source.clone(),
+            // The host shows it: the server's own name with its hidden characters shown.
+            source: match &e.source {
+                Source::Mcp { server_id, tool_name } => Source::Mcp { server_id: server_id.clone(), tool_name: super::hidden::visible(tool_name).into_owned() },
+                other => other.clone(),
+            },
         }
     }
 }

@@ -2,14 +2,27 @@
 //!
 //! A tool description can carry instructions in the Unicode tag block (invisible ASCII),
 //! reorder what a reviewer sees with bidi overrides, or hide words between zero-width
-//! characters. Every entry is cleaned once, where it enters the registry: the description,
-//! the summary, the namespace label, and every `description`/`title` string of the input
-//! schema. Ordinary whitespace and newlines stay. Values the model must send back (enum and
-//! const values, property names) are never changed; `meta::inspect` shows their hidden
-//! characters as escapes instead.
+//! characters, and so can any other string of a definition: an enum value, a `const`, a
+//! `default`, `examples`, a `pattern`, a property name. Two rules:
+//! - What the model reads is cleaned (`clean`), once, where an entry enters the registry:
+//!   every string and every key of the description, summary, namespace label, input schema,
+//!   output schema and annotations, at any depth. Ordinary whitespace and newlines stay.
+//! - What the user reviews shows what is there (`visible`, `show`): each hidden character as
+//!   `\u{202E}`, never kept raw and never dropped silently.
+//!
+//! A property name that changes when cleaned is a changed schema: the model sends the cleaned
+//! name, so `Renames` keeps, per `properties` object of the cleaned input schema, the cleaned
+//! name and the server's own, and `Renames::restore` puts the server's names back on the way
+//! out (after validation against the schema the model saw). Two keys of one object that clean
+//! to the same key cannot both be shown: the tool is refused (`Cleaning::refused`), never
+//! merged, so no argument can reach the wrong property. Values are not mapped back: an enum
+//! value the model sends is the cleaned one.
 
 use super::entry::ToolEntry;
 use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashSet};
+use std::fmt::Write;
 
 /// Invisible or direction-changing: the tag block, bidi controls and marks, zero-width and
 /// other format characters, variation selectors, invisible fillers, and control characters
@@ -45,40 +58,377 @@ fn strip(s: &mut String) -> usize {
     n
 }
 
-/// Every `description` and `title` string of a schema, at any depth. A property that is
-/// itself named `description` maps to a schema (an object), so it is walked, not cleaned.
-fn strip_schema(v: &mut Value) -> usize {
-    // Iterative: a deeply nested schema must not overflow the stack.
-    let mut removed = 0;
+/// `s` without hidden characters.
+pub fn cleaned(s: &str) -> String {
+    s.chars().filter(|c| !is_hidden(*c)).collect()
+}
+
+/// `s` with each hidden character written as `\u{XXXX}`, for a person to read; borrowed when
+/// there is none.
+pub fn visible(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(is_hidden) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if is_hidden(c) {
+            let _ = write!(out, "\\u{{{:X}}}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Whether any string or key of `v`, at any depth, has a hidden character.
+pub fn has_hidden(v: &Value) -> bool {
+    let hidden = |s: &str| s.chars().any(is_hidden);
     let mut stack = vec![v];
     while let Some(v) = stack.pop() {
         match v {
+            Value::String(s) if hidden(s) => return true,
+            Value::Array(items) => stack.extend(items),
             Value::Object(map) => {
+                for (k, x) in map {
+                    if hidden(k) {
+                        return true;
+                    }
+                    stack.push(x);
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Every string and key of `v` in `visible` form, for a person to read. Returns how many
+/// strings and keys changed.
+pub fn show(v: &mut Value) -> usize {
+    if !has_hidden(v) {
+        return 0;
+    }
+    let mut shown = 0;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => {
+                if let Cow::Owned(o) = visible(s) {
+                    *s = o;
+                    shown += 1;
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Object(map) => {
+                if map.keys().any(|k| k.chars().any(is_hidden)) {
+                    // A plain key that spells an escape out keeps its name; the hidden one it
+                    // reads like is marked beside it rather than overwriting it.
+                    let plain: HashSet<String> = map.keys().filter(|k| !k.chars().any(is_hidden)).cloned().collect();
+                    for (k, x) in std::mem::take(map) {
+                        let mut key = visible(&k).into_owned();
+                        if key != k {
+                            shown += 1;
+                            while plain.contains(&key) || map.contains_key(&key) {
+                                key.push_str(" (again)");
+                            }
+                        }
+                        map.insert(key, x);
+                    }
+                }
+                stack.extend(map.values_mut());
+            }
+            _ => {}
+        }
+    }
+    shown
+}
+
+/// `t` with every string and key in `visible` form (through its JSON shape, so a field added
+/// later is covered too); `t` itself when it has no hidden character.
+pub fn shown<T: serde::Serialize + serde::de::DeserializeOwned>(t: T) -> T {
+    let Ok(mut v) = serde_json::to_value(&t) else { return t };
+    if show(&mut v) == 0 {
+        return t;
+    }
+    // Strings stay strings, so the shape still fits.
+    serde_json::from_value(v).unwrap_or(t)
+}
+
+/// The one of `names` that `given` is: itself, or the only one whose `visible` form it is (a
+/// host sends back what it was shown).
+pub fn own_name<'a: 'b, 'b>(names: impl IntoIterator<Item = &'a str> + Clone, given: &'b str) -> &'b str {
+    if names.clone().into_iter().any(|n| n == given) {
+        return given;
+    }
+    let mut shown_as = names.into_iter().filter(|n| visible(n) == given);
+    match (shown_as.next(), shown_as.next()) {
+        (Some(n), None) => n,
+        _ => given,
+    }
+}
+
+/// Whether a tool name the host configured (`disabledTools`, `approvalTools`) names `tool`:
+/// as the server spells it, or as `catalog/listTools` showed it.
+pub fn names(listed: &str, tool: &str) -> bool {
+    listed == tool || visible(tool) == listed
+}
+
+/// What a value is, for the walk: a JSON Schema, a map of names to schemas (`properties`,
+/// `$defs`, ...), or data (`default`, `enum`, `examples`, annotations, unknown keywords).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Schema,
+    Names { properties: bool },
+    Data,
+}
+
+fn child_kind(parent: Kind, key: &str) -> Kind {
+    match parent {
+        Kind::Schema => match key {
+            "properties" => Kind::Names { properties: true },
+            "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => Kind::Names { properties: false },
+            "items" | "additionalProperties" | "not" | "if" | "then" | "else" | "contains" | "propertyNames" | "additionalItems"
+            | "unevaluatedItems" | "unevaluatedProperties" | "allOf" | "anyOf" | "oneOf" | "prefixItems" => Kind::Schema,
+            _ => Kind::Data,
+        },
+        Kind::Names { .. } => Kind::Schema,
+        Kind::Data => Kind::Data,
+    }
+}
+
+/// A JSON Pointer reference token (RFC 6901).
+fn token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// The property names that changed when a tool's input schema was cleaned: by JSON Pointer of
+/// the `properties` object in the cleaned schema (`/properties`, `/$defs/a/properties`), the
+/// cleaned name and the server's own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Renames(BTreeMap<String, BTreeMap<String, String>>);
+
+/// How deep `restore` follows arguments (serde_json parses at most 128 levels anyway).
+const MAX_DEPTH: usize = 256;
+/// How many subschemas one argument value may be matched against (`allOf`, `$ref`, ...).
+const MAX_APPLICABLE: usize = 4096;
+
+impl Renames {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// How many property names changed.
+    pub fn len(&self) -> usize {
+        self.0.values().map(BTreeMap::len).sum()
+    }
+
+    /// `args`, valid against the cleaned `schema`, with every property name that was cleaned
+    /// put back as the server spells it. Follows the schema (`properties`, `items`,
+    /// `additionalProperties`, `allOf`/`anyOf`/`oneOf`, `if`/`then`/`else`, local `$ref`), so a
+    /// name is restored only where the schema declares it. Fails (and nothing may be sent)
+    /// when two subschemas disagree about a name, or the arguments name a property under both
+    /// its cleaned and its own name.
+    pub fn restore(&self, schema: &Value, args: &mut Value) -> Result<(), String> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        self.walk(schema, &[String::new()], args, 0)
+    }
+
+    fn walk(&self, root: &Value, at: &[String], arg: &mut Value, depth: usize) -> Result<(), String> {
+        if at.is_empty() || !(arg.is_object() || arg.is_array()) {
+            return Ok(());
+        }
+        if depth > MAX_DEPTH {
+            return Err("the arguments are nested too deeply to give the server its own property names".into());
+        }
+        let nodes = applicable(root, at);
+        match arg {
+            Value::Object(map) => {
+                let mut names: BTreeMap<&str, &str> = BTreeMap::new();
+                for p in &nodes {
+                    for (clean, raw) in self.0.get(&format!("{p}/properties")).into_iter().flatten() {
+                        let prev = names.insert(clean, raw);
+                        if prev.is_some_and(|prev| prev != raw) && map.contains_key(clean) {
+                            return Err(format!("the schema gives the property {clean:?} two different names"));
+                        }
+                    }
+                }
                 for (k, x) in map.iter_mut() {
-                    match x {
-                        Value::String(s) if k == "description" || k == "title" => removed += strip(s),
-                        Value::Object(_) | Value::Array(_) => stack.push(x),
-                        _ => {}
+                    let child = property_schemas(root, &nodes, k);
+                    self.walk(root, &child, x, depth + 1)?;
+                }
+                if map.keys().any(|k| names.contains_key(k.as_str())) {
+                    for (k, x) in std::mem::take(map) {
+                        let key = names.get(k.as_str()).map_or(k, |raw| raw.to_string());
+                        if map.contains_key(&key) {
+                            return Err(format!("the arguments name the property {:?} twice", visible(&key)));
+                        }
+                        map.insert(key, x);
                     }
                 }
             }
-            Value::Array(items) => stack.extend(items.iter_mut().filter(|x| x.is_object() || x.is_array())),
+            Value::Array(items) => {
+                for (i, x) in items.iter_mut().enumerate() {
+                    let child = item_schemas(root, &nodes, i);
+                    self.walk(root, &child, x, depth + 1)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// The subschemas at `at` and every subschema that applies with them (`allOf`, `anyOf`,
+/// `oneOf`, `if`/`then`/`else`, `dependentSchemas`, local `$ref`), as pointers into `root`.
+fn applicable(root: &Value, at: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut todo: Vec<String> = at.to_vec();
+    while let Some(p) = todo.pop() {
+        if out.len() >= MAX_APPLICABLE || !seen.insert(p.clone()) {
+            continue;
+        }
+        let Some(Value::Object(node)) = root.pointer(&p) else { continue };
+        for kw in ["allOf", "anyOf", "oneOf"] {
+            if let Some(Value::Array(xs)) = node.get(kw) {
+                todo.extend((0..xs.len()).map(|i| format!("{p}/{kw}/{i}")));
+            }
+        }
+        for kw in ["if", "then", "else"] {
+            if node.get(kw).is_some_and(Value::is_object) {
+                todo.push(format!("{p}/{kw}"));
+            }
+        }
+        if let Some(Value::Object(d)) = node.get("dependentSchemas") {
+            todo.extend(d.keys().map(|k| format!("{p}/dependentSchemas/{}", token(k))));
+        }
+        if let Some(target) = node.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
+            if target.is_empty() || target.starts_with('/') {
+                todo.push(target.to_string());
+            }
+        }
+        out.push(p);
+    }
+    out
+}
+
+/// The subschemas a property `key` of an object matched by `nodes` is checked against.
+fn property_schemas(root: &Value, nodes: &[String], key: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in nodes {
+        let Some(Value::Object(node)) = root.pointer(p) else { continue };
+        if node.get("properties").and_then(|ps| ps.get(key)).is_some() {
+            out.push(format!("{p}/properties/{}", token(key)));
+            continue;
+        }
+        // Patterns are not matched here: every pattern's schema is followed, which can only
+        // restore names that schema itself declares.
+        if let Some(Value::Object(pp)) = node.get("patternProperties") {
+            out.extend(pp.keys().map(|k| format!("{p}/patternProperties/{}", token(k))));
+        }
+        if node.get("additionalProperties").is_some_and(Value::is_object) {
+            out.push(format!("{p}/additionalProperties"));
+        }
+    }
+    out
+}
+
+/// The subschemas item `i` of an array matched by `nodes` is checked against.
+fn item_schemas(root: &Value, nodes: &[String], i: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in nodes {
+        let Some(Value::Object(node)) = root.pointer(p) else { continue };
+        let tuple = |kw: &str| node.get(kw).and_then(Value::as_array).filter(|xs| i < xs.len()).map(|_| format!("{p}/{kw}/{i}"));
+        if let Some(t) = tuple("prefixItems").or_else(|| tuple("items")) {
+            out.push(t);
+        } else if node.get("items").is_some_and(Value::is_object) {
+            out.push(format!("{p}/items"));
+        } else if node.get("additionalItems").is_some_and(Value::is_object) {
+            out.push(format!("{p}/additionalItems"));
+        }
+    }
+    out
+}
+
+/// What cleaning one entry found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Cleaning {
+    /// Hidden characters removed.
+    pub removed: usize,
+    /// Property names of the input schema that changed.
+    pub renames: Renames,
+    /// Why the tool cannot be offered: two keys of one object that differ only in hidden
+    /// characters (the model would see one key where the server has two).
+    pub refused: Option<String>,
+}
+
+/// Every string and key of `v` cleaned, at any depth (iterative: a deeply nested schema must
+/// not overflow the stack). Renamed `properties` keys go into `renames` when given; keys that
+/// clean to one already there go into `clashes` (as `field` + pointer), and are dropped from
+/// the cleaned value (the tool is refused anyway).
+fn clean_value(v: &mut Value, kind: Kind, mut renames: Option<&mut Renames>, field: &str, clashes: &mut Vec<String>) -> usize {
+    if !has_hidden(v) {
+        return 0;
+    }
+    let mut removed = 0;
+    let mut stack = vec![(v, kind, String::new())];
+    while let Some((v, kind, at)) = stack.pop() {
+        match v {
+            Value::String(s) => removed += strip(s),
+            Value::Array(items) => {
+                for (i, x) in items.iter_mut().enumerate() {
+                    stack.push((x, kind, format!("{at}/{i}")));
+                }
+            }
+            Value::Object(map) => {
+                if map.keys().any(|k| k.chars().any(is_hidden)) {
+                    for (k, x) in std::mem::take(map) {
+                        let mut key = k.clone();
+                        let n = strip(&mut key);
+                        removed += n;
+                        if map.contains_key(&key) {
+                            clashes.push(format!("{field}{at}/{}", token(&key)));
+                            continue;
+                        }
+                        if let (true, Kind::Names { properties: true }, Some(r)) = (n > 0, kind, renames.as_deref_mut()) {
+                            r.0.entry(at.clone()).or_default().insert(key.clone(), k);
+                        }
+                        map.insert(key, x);
+                    }
+                }
+                for (k, x) in map.iter_mut() {
+                    stack.push((x, child_kind(kind, k), format!("{at}/{}", token(k))));
+                }
+            }
             _ => {}
         }
     }
     removed
 }
 
-/// Cleans `e` in place; returns how many characters were removed.
-pub fn clean(e: &mut ToolEntry) -> usize {
-    let mut removed = strip(&mut e.description) + strip_schema(&mut e.input_schema);
-    if let Some(s) = &mut e.summary {
-        removed += strip(s);
+/// Cleans `e` in place: what the model reads of it has no hidden character left.
+pub fn clean(e: &mut ToolEntry) -> Cleaning {
+    let mut c = Cleaning { removed: strip(&mut e.description), ..Cleaning::default() };
+    for s in [&mut e.summary, &mut e.namespace_label].into_iter().flatten() {
+        c.removed += strip(s);
     }
-    if let Some(s) = &mut e.namespace_label {
-        removed += strip(s);
+    let mut clashes = Vec::new();
+    c.removed += clean_value(&mut e.input_schema, Kind::Schema, Some(&mut c.renames), "/inputSchema", &mut clashes);
+    if let Some(o) = &mut e.output_schema {
+        c.removed += clean_value(o, Kind::Schema, None, "/outputSchema", &mut clashes);
     }
-    removed
+    if let Some(a) = &mut e.annotations {
+        c.removed += clean_value(a, Kind::Data, None, "/annotations", &mut clashes);
+    }
+    if !clashes.is_empty() {
+        c.refused = Some(format!(
+            "keys of its definition differ only in hidden characters ({}): the model would see one where the server has two, so it is not offered",
+            clashes.join(", ")
+        ));
+    }
+    c
 }
 
 #[cfg(test)]
@@ -101,24 +451,105 @@ mod tests {
     }
 
     #[test]
-    fn entries_are_cleaned_everywhere_the_model_reads_but_values_stay() {
+    fn every_string_and_key_is_cleaned_at_any_depth_and_renamed_names_are_kept() {
         let mut e: ToolEntry = serde_json::from_value(json!({
             "name": "t", "namespace": "n", "namespaceLabel": "mcp:Git\u{2066}Hub",
             "description": "Desc\u{e0041}", "summary": "Sum\u{200d}",
-            "inputSchema": {"type": "object", "title": "T\u{202d}", "properties": {
-                "description": {"type": "string", "description": "Nested\u{2069}", "enum": ["a\u{200b}"]},
-                "list": {"type": "array", "items": [{"title": "\u{180e}x"}]}
-            }}
+            "inputSchema": {"type": "object", "title": "T\u{202d}", "required": ["lab\u{200b}el"], "properties": {
+                "description": {"type": "string", "description": "Nested\u{2069}", "enum": ["a\u{200b}", "b"]},
+                "lab\u{200b}el": {"type": "string", "const": "c\u{202e}", "default": "d\u{feff}", "examples": ["e\u{2060}"], "pattern": "^x\u{200c}$"},
+                "list": {"type": "array", "items": [{"title": "\u{180e}x"}]},
+                "addr": {"$ref": "#/$defs/Ad\u{200b}dr"}
+            }, "$defs": {"Ad\u{200b}dr": {"type": "object", "properties": {"stre\u{e0020}et": {"type": "string"}}}}},
+            "outputSchema": {"type": "object", "properties": {"o\u{202e}ut": {"description": "r\u{200b}"}}},
+            "annotations": {"title": "Ti\u{200b}tle", "readOnlyHint": true}
         }))
         .unwrap();
-        assert_eq!(clean(&mut e), 6);
+        let c = clean(&mut e);
+        assert_eq!(c.removed, 19);
+        assert_eq!(c.refused, None);
         assert_eq!((e.description.as_str(), e.summary(), e.namespace_label()), ("Desc", "Sum", "mcp:GitHub"));
         assert_eq!(
             e.input_schema,
-            json!({"type": "object", "title": "T", "properties": {
-                "description": {"type": "string", "description": "Nested", "enum": ["a\u{200b}"]},
-                "list": {"type": "array", "items": [{"title": "x"}]}
-            }})
+            json!({"type": "object", "title": "T", "required": ["label"], "properties": {
+                "description": {"type": "string", "description": "Nested", "enum": ["a", "b"]},
+                "label": {"type": "string", "const": "c", "default": "d", "examples": ["e"], "pattern": "^x$"},
+                "list": {"type": "array", "items": [{"title": "x"}]},
+                "addr": {"$ref": "#/$defs/Addr"}
+            }, "$defs": {"Addr": {"type": "object", "properties": {"street": {"type": "string"}}}}})
         );
+        assert_eq!(e.output_schema, Some(json!({"type": "object", "properties": {"out": {"description": "r"}}})));
+        assert_eq!(e.annotations, Some(json!({"title": "Title", "readOnlyHint": true})));
+        assert!(!has_hidden(&serde_json::to_value(&e).unwrap()));
+        // Only property names of the input schema are renamed back; `$defs` keys are the
+        // schema's own business, the properties under them are not.
+        let expected = Renames(BTreeMap::from([
+            ("/properties".to_string(), BTreeMap::from([("label".to_string(), "lab\u{200b}el".to_string())])),
+            ("/$defs/Addr/properties".to_string(), BTreeMap::from([("street".to_string(), "stre\u{e0020}et".to_string())])),
+        ]));
+        assert_eq!(c.renames, expected);
+        assert_eq!(c.renames.len(), 2);
+
+        // The model's arguments, valid against what it saw, go out under the server's names,
+        // through the `$ref`; the same word elsewhere (a value, a free-form key) stays.
+        let mut args = json!({"label": "label", "addr": {"street": "Main"}, "description": "street"});
+        c.renames.restore(&e.input_schema, &mut args).unwrap();
+        assert_eq!(args, json!({"lab\u{200b}el": "label", "addr": {"stre\u{e0020}et": "Main"}, "description": "street"}));
+        // Both spellings at once would put two values under one name: refused.
+        let mut twice = json!({"label": 1, "lab\u{200b}el": 2});
+        assert!(c.renames.restore(&e.input_schema, &mut twice).unwrap_err().contains("twice"));
+    }
+
+    #[test]
+    fn restore_follows_items_combinators_and_refuses_two_names_for_one() {
+        let mut e: ToolEntry = serde_json::from_value(json!({"name": "t", "namespace": "n", "description": "d", "inputSchema": {
+            "type": "object",
+            "properties": {"rows": {"type": "array", "items": {"allOf": [{"properties": {"i\u{200b}d": {"type": "integer"}}}]}}},
+            "additionalProperties": {"type": "object", "properties": {"k\u{2061}ey": {}}},
+            "anyOf": [{"properties": {"m\u{200b}ode": {}}}, {"properties": {"mo\u{200b}de": {}}}]
+        }}))
+        .unwrap();
+        let c = clean(&mut e);
+        assert_eq!(c.refused, None, "different objects may hold the same cleaned name");
+        let mut args = json!({"rows": [{"id": 1}, {"id": 2, "other": {"id": 3}}], "extra": {"key": true}});
+        c.renames.restore(&e.input_schema, &mut args).unwrap();
+        assert_eq!(args, json!({"rows": [{"i\u{200b}d": 1}, {"i\u{200b}d": 2, "other": {"id": 3}}], "extra": {"k\u{2061}ey": true}}));
+        // `mode` is two server names at once: which one the model meant cannot be known.
+        let err = c.renames.restore(&e.input_schema, &mut json!({"mode": 1})).unwrap_err();
+        assert!(err.contains("two different names"), "{err}");
+        // Nothing renamed: arguments are left alone, whatever they hold.
+        let mut plain = json!({"a\u{200b}": 1});
+        Renames::default().restore(&json!({}), &mut plain).unwrap();
+        assert_eq!(plain, json!({"a\u{200b}": 1}));
+    }
+
+    #[test]
+    fn two_keys_that_clean_to_one_refuse_the_tool() {
+        let mut e: ToolEntry = serde_json::from_value(json!({"name": "t", "namespace": "n", "description": "d", "inputSchema": {
+            "type": "object", "properties": {"id": {"type": "string"}, "i\u{200b}d": {"type": "string"}}
+        }}))
+        .unwrap();
+        let c = clean(&mut e);
+        let why = c.refused.unwrap();
+        assert!(why.contains("/inputSchema/properties/id") && why.contains("not offered"), "{why}");
+        assert!(!has_hidden(&e.input_schema));
+    }
+
+    #[test]
+    fn the_visible_form_shows_every_hidden_character_and_keeps_the_rest() {
+        assert_eq!(visible("plain ünï 数据 🙂\n\t"), "plain ünï 数据 🙂\n\t");
+        assert!(matches!(visible("plain"), Cow::Borrowed(_)));
+        assert_eq!(visible("a\u{202e}b\u{e0041}\u{200b}"), "a\\u{202E}b\\u{E0041}\\u{200B}");
+        let mut v = json!({"k\u{200b}": ["x\u{2066}", {"n": "\u{7}"}], "k\\u{200B}": 1, "plain": "y"});
+        assert_eq!(show(&mut v), 3);
+        assert_eq!(v, json!({"k\\u{200B} (again)": ["x\\u{2066}", {"n": "\\u{7}"}], "k\\u{200B}": 1, "plain": "y"}));
+        assert!(!has_hidden(&v));
+        assert_eq!(cleaned("a\u{200b}b"), "ab");
+        let names = ["read", "re\u{200b}ad", "x\u{202e}", "x\\u{202E}"];
+        assert_eq!(own_name(names, "re\\u{200B}ad"), "re\u{200b}ad", "a name given as it was shown");
+        assert_eq!(own_name(names, "read"), "read");
+        assert_eq!(own_name(names, "x\\u{202E}"), "x\\u{202E}", "a plain name that spells the escape is itself");
+        assert_eq!(own_name(names, "nope"), "nope");
+        assert!(super::names("re\\u{200B}ad", "re\u{200b}ad") && super::names("read", "read") && !super::names("read", "re\u{200b}ad"));
     }
 }

@@ -3,8 +3,10 @@
 //! Entries live in a `BTreeMap`, so every listing is in byte order of the wire name: the same
 //! sequence on every host and platform. An entry is immutable once registered (replacing one
 //! swaps the `Arc`), which lets per-entry caches such as token counts live on the entry.
-//! Every entry is cleaned of hidden text (`hidden`) on the way in, whoever sends it; the
-//! entries that had some are named in `select_active`'s warnings.
+//! Every entry is cleaned of hidden text (`hidden`) on the way in, whoever sends it, with the
+//! property names that changed kept beside it (`Registered::restore` puts them back on the way
+//! out); the entries that had some are named in `select_active`'s warnings, once each, and an
+//! entry that cannot be cleaned without merging two keys is refused (inactive, named too).
 
 pub mod builtin;
 pub mod entry;
@@ -36,21 +38,31 @@ pub struct Registered {
     pub tokens: [OnceLock<u32>; 2],
     /// Hidden characters removed from what the model reads (see `hidden`).
     pub hidden: usize,
+    /// The input schema's property names that cleaning changed, to give the owner its own.
+    pub renames: hidden::Renames,
+    /// Why the entry is not offered (two keys that differ only in hidden characters).
+    pub refused: Option<String>,
 }
 
 impl Registered {
     /// `entry` as given (already cleaned: `Registry::insert` cleans).
     pub fn new(entry: ToolEntry) -> Registered {
-        Registered::cleaned(entry, 0)
+        Registered::cleaned(entry, hidden::Cleaning::default())
     }
 
-    fn cleaned(entry: ToolEntry, hidden: usize) -> Registered {
+    /// `arguments` as the tool's owner names them: the model sent the cleaned property names.
+    pub fn restore(&self, mut arguments: Value) -> Result<Value, String> {
+        self.renames.restore(&self.entry.input_schema, &mut arguments)?;
+        Ok(arguments)
+    }
+
+    fn cleaned(entry: ToolEntry, c: hidden::Cleaning) -> Registered {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         entry.name.hash(&mut h);
         entry.description.hash(&mut h);
         // serde_json's Display of a Value is deterministic for a given value.
         entry.input_schema.to_string().hash(&mut h);
-        Registered { entry, content_hash: h.finish(), tokens: Default::default(), hidden }
+        Registered { entry, content_hash: h.finish(), tokens: Default::default(), hidden: c.removed, renames: c.renames, refused: c.refused }
     }
 }
 
@@ -128,12 +140,32 @@ impl Registry {
     /// nothing changed, so cached counts survive an idempotent sync. Returns whether anything
     /// changed.
     pub fn insert(&mut self, mut e: ToolEntry) -> bool {
-        let hidden = hidden::clean(&mut e);
-        if self.entries.get(&e.name).is_some_and(|old| old.entry == e && old.hidden == hidden) {
+        let c = hidden::clean(&mut e);
+        if self.entries.get(&e.name).is_some_and(|old| old.entry == e && old.hidden == c.removed && old.renames == c.renames && old.refused == c.refused) {
             return false;
         }
-        self.entries.insert(e.name.clone(), Arc::new(Registered::cleaned(e, hidden)));
+        self.entries.insert(e.name.clone(), Arc::new(Registered::cleaned(e, c)));
         true
+    }
+
+    /// Places a registered entry anew. Not through `insert`: the entry is already cleaned, and
+    /// cleaning it again would forget what the first cleaning found (renamed property names,
+    /// a refusal).
+    pub fn set_defer(&mut self, name: &str, defer: Defer) {
+        let Some(old) = self.entries.get(name) else { return };
+        if old.entry.defer == defer {
+            return;
+        }
+        let entry = ToolEntry { defer, ..old.entry.clone() };
+        let placed = Registered {
+            entry,
+            content_hash: old.content_hash,
+            tokens: Default::default(),
+            hidden: old.hidden,
+            renames: old.renames.clone(),
+            refused: old.refused.clone(),
+        };
+        self.entries.insert(name.to_string(), Arc::new(placed));
     }
 
     pub fn deregister(&mut self, names: &[String]) -> Vec<String> {
@@ -181,8 +213,13 @@ impl Registry {
         for r in self.iter() {
             match r.entry.applies.as_ref().map(|p| p.eval(scope, &r.entry.name)) {
                 None | Some(Ok(true)) => {
+                    // One warning per entry, however many characters or places.
+                    if let Some(why) = &r.refused {
+                        warnings.push(Warning { name: r.entry.name.clone(), message: format!("not offered: {why}") });
+                        continue;
+                    }
                     if r.hidden > 0 {
-                        warnings.push(Warning { name: r.entry.name.clone(), message: hidden_message(r.hidden) });
+                        warnings.push(Warning { name: r.entry.name.clone(), message: hidden_message(r) });
                     }
                     active.push(r.clone())
                 }
@@ -201,9 +238,17 @@ impl Registry {
     }
 }
 
-fn hidden_message(n: usize) -> String {
+/// What the host reads about an entry that had hidden characters.
+pub fn hidden_message(r: &Registered) -> String {
+    let n = r.hidden;
     let s = if n == 1 { "" } else { "s" };
-    format!("{n} hidden character{s} (invisible or direction-changing) removed from the description or schema")
+    let mut m = format!("{n} hidden character{s} (invisible or direction-changing) removed from the description or schema");
+    match r.renames.len() {
+        0 => {}
+        1 => m.push_str("; 1 property name changed, and calls give the tool its own"),
+        k => m.push_str(&format!("; {k} property names changed, and calls give the tool its own")),
+    }
+    m
 }
 
 #[cfg(test)]
@@ -283,6 +328,26 @@ mod tests {
         assert_eq!(active.len(), 2);
         let msg = "3 hidden characters (invisible or direction-changing) removed from the description or schema";
         assert_eq!(warnings, [Warning { name: "sneaky".into(), message: msg.into() }], "inactive entries are not named");
+        // Two property names that clean to one: refused, named once with the reason, and the
+        // renamed names of a clean tool are counted in its warning.
+        let mut twins = host("twins", "x");
+        twins.input_schema = json!({"type": "object", "properties": {"id": {}, "i\u{200b}d": {}}});
+        let mut renamed = host("renamed", "x");
+        renamed.input_schema = json!({"type": "object", "properties": {"i\u{200b}d": {}}});
+        r.register(vec![twins, renamed]).unwrap();
+        let (active, warnings) = r.select_active(&json!({"settings": {"off": false}}));
+        assert!(!active.iter().any(|a| a.entry.name == "twins"));
+        let named: Vec<&str> = warnings.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(named, ["renamed", "sneaky", "twins"]);
+        assert!(warnings[0].message.ends_with("1 property name changed, and calls give the tool its own"), "{warnings:?}");
+        assert!(warnings[2].message.starts_with("not offered: keys of its definition differ only in hidden characters (/inputSchema/properties/"), "{warnings:?}");
+        assert_eq!(r.get("renamed").unwrap().restore(json!({"id": 1})).unwrap(), json!({"i\u{200b}d": 1}));
+        // Placed anew, an entry keeps what its cleaning found.
+        r.set_defer("renamed", Defer::Never);
+        assert_eq!(r.get("renamed").unwrap().entry.defer, Defer::Never);
+        assert_eq!(r.get("renamed").unwrap().restore(json!({"id": 1})).unwrap(), json!({"i\u{200b}d": 1}));
+        r.set_defer("twins", Defer::Never);
+        assert!(r.get("twins").unwrap().refused.is_some());
         // The same entry again is no change (cleaned before comparing), so counts survive.
         let mut again = e;
         again.source = Source::Host;

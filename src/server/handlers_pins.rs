@@ -3,9 +3,10 @@
 
 use super::handlers_tools::{catalog, catalog_error};
 use super::Ctx;
-use crate::catalog::CatalogError;
+use crate::catalog::{CatalogError, ToolPin};
 use crate::output::ModelOutput;
 use crate::protocol::*;
+use crate::registry::hidden;
 use serde_json::json;
 
 fn pins_error(e: CatalogError) -> RpcError {
@@ -18,12 +19,26 @@ fn pins_error(e: CatalogError) -> RpcError {
     }
 }
 
-pub fn handle_pins(ctx: &Ctx, p: ServerIdParams) -> Result<PinsResult, RpcError> {
-    Ok(PinsResult { tools: catalog(ctx)?.pins(&p.server_id).map_err(pins_error)? })
+/// Pins as the user reviews them: names, descriptions before and after and changed paths
+/// with every hidden character shown (`\u{202E}`).
+fn shown(pins: Vec<ToolPin>) -> PinsResult {
+    PinsResult { tools: pins.into_iter().map(hidden::shown).collect() }
 }
 
+pub fn handle_pins(ctx: &Ctx, p: ServerIdParams) -> Result<PinsResult, RpcError> {
+    Ok(shown(catalog(ctx)?.pins(&p.server_id).map_err(pins_error)?))
+}
+
+/// Names may come back as `catalog/pins` showed them: each is taken as the server's own name
+/// it is the visible form of (when exactly one is).
 pub fn handle_approve_tools(ctx: &Ctx, p: ApproveToolsParams) -> Result<PinsResult, RpcError> {
-    Ok(PinsResult { tools: catalog(ctx)?.approve_tools(&p.server_id, &p.tools, &p.fingerprints).map_err(pins_error)? })
+    let catalog = catalog(ctx)?;
+    let list = catalog.list_tools(&p.server_id, true).map(|l| l.tools).unwrap_or_default();
+    let names = list.iter().map(|t| t.name.as_str());
+    let own = |n: &String| hidden::own_name(names.clone(), n).to_string();
+    let tools: Vec<String> = p.tools.iter().map(own).collect();
+    let fingerprints = p.fingerprints.iter().map(|(n, f)| (own(n), f.clone())).collect();
+    Ok(shown(catalog.approve_tools(&p.server_id, &tools, &fingerprints).map_err(pins_error)?))
 }
 
 /// `tool/invoke` of a name that is not registered because its MCP tool is held: a result the

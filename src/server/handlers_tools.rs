@@ -6,6 +6,7 @@ use crate::approval::Decision;
 use crate::catalog::{Catalog, CatalogError, ListToolsResult, ServerStatus};
 use crate::invoke::{Call, Executor, HostAbilities, InvokeError, Settings};
 use crate::protocol::*;
+use crate::registry::hidden;
 use crate::sync::{self, Mode};
 use serde_json::json;
 use std::sync::Arc;
@@ -35,8 +36,21 @@ pub fn handle_set_servers(ctx: &Ctx, p: SetServersParams) -> Result<Empty, RpcEr
     Ok(Empty {})
 }
 
+/// The server's list as the user should review it: every hidden character shown (`\u{202E}`),
+/// never kept raw and never dropped (the registry's entries are the cleaned ones).
 pub fn handle_list_tools(ctx: &Ctx, p: ListToolsParams) -> Result<ListToolsResult, RpcError> {
-    catalog(ctx)?.list_tools(&p.server_id, p.include_disabled).map_err(catalog_error)
+    let mut list = catalog(ctx)?.list_tools(&p.server_id, p.include_disabled).map_err(catalog_error)?;
+    for t in &mut list.tools {
+        for s in [Some(&mut t.name), t.title.as_mut(), Some(&mut t.description)].into_iter().flatten() {
+            if let std::borrow::Cow::Owned(o) = hidden::visible(s) {
+                *s = o;
+            }
+        }
+        for v in [Some(&mut t.input_schema), t.output_schema.as_mut(), t.annotations.as_mut()].into_iter().flatten() {
+            hidden::show(v);
+        }
+    }
+    Ok(list)
 }
 
 pub async fn handle_refresh(ctx: Arc<Ctx>, p: ServerIdParams) -> Result<ServerStatus, RpcError> {

@@ -21,7 +21,9 @@ pub struct Host<'a> {
 }
 
 impl HostPort for Host<'_> {
-    fn approval_request(&self, req: ApprovalRequest) {
+    fn approval_request(&self, mut req: ApprovalRequest) {
+        // The user reads the arguments: hidden characters the model sent are shown (`\u{202E}`).
+        crate::registry::hidden::show(&mut req.arguments);
         self.out.notify(ApprovalRequestNotification::METHOD, req);
     }
 

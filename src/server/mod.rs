@@ -27,6 +27,7 @@ use crate::exposition::plans::PlanStore;
 use crate::logging::LogControl;
 use crate::protocol::error::clip;
 use crate::protocol::{ErrorCode, HostCapabilities, RpcError, Timeouts};
+use crate::registry::hidden::visible;
 use crate::registry::Registry;
 use crate::transport::record::{Direction, Recorder};
 use crate::transport::{ContentLengthCodec, Frame};
@@ -297,8 +298,9 @@ async fn forward_catalog_events(mut rx: mpsc::UnboundedReceiver<CatalogEvent>, o
                     server_id,
                     status,
                     tool_count,
-                    changed_tools: held.as_ref().map(|h| h.changed_tools.clone()),
-                    new_tools: held.map(|h| h.new_tools),
+                    // Names the host shows the user: hidden characters shown (`\u{202E}`).
+                    changed_tools: held.as_ref().map(|h| h.changed_tools.iter().map(|n| visible(n).into_owned()).collect()),
+                    new_tools: held.map(|h| h.new_tools.iter().map(|n| visible(n).into_owned()).collect()),
                 },
             ),
             CatalogEvent::Progress { token, value } => out.notify("$/progress", json!({"token": token, "value": value})),
