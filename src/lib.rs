@@ -8,6 +8,7 @@ pub mod embed;
 pub mod exposition;
 pub mod gateway;
 pub mod hostconfig;
+pub mod invisible;
 pub mod invoke;
 pub mod logging;
 pub mod meta;

@@ -66,7 +66,7 @@ impl ApprovalPolicy {
     /// it now; a tool the list no longer has counts as unannotated (destructive).
     pub fn asks(self, approval_tools: &[String], tool: &str, annotations: Option<&Value>) -> bool {
         if !self.reads_hints(approval_tools, tool) {
-            return self == ApprovalPolicy::Always || approval_tools.iter().any(|t| crate::registry::hidden::names(t, tool));
+            return self == ApprovalPolicy::Always || approval_tools.iter().any(|t| crate::invisible::names(t, tool));
         }
         // Annotations are hints: only an explicit read-only one spares a tool the question.
         ApprovalHints::from_annotations(annotations).read_only_hint != Some(true)
@@ -76,7 +76,7 @@ impl ApprovalPolicy {
     /// the user approved, and a change that would spare the tool the question holds it
     /// (`pins.rs`). `asks` reads them exactly in this case.
     pub fn reads_hints(self, approval_tools: &[String], tool: &str) -> bool {
-        self == ApprovalPolicy::Destructive && !approval_tools.iter().any(|t| crate::registry::hidden::names(t, tool))
+        self == ApprovalPolicy::Destructive && !approval_tools.iter().any(|t| crate::invisible::names(t, tool))
     }
 }
 
@@ -181,7 +181,9 @@ impl ServerConfig {
     pub fn redact(&self, text: &str) -> String {
         let out = crate::secret::redact_urls_in(text);
         let values = self.secret_values().into_iter().filter(|v| v.len() >= 4).collect();
-        crate::secret::redactor::scrub(&out, values).into_owned()
+        let out = crate::secret::redactor::scrub(&out, values);
+        // And every live secret the log knows (this server's current OAuth tokens among them).
+        crate::secret::redactor::logged(&out).into_owned()
     }
 }
 

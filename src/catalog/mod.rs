@@ -261,7 +261,7 @@ impl Catalog {
                 .tools
                 .iter()
                 .flatten()
-                .filter(|t| include_disabled || !config.disabled_tools.iter().any(|d| crate::registry::hidden::names(d, &t.name)))
+                .filter(|t| include_disabled || !config.disabled_tools.iter().any(|d| crate::invisible::names(d, &t.name)))
                 .cloned()
                 .collect();
             let result = ListToolsResult { state, tools, refreshed_at: d.refreshed_at.clone(), error: d.error.clone() };
@@ -360,7 +360,7 @@ impl Catalog {
     ) -> Result<Value, CatalogError> {
         let server = self.enabled_server(server_id)?;
         let config = server.config();
-        if config.disabled_tools.iter().any(|t| crate::registry::hidden::names(t, tool)) {
+        if config.disabled_tools.iter().any(|t| crate::invisible::names(t, tool)) {
             return Err(CatalogError::ToolDisabled { server: server_id.to_owned(), tool: tool.to_owned() });
         }
         // Checked against the list as it is now: the registry may hold an older definition.

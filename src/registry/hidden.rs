@@ -19,35 +19,11 @@
 //! value the model sends is the cleaned one.
 
 use super::entry::ToolEntry;
+pub use crate::invisible::{cleaned, is_hidden, names, visible};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
-use std::fmt::Write;
 
-/// Invisible or direction-changing: the tag block, bidi controls and marks, zero-width and
-/// other format characters, variation selectors, invisible fillers, and control characters
-/// other than tab, newline and carriage return.
-pub fn is_hidden(c: char) -> bool {
-    matches!(c,
-        '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{7f}'..='\u{9f}'
-        | '\u{ad}'                    // soft hyphen
-        | '\u{34f}'                   // combining grapheme joiner
-        | '\u{61c}'                   // Arabic letter mark
-        | '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}' // Hangul fillers
-        | '\u{17b4}' | '\u{17b5}'     // Khmer invisible vowels
-        | '\u{180b}'..='\u{180f}'     // Mongolian selectors and vowel separator
-        | '\u{200b}'..='\u{200f}'     // zero-width space/joiners, LRM, RLM
-        | '\u{202a}'..='\u{202e}'     // bidi embeddings and overrides
-        | '\u{2060}'..='\u{206f}'     // word joiner, invisible operators, bidi isolates
-        | '\u{fe00}'..='\u{fe0f}'     // variation selectors
-        | '\u{feff}'                  // zero-width no-break space (BOM)
-        | '\u{fff9}'..='\u{fffb}'     // interlinear annotation
-        | '\u{1bca0}'..='\u{1bca3}'   // shorthand format controls
-        | '\u{1d173}'..='\u{1d17a}'   // musical format controls
-        | '\u{e0000}'..='\u{e007f}'   // tag block
-        | '\u{e0100}'..='\u{e01ef}'   // variation selectors supplement
-    )
-}
 
 /// `s` without hidden characters, and how many were removed; `s` is untouched when it has none.
 fn strip(s: &mut String) -> usize {
@@ -58,27 +34,7 @@ fn strip(s: &mut String) -> usize {
     n
 }
 
-/// `s` without hidden characters.
-pub fn cleaned(s: &str) -> String {
-    s.chars().filter(|c| !is_hidden(*c)).collect()
-}
 
-/// `s` with each hidden character written as `\u{XXXX}`, for a person to read; borrowed when
-/// there is none.
-pub fn visible(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(is_hidden) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 16);
-    for c in s.chars() {
-        if is_hidden(c) {
-            let _ = write!(out, "\\u{{{:X}}}", c as u32);
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
-}
 
 /// Whether any string or key of `v`, at any depth, has a hidden character.
 pub fn has_hidden(v: &Value) -> bool {
@@ -167,11 +123,6 @@ pub fn own_name<'a: 'b, 'b>(names: impl IntoIterator<Item = &'a str> + Clone, gi
     }
 }
 
-/// Whether a tool name the host configured (`disabledTools`, `approvalTools`) names `tool`:
-/// as the server spells it, or as `catalog/listTools` showed it.
-pub fn names(listed: &str, tool: &str) -> bool {
-    listed == tool || visible(tool) == listed
-}
 
 /// What a value is, for the walk: a JSON Schema, a map of names to schemas (`properties`,
 /// `$defs`, ...), or data (`default`, `enum`, `examples`, annotations, unknown keywords).
@@ -420,6 +371,13 @@ pub fn clean(e: &mut ToolEntry) -> Cleaning {
         c.removed += clean_value(o, Kind::Schema, None, "/outputSchema", &mut clashes);
     }
     if let Some(a) = &mut e.annotations {
+        // A key spelled with hidden characters is not the hint it looks like once cleaned: the
+        // catalog decides approval on the raw annotations, where `readOnly\u{200B}Hint` is no
+        // hint, so no one downstream may read it as `readOnlyHint` either. Dropped, counted.
+        if let Value::Object(map) = a {
+            c.removed += map.keys().map(|k| k.chars().filter(|ch| is_hidden(*ch)).count()).sum::<usize>();
+            map.retain(|k, _| !k.chars().any(is_hidden));
+        }
         c.removed += clean_value(a, Kind::Data, None, "/annotations", &mut clashes);
     }
     if !clashes.is_empty() {
@@ -551,5 +509,14 @@ mod tests {
         assert_eq!(own_name(names, "x\\u{202E}"), "x\\u{202E}", "a plain name that spells the escape is itself");
         assert_eq!(own_name(names, "nope"), "nope");
         assert!(super::names("re\\u{200B}ad", "re\u{200b}ad") && super::names("read", "read") && !super::names("read", "re\u{200b}ad"));
+    }
+
+    #[test]
+    fn an_annotation_key_with_hidden_characters_is_dropped_not_read_as_a_hint() {
+        let mut e = crate::registry::builtin::entries().remove(0);
+        e.annotations = Some(serde_json::json!({"readOnly\u{200b}Hint": true, "destructiveHint": true}));
+        let c = clean(&mut e);
+        assert_eq!(e.annotations, Some(serde_json::json!({"destructiveHint": true})));
+        assert_eq!(c.removed, 1);
     }
 }

@@ -9,7 +9,15 @@ use crate::protocol::*;
 use crate::registry::hidden;
 use serde_json::json;
 
+/// The names a refusal quotes, as the user was shown them (`catalog/pins`).
 fn pins_error(e: CatalogError) -> RpcError {
+    let e = match e {
+        CatalogError::NotInList { server, tools } => CatalogError::NotInList { server, tools: tools.iter().map(|t| hidden::visible(t).into_owned()).collect() },
+        CatalogError::ChangedSinceReview { server, tools } => {
+            CatalogError::ChangedSinceReview { server, tools: tools.iter().map(|t| hidden::visible(t).into_owned()).collect() }
+        }
+        other => other,
+    };
     match &e {
         CatalogError::NotInList { server, tools } => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string())
             .with_data(json!({"serverId": server, "tools": tools})),
