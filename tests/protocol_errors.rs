@@ -314,10 +314,12 @@ fn host_input_echoed_into_error_data_is_bounded() {
     assert!(clipped(&e["data"]["name"]), "{e}");
     small(&e);
 
-    s.ok("catalog/setServers", json!({"servers": [{"id": "fx", "name": "Fx",
-        "transport": {"type": "stdio", "command": fixture_mcp(), "args": ["--tools", "1"]}}]}));
-    // The catalog announces the server's progress meanwhile (`catalog/didChange`): skipped.
+    // The catalog announces the server's progress (`catalog/didChange`), even before
+    // `catalog/setServers` answers: skipped.
     let mut notes = Vec::new();
+    let r = s.call_noting("catalog/setServers", json!({"servers": [{"id": "fx", "name": "Fx",
+        "transport": {"type": "stdio", "command": fixture_mcp(), "args": ["--tools", "1"]}}]}), &mut notes);
+    assert!(r.get("result").is_some(), "{r}");
     let start = std::time::Instant::now();
     while s.call_noting("catalog/pins", json!({"serverId": "fx"}), &mut notes).get("result").is_none_or(|r| r["tools"].as_array().is_none_or(Vec::is_empty)) {
         assert!(start.elapsed() < TIMEOUT, "the fixture's tools never came");
