@@ -17,14 +17,17 @@
 
 use serde_json::{json, Value};
 use std::io::{BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-#[path = "common/frames.rs"]
+#[path = "../tests/support/frames.rs"]
 mod frames;
+#[path = "common/process.rs"]
+mod process;
 use frames::{frame, read_frame};
+use process::{spawn_piped, toolreg_bin};
 
 const PLANS_IN_FLIGHT: usize = 4;
 const PROBES: usize = 1000;
@@ -73,21 +76,14 @@ fn report(what: &str, v: &[Duration]) {
 
 /// `toolreg serve`, its stdin shared by the threads that write, and its stdout.
 fn spawn(bin: &str) -> (Child, Arc<Mutex<ChildStdin>>, BufReader<ChildStdout>) {
-    let mut child = Command::new(bin)
-        .arg("serve")
-        .env("TOOLREG_LOG", "error")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(bin, &["serve"]);
     let w = Arc::new(Mutex::new(child.stdin.take().unwrap()));
     let r = BufReader::new(child.stdout.take().unwrap());
     (child, w, r)
 }
 
 fn main() {
-    let bin = std::env::var("TOOLREG_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolreg").to_string());
+    let bin = toolreg_bin();
     let scenario = std::env::var("SCENARIO").unwrap_or_default();
     if scenario.is_empty() || scenario == "plans" {
         plans(&bin);

@@ -1,9 +1,12 @@
 //! Drives the real `toolreg` binary over real pipes, as a host would.
 #![allow(dead_code)]
 
+pub mod frames;
 pub mod gateway;
 mod host;
 
+#[allow(unused_imports)] // not every test frames by hand
+pub use frames::frame;
 #[allow(unused_imports)] // not every test plays the host
 pub use host::{answer, call, method, pump, send_req};
 
@@ -247,11 +250,6 @@ impl Drop for Sidecar {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// A frame as bytes.
-pub fn frame(body: &str) -> Vec<u8> {
-    format!("Content-Length: {}\r\n\r\n{}", body.len(), body).into_bytes()
 }
 
 /// Waits for a file another process writes (a port file, say); its text.
