@@ -22,10 +22,13 @@ use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+#[path = "../tests/support/catalogs.rs"]
+mod catalogs;
 #[path = "../tests/support/frames.rs"]
 mod frames;
 #[path = "common/process.rs"]
 mod process;
+use catalogs::catalog_tools;
 use frames::{frame, read_frame};
 use process::{spawn_piped, toolreg_bin};
 
@@ -36,17 +39,7 @@ const CANCELS: usize = 50;
 /// `n` host tools from the fixture catalogs, repeated under new names (so every definition is
 /// counted afresh).
 fn tools(n: usize) -> Vec<Value> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/mcp-catalogs");
-    let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
-    let mut base = Vec::new();
-    for f in files {
-        let cat: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
-        let server = cat["server"].as_str().unwrap().to_string();
-        for t in cat["tools"].as_array().unwrap() {
-            base.push((server.clone(), t.clone()));
-        }
-    }
+    let base = catalog_tools();
     (0..n)
         .map(|i| {
             let (server, t) = &base[i % base.len()];

@@ -1,6 +1,7 @@
 //! Drives the real `toolreg` binary over real pipes, as a host would.
 #![allow(dead_code)]
 
+pub mod catalogs;
 pub mod frames;
 pub mod gateway;
 mod host;
