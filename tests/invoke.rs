@@ -34,27 +34,6 @@ fn error_of(r: &Value) -> Value {
     r.get("error").cloned().unwrap_or_else(|| panic!("expected an error: {r}"))
 }
 
-fn text_result(text: &str) -> Value {
-    json!({"content": [{"type": "text", "text": text}]})
-}
-
-/// A host that runs every tool ("ran <name>"), records the executeTool params, and fails the
-/// test on any repair or approval request. Notifications and stray responses are ignored,
-/// but an error response to one of the test's own side requests fails the test.
-fn runner(executed: &mut Vec<Value>) -> impl FnMut(&mut Sidecar, &Value) + '_ {
-    move |s, m| match method(m) {
-        "host/executeTool" => {
-            executed.push(m["params"].clone());
-            let name = m["params"]["name"].as_str().unwrap().to_string();
-            answer(s, m, text_result(&format!("ran {name}")));
-        }
-        "host/repairToolCall" => panic!("unexpected repair request: {m}"),
-        "approval/request" => panic!("unexpected approval request: {m}"),
-        "" if m.get("error").is_some() => panic!("a side request failed: {m}"),
-        _ => {}
-    }
-}
-
 /// A host that must receive no reverse request at all.
 fn silent(s: &mut Sidecar, m: &Value) {
     let _ = s;

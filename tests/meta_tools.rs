@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use support::*;
 
 // ---------------------------------------------------------------------------------------------
-// Playing the host (send_req, pump, call, answer: tests/support/host.rs)
+// Playing the host (send_req, call, answer, runner: tests/support/host.rs)
 // ---------------------------------------------------------------------------------------------
 
 fn start(caps: Value) -> Sidecar {
@@ -20,19 +20,6 @@ fn start(caps: Value) -> Sidecar {
 fn silent(_: &mut Sidecar, m: &Value) {
     if matches!(method(m), "host/executeTool" | "host/repairToolCall" | "approval/request") {
         panic!("the host should receive nothing here: {m}");
-    }
-}
-
-/// Runs every tool ("ran <name>") and records what the host was asked.
-fn runner(executed: &mut Vec<Value>) -> impl FnMut(&mut Sidecar, &Value) + '_ {
-    move |s, m| match method(m) {
-        "host/executeTool" => {
-            executed.push(m["params"].clone());
-            let name = m["params"]["name"].as_str().unwrap().to_string();
-            answer(s, m, json!({"content": [{"type": "text", "text": format!("ran {name}")}]}));
-        }
-        "host/repairToolCall" | "approval/request" => panic!("unexpected: {m}"),
-        _ => {}
     }
 }
 

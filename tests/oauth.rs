@@ -99,13 +99,12 @@ impl Host {
 
     /// A request's response, answering reverse requests meanwhile.
     fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.s.next_id();
-        self.s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let id = support::send_req(&mut self.s, method, params);
         loop {
             let m = self.s.recv();
             if m.get("method").is_some() && m.get("id").is_some() {
                 self.answer(&m);
-            } else if m.get("id") == Some(&json!(id)) {
+            } else if m.get("id") == Some(&id) {
                 return m;
             }
         }

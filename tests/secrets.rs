@@ -22,12 +22,11 @@ struct Host {
 
 impl Host {
     fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.s.next_id();
-        self.s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let id = support::send_req(&mut self.s, method, params);
         loop {
             let m = self.s.recv();
             self.received.push(m.clone());
-            if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
+            if m.get("id") == Some(&id) && m.get("method").is_none() {
                 return m;
             }
             assert!(m.get("id").is_none(), "unexpected request from the sidecar: {m}");

@@ -44,3 +44,25 @@ pub fn call(s: &mut Sidecar, method: &str, params: Value, on: &mut dyn FnMut(&mu
 pub fn answer(s: &mut Sidecar, m: &Value, result: Value) {
     s.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": result}));
 }
+
+/// A tool result of one text block.
+pub fn text_result(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}]})
+}
+
+/// A host that runs every tool ("ran <name>"), records the executeTool params, and fails the
+/// test on any repair or approval request. Notifications and stray responses are ignored,
+/// but an error response to one of the test's own side requests fails the test.
+pub fn runner(executed: &mut Vec<Value>) -> impl FnMut(&mut Sidecar, &Value) + '_ {
+    move |s, m| match method(m) {
+        "host/executeTool" => {
+            executed.push(m["params"].clone());
+            let name = m["params"]["name"].as_str().unwrap().to_string();
+            answer(s, m, text_result(&format!("ran {name}")));
+        }
+        "host/repairToolCall" => panic!("unexpected repair request: {m}"),
+        "approval/request" => panic!("unexpected approval request: {m}"),
+        "" if m.get("error").is_some() => panic!("a side request failed: {m}"),
+        _ => {}
+    }
+}
