@@ -13,17 +13,15 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "common/frames.rs"]
+#[path = "../tests/support/frames.rs"]
 mod frames;
-use frames::{median, read_frame};
-
-/// The fixture MCP server, a bin of the workspace member `fixtures/mcp-server`: beside `toolreg`
-/// in the same target dir (`cargo build --release -p toolreg-fixture-mcp` first).
-fn fixture_bin() -> String {
-    let path = std::path::Path::new(env!("CARGO_BIN_EXE_toolreg")).with_file_name("toolreg-fixture-mcp");
-    assert!(path.is_file(), "no fixture MCP server at {}: run `cargo build --release -p toolreg-fixture-mcp` first", path.display());
-    path.to_string_lossy().into_owned()
-}
+#[path = "common/process.rs"]
+mod process;
+#[path = "common/stats.rs"]
+mod stats;
+use frames::read_frame;
+use process::{fixture_bin, spawn_piped, toolreg_bin};
+use stats::median;
 
 struct Peer {
     child: Child,
@@ -34,15 +32,7 @@ struct Peer {
 
 impl Peer {
     fn spawn() -> Peer {
-        let bin = std::env::var("TOOLREG_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolreg").to_string());
-        let mut child = Command::new(bin)
-            .arg("serve")
-            .env("TOOLREG_LOG", "error")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_piped(&toolreg_bin(), &["serve"]);
         let w = child.stdin.take().unwrap();
         let r = BufReader::new(child.stdout.take().unwrap());
         let mut p = Peer { child, w, r, id: 0 };

@@ -11,23 +11,20 @@
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-#[path = "common/frames.rs"]
-mod frames;
-use frames::median;
+#[path = "common/process.rs"]
+mod process;
+#[path = "common/stats.rs"]
+mod stats;
+use process::{fixture_bin, spawn_piped};
+use stats::median;
 
 const CATALOGS: [&str; 5] = ["github", "atlassian", "notion", "stripe", "playwright"];
 /// How long the direct client waits for a hung server's list before giving up.
 const DIRECT_LIST_TIMEOUT: Duration = Duration::from_secs(10);
-
-fn fixture_bin() -> String {
-    let path = std::path::Path::new(env!("CARGO_BIN_EXE_toolreg")).with_file_name("toolreg-fixture-mcp");
-    assert!(path.is_file(), "no fixture MCP server at {}: run `cargo build --release -p toolreg-fixture-mcp` first", path.display());
-    path.to_string_lossy().into_owned()
-}
 
 fn env_n(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -43,14 +40,7 @@ struct Client {
 
 impl Client {
     fn spawn(cmd: &str, args: &[String]) -> Client {
-        let mut child = Command::new(cmd)
-            .args(args)
-            .env("TOOLREG_LOG", "error")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_piped(cmd, args);
         let w = child.stdin.take().unwrap();
         let r: ChildStdout = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();

@@ -17,14 +17,20 @@
 
 use serde_json::{json, Value};
 use std::io::{BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-#[path = "common/frames.rs"]
+#[path = "../tests/support/catalogs.rs"]
+mod catalogs;
+#[path = "../tests/support/frames.rs"]
 mod frames;
+#[path = "common/process.rs"]
+mod process;
+use catalogs::catalog_tools;
 use frames::{frame, read_frame};
+use process::{spawn_piped, toolreg_bin};
 
 const PLANS_IN_FLIGHT: usize = 4;
 const PROBES: usize = 1000;
@@ -33,17 +39,7 @@ const CANCELS: usize = 50;
 /// `n` host tools from the fixture catalogs, repeated under new names (so every definition is
 /// counted afresh).
 fn tools(n: usize) -> Vec<Value> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/mcp-catalogs");
-    let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
-    let mut base = Vec::new();
-    for f in files {
-        let cat: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
-        let server = cat["server"].as_str().unwrap().to_string();
-        for t in cat["tools"].as_array().unwrap() {
-            base.push((server.clone(), t.clone()));
-        }
-    }
+    let base = catalog_tools();
     (0..n)
         .map(|i| {
             let (server, t) = &base[i % base.len()];
@@ -73,21 +69,14 @@ fn report(what: &str, v: &[Duration]) {
 
 /// `toolreg serve`, its stdin shared by the threads that write, and its stdout.
 fn spawn(bin: &str) -> (Child, Arc<Mutex<ChildStdin>>, BufReader<ChildStdout>) {
-    let mut child = Command::new(bin)
-        .arg("serve")
-        .env("TOOLREG_LOG", "error")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(bin, &["serve"]);
     let w = Arc::new(Mutex::new(child.stdin.take().unwrap()));
     let r = BufReader::new(child.stdout.take().unwrap());
     (child, w, r)
 }
 
 fn main() {
-    let bin = std::env::var("TOOLREG_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolreg").to_string());
+    let bin = toolreg_bin();
     let scenario = std::env::var("SCENARIO").unwrap_or_default();
     if scenario.is_empty() || scenario == "plans" {
         plans(&bin);

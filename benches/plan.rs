@@ -6,43 +6,25 @@
 use divan::Bencher;
 use std::sync::Arc;
 use toolreg::exposition::{plan, PlanInput};
-use toolreg::registry::{mcp, Registered, Registry};
+use toolreg::registry::{Registered, Registry};
 use toolreg::tokenize::{CountCache, Encoding};
+
+#[path = "../tests/support/catalogs.rs"]
+mod catalogs;
+use catalogs::{catalog_tools, mcp_entry};
 
 fn main() {
     divan::main();
 }
 
 fn fixture_registry(n: usize) -> Registry {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/mcp-catalogs");
-    let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
     let mut reg = Registry::default();
-    'outer: for f in files {
-        let cat: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
-        let server = cat["server"].as_str().unwrap().to_string();
-        for t in cat["tools"].as_array().unwrap() {
-            if reg.len() == n {
-                break 'outer;
-            }
-            let name = t["name"].as_str().unwrap();
-            let wire = reg.mcp_wire_name(&server, &server, name);
-            let empty = serde_json::json!({});
-            reg.insert(mcp::entry(
-                &mcp::McpTool {
-                    server_id: &server,
-                    server_name: &server,
-                    tool_name: name,
-                    title: None,
-                    description: t["description"].as_str().unwrap_or(""),
-                    input_schema: t.get("inputSchema").unwrap_or(&empty),
-                    output_schema: None,
-                    annotations: None,
-                    approval: false,
-                },
-                wire,
-            ));
+    for (server, t) in catalog_tools() {
+        if reg.len() == n {
+            break;
         }
+        let wire = reg.mcp_wire_name(&server, &server, t["name"].as_str().unwrap());
+        reg.insert(mcp_entry(&server, &t, wire));
     }
     reg
 }

@@ -9,21 +9,20 @@ use std::io::{BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "common/frames.rs"]
+#[path = "../tests/support/frames.rs"]
 mod frames;
-use frames::{frame, median, read_frame};
+#[path = "common/process.rs"]
+mod process;
+#[path = "common/stats.rs"]
+mod stats;
+use frames::{frame, read_frame};
+use process::spawn_piped;
+use stats::median;
 
 const ROUNDS: usize = 5000;
 
 fn spawn_toolreg() -> Child {
-    Command::new(env!("CARGO_BIN_EXE_toolreg"))
-        .arg("serve")
-        .env("TOOLREG_LOG", "error")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+    spawn_piped(env!("CARGO_BIN_EXE_toolreg"), &["serve"])
 }
 
 fn rss_kib(pid: u32) -> u64 {

@@ -7,27 +7,25 @@ use divan::Bencher;
 use serde_json::{json, Value};
 use toolreg::validate::Validators;
 
+#[path = "../tests/support/catalogs.rs"]
+mod catalogs;
+use catalogs::catalog_tools;
+
 fn main() {
     divan::main();
 }
 
 /// Fixture tools whose schema requires only string properties: arguments are easy to build.
 fn samples() -> Vec<(Value, Value)> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/mcp-catalogs");
-    let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
     let mut out = Vec::new();
-    for f in files {
-        let cat: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
-        for t in cat["tools"].as_array().unwrap() {
-            let schema = t["inputSchema"].clone();
-            let props = schema.get("properties").and_then(Value::as_object);
-            let required: Vec<&str> = schema.get("required").and_then(Value::as_array).map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
-            let Some(props) = props else { continue };
-            if required.iter().all(|k| props.get(*k).and_then(|p| p.get("type")) == Some(&json!("string"))) {
-                let args: serde_json::Map<String, Value> = required.iter().map(|k| (k.to_string(), json!("value"))).collect();
-                out.push((schema, Value::Object(args)));
-            }
+    for (_, t) in catalog_tools() {
+        let schema = t["inputSchema"].clone();
+        let props = schema.get("properties").and_then(Value::as_object);
+        let required: Vec<&str> = schema.get("required").and_then(Value::as_array).map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        let Some(props) = props else { continue };
+        if required.iter().all(|k| props.get(*k).and_then(|p| p.get("type")) == Some(&json!("string"))) {
+            let args: serde_json::Map<String, Value> = required.iter().map(|k| (k.to_string(), json!("value"))).collect();
+            out.push((schema, Value::Object(args)));
         }
     }
     out

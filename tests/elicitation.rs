@@ -4,48 +4,13 @@
 //! `--answers-file` for calls that were cancelled).
 mod support;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use support::*;
-
-fn method(m: &Value) -> &str {
-    m.get("method").and_then(Value::as_str).unwrap_or("")
-}
-
-fn send_req(s: &mut Sidecar, method: &str, params: Value) -> Value {
-    let id = s.next_id();
-    s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-    json!(id)
-}
-
-/// Messages until each id has its response; everything else goes to `on`.
-fn pump(s: &mut Sidecar, ids: &[Value], on: &mut dyn FnMut(&mut Sidecar, &Value)) -> Vec<Value> {
-    let mut got: Vec<Option<Value>> = vec![None; ids.len()];
-    while got.iter().any(Option::is_none) {
-        let m = s.recv();
-        if m.get("method").is_none() {
-            if let Some(i) = ids.iter().position(|id| m.get("id") == Some(id)) {
-                got[i] = Some(m);
-                continue;
-            }
-        }
-        on(s, &m);
-    }
-    got.into_iter().map(Option::unwrap).collect()
-}
-
-fn call(s: &mut Sidecar, method: &str, params: Value, on: &mut dyn FnMut(&mut Sidecar, &Value)) -> Value {
-    let id = send_req(s, method, params);
-    pump(s, &[id], on).remove(0)
-}
 
 /// A host that must not be asked anything.
 fn silent(_: &mut Sidecar, m: &Value) {
     assert!(!method(m).starts_with("host/"), "the host should not be asked: {m}");
-}
-
-fn answer(s: &mut Sidecar, m: &Value, result: Value) {
-    s.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": result}));
 }
 
 struct Session {
@@ -290,14 +255,8 @@ fn sampling_is_forwarded_with_the_request_as_received_and_the_hosts_result_goes_
 #[test]
 fn two_concurrent_calls_over_http_each_name_their_own_question() {
     let dir = temp_dir("http");
-    let port_file = dir.0.join("port");
-    let mut fixture = std::process::Command::new(fixture_mcp())
-        .args(["--http", "127.0.0.1:0", "--port-file", port_file.to_str().unwrap(), "--elicit"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let url = wait_for_file(&port_file);
+    let fixture = HttpFixture::start(&dir.0, &["--elicit"]);
+    let url = fixture.url.clone();
     let mut s = Sidecar::spawn();
     s.ok("initialize", json!({"clientInfo": {"name": "elicit-test"}, "capabilities": {"elicitation": true}}));
     s.notify("initialized", json!({}));
@@ -324,17 +283,5 @@ fn two_concurrent_calls_over_http_each_name_their_own_question() {
         let got: Value = serde_json::from_str(resp["result"]["output"]["value"].as_str().unwrap()).unwrap();
         assert_eq!(got["content"]["nick"], call_id, "{resp}");
     }
-    let _ = fixture.kill();
-    let _ = fixture.wait();
-}
-
-fn wait_for_file(path: &Path) -> String {
-    let start = Instant::now();
-    loop {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            return text;
-        }
-        assert!(start.elapsed() < TIMEOUT, "{} never appeared", path.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    drop(fixture);
 }

@@ -17,37 +17,6 @@ fn start(caps: Value, timeouts: Value) -> Sidecar {
     s
 }
 
-/// Sends a request without waiting; returns its id.
-fn send_req(s: &mut Sidecar, method: &str, params: Value) -> Value {
-    let id = s.next_id();
-    s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-    json!(id)
-}
-
-/// Collects messages until every id in `ids` has its response; everything else (reverse
-/// requests, notifications, responses to other requests) goes to `on`.
-fn pump(s: &mut Sidecar, ids: &[Value], on: &mut dyn FnMut(&mut Sidecar, &Value)) -> Vec<Value> {
-    let mut got: Vec<Option<Value>> = vec![None; ids.len()];
-    while got.iter().any(Option::is_none) {
-        let m = s.recv();
-        if m.get("method").is_none() {
-            if let Some(i) = ids.iter().position(|id| m.get("id") == Some(id)) {
-                assert!(got[i].is_none(), "two responses to {}: {m}", ids[i]);
-                got[i] = Some(m);
-                continue;
-            }
-        }
-        on(s, &m);
-    }
-    got.into_iter().map(Option::unwrap).collect()
-}
-
-/// One request, answered while `on` handles whatever arrives meanwhile; the whole response.
-fn call(s: &mut Sidecar, method: &str, params: Value, on: &mut dyn FnMut(&mut Sidecar, &Value)) -> Value {
-    let id = send_req(s, method, params);
-    pump(s, &[id], on).remove(0)
-}
-
 /// shutdown + exit with a clean exit code; notifications still in flight (catalog status,
 /// withdrawn approvals) are skipped, but no reverse request may arrive.
 fn done(mut s: Sidecar) {
@@ -63,35 +32,6 @@ fn result_of(r: &Value) -> Value {
 
 fn error_of(r: &Value) -> Value {
     r.get("error").cloned().unwrap_or_else(|| panic!("expected an error: {r}"))
-}
-
-fn answer(s: &mut Sidecar, m: &Value, result: Value) {
-    s.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": result}));
-}
-
-fn text_result(text: &str) -> Value {
-    json!({"content": [{"type": "text", "text": text}]})
-}
-
-fn method(m: &Value) -> &str {
-    m.get("method").and_then(Value::as_str).unwrap_or("")
-}
-
-/// A host that runs every tool ("ran <name>"), records the executeTool params, and fails the
-/// test on any repair or approval request. Notifications and stray responses are ignored,
-/// but an error response to one of the test's own side requests fails the test.
-fn runner(executed: &mut Vec<Value>) -> impl FnMut(&mut Sidecar, &Value) + '_ {
-    move |s, m| match method(m) {
-        "host/executeTool" => {
-            executed.push(m["params"].clone());
-            let name = m["params"]["name"].as_str().unwrap().to_string();
-            answer(s, m, text_result(&format!("ran {name}")));
-        }
-        "host/repairToolCall" => panic!("unexpected repair request: {m}"),
-        "approval/request" => panic!("unexpected approval request: {m}"),
-        "" if m.get("error").is_some() => panic!("a side request failed: {m}"),
-        _ => {}
-    }
 }
 
 /// A host that must receive no reverse request at all.

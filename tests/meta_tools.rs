@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use support::*;
 
 // ---------------------------------------------------------------------------------------------
-// Playing the host (as in tests/invoke.rs)
+// Playing the host (send_req, call, answer, runner: tests/support/host.rs)
 // ---------------------------------------------------------------------------------------------
 
 fn start(caps: Value) -> Sidecar {
@@ -17,49 +17,9 @@ fn start(caps: Value) -> Sidecar {
     s
 }
 
-fn send_req(s: &mut Sidecar, method: &str, params: Value) -> Value {
-    let id = s.next_id();
-    s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-    json!(id)
-}
-
-/// The response to one request; every other message meanwhile goes to `on`.
-fn call(s: &mut Sidecar, method: &str, params: Value, on: &mut dyn FnMut(&mut Sidecar, &Value)) -> Value {
-    let id = send_req(s, method, params);
-    loop {
-        let m = s.recv();
-        if m.get("method").is_none() && m.get("id") == Some(&id) {
-            return m;
-        }
-        on(s, &m);
-    }
-}
-
-fn method(m: &Value) -> &str {
-    m.get("method").and_then(Value::as_str).unwrap_or("")
-}
-
-fn answer(s: &mut Sidecar, m: &Value, result: Value) {
-    s.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": result}));
-}
-
-/// Fails the test on any reverse request.
 fn silent(_: &mut Sidecar, m: &Value) {
     if matches!(method(m), "host/executeTool" | "host/repairToolCall" | "approval/request") {
         panic!("the host should receive nothing here: {m}");
-    }
-}
-
-/// Runs every tool ("ran <name>") and records what the host was asked.
-fn runner(executed: &mut Vec<Value>) -> impl FnMut(&mut Sidecar, &Value) + '_ {
-    move |s, m| match method(m) {
-        "host/executeTool" => {
-            executed.push(m["params"].clone());
-            let name = m["params"]["name"].as_str().unwrap().to_string();
-            answer(s, m, json!({"content": [{"type": "text", "text": format!("ran {name}")}]}));
-        }
-        "host/repairToolCall" | "approval/request" => panic!("unexpected: {m}"),
-        _ => {}
     }
 }
 

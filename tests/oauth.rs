@@ -11,47 +11,25 @@ use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use support::{fixture_mcp, Sidecar, TIMEOUT};
+use support::{HttpFixture, Sidecar, TIMEOUT};
 
+/// The fixture's `--oauth` mode over Streamable HTTP, with its event log.
 struct OAuthFixture {
-    child: std::process::Child,
-    url: String,
+    http: HttpFixture,
     log: PathBuf,
 }
 
 impl OAuthFixture {
     fn start(dir: &Path, extra: &[&str]) -> OAuthFixture {
-        let port_file = dir.join("port");
         let log = dir.join("oauth.log");
-        let child = std::process::Command::new(fixture_mcp())
-            .args(["--http", "127.0.0.1:0", "--port-file", port_file.to_str().unwrap(), "--tools", "1"])
-            .args(["--oauth", "--oauth-log", log.to_str().unwrap()])
-            .args(extra)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let start = Instant::now();
-        let url = loop {
-            if let Ok(url) = std::fs::read_to_string(&port_file) {
-                break url;
-            }
-            assert!(start.elapsed() < TIMEOUT, "the OAuth fixture did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        OAuthFixture { child, url, log }
+        let mut args = vec!["--tools", "1", "--oauth", "--oauth-log", log.to_str().unwrap()];
+        args.extend(extra);
+        OAuthFixture { http: HttpFixture::start(dir, &args), log }
     }
 
     /// The authorization server's events so far (`register`, `authorize scope=...`, ...).
     fn events(&self) -> Vec<String> {
         std::fs::read_to_string(&self.log).unwrap_or_default().lines().map(str::to_owned).collect()
-    }
-}
-
-impl Drop for OAuthFixture {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -121,13 +99,12 @@ impl Host {
 
     /// A request's response, answering reverse requests meanwhile.
     fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.s.next_id();
-        self.s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let id = support::send_req(&mut self.s, method, params);
         loop {
             let m = self.s.recv();
             if m.get("method").is_some() && m.get("id").is_some() {
                 self.answer(&m);
-            } else if m.get("id") == Some(&json!(id)) {
+            } else if m.get("id") == Some(&id) {
                 return m;
             }
         }
@@ -182,7 +159,7 @@ fn authorizes_through_the_host_keeps_tokens_in_its_secrets_and_reuses_them() {
     let fx = OAuthFixture::start(dir.path(), &["--oauth-scopes", "mcp:read"]);
     let log = dir.path().join("sidecar.log");
     let mut h = Host::start(json!({"openUrl": true, "secrets": true}), HashMap::new(), &log);
-    h.set_server(&fx.url, None);
+    h.set_server(&fx.http.url, None);
     let st = h.wait_state("web", "ready");
     assert_eq!(st["toolCount"], 3, "{st}"); // tool_0, echo, stats
     assert_eq!(h.opened.len(), 1);
@@ -204,7 +181,7 @@ fn authorizes_through_the_host_keeps_tokens_in_its_secrets_and_reuses_them() {
     // A new process with the same keychain: no new authorization, the saved token is used.
     let before = fx.events().len();
     let mut h = Host::start(json!({"openUrl": true, "secrets": true}), secrets, &log);
-    h.set_server(&fx.url, None);
+    h.set_server(&fx.http.url, None);
     h.wait_state("web", "ready");
     assert!(h.opened.is_empty(), "asked the user again: {:?}", h.opened);
     assert!(!fx.events()[before..].iter().any(|e| e.starts_with("authorize") || e == "register"), "{:?}", fx.events());
@@ -215,7 +192,7 @@ fn without_open_url_the_server_needs_auth_and_nothing_waits() {
     let dir = tempfile::tempdir().unwrap();
     let fx = OAuthFixture::start(dir.path(), &[]);
     let mut h = Host::start(json!({}), HashMap::new(), &dir.path().join("sidecar.log"));
-    h.set_server(&fx.url, None);
+    h.set_server(&fx.http.url, None);
     let refreshed = h.ok("catalog/refresh", json!({"serverId": "web"}));
     assert_eq!(refreshed["state"], "needsAuth", "{refreshed}");
     assert!(refreshed["error"].as_str().unwrap().contains("openUrl"), "{refreshed}");
@@ -229,7 +206,7 @@ fn a_user_who_never_answers_blocks_nothing() {
     let fx = OAuthFixture::start(dir.path(), &[]);
     let mut h = Host::start(json!({"openUrl": true}), HashMap::new(), &dir.path().join("sidecar.log"));
     h.allow = false;
-    h.set_server(&fx.url, None);
+    h.set_server(&fx.http.url, None);
     let st = h.wait_state("web", "needsAuth");
     assert!(st["error"].as_str().unwrap().contains("waiting for the user"), "{st}");
     let start = Instant::now();
@@ -255,7 +232,7 @@ fn insufficient_scope_steps_up_and_the_call_fails_fast_meanwhile() {
     let dir = tempfile::tempdir().unwrap();
     let fx = OAuthFixture::start(dir.path(), &["--oauth-scopes", "mcp:read", "--oauth-step-up", "echo=mcp:write"]);
     let mut h = Host::start(json!({"openUrl": true, "secrets": true}), HashMap::new(), &dir.path().join("sidecar.log"));
-    h.set_server(&fx.url, None);
+    h.set_server(&fx.http.url, None);
     h.wait_state("web", "ready");
     h.ok("registry/syncMcp", json!({}));
     let r = h.ok("tool/invoke", json!({"name": "mcp__web__echo", "arguments": {"text": "hi"}}));
@@ -274,7 +251,7 @@ fn tokens_are_refreshed_before_they_expire() {
     let dir = tempfile::tempdir().unwrap();
     let fx = OAuthFixture::start(dir.path(), &["--oauth-token-ttl-s", "4"]);
     let mut h = Host::start(json!({"openUrl": true}), HashMap::new(), &dir.path().join("sidecar.log"));
-    h.set_server(&fx.url, None);
+    h.set_server(&fx.http.url, None);
     h.wait_state("web", "ready");
     h.ok("registry/syncMcp", json!({}));
     // In the last half of a short token's life (rmcp: less than min(30 s, ttl / 2) left, counted
@@ -295,7 +272,7 @@ fn a_pre_registered_client_is_used_and_its_secret_never_printed() {
     let fx = OAuthFixture::start(dir.path(), &[]);
     let log = dir.path().join("sidecar.log");
     let mut h = Host::start(json!({"openUrl": true}), HashMap::new(), &log);
-    h.set_server(&fx.url, Some(json!({"clientId": "pre-registered", "clientSecret": "S3CRET-pre"})));
+    h.set_server(&fx.http.url, Some(json!({"clientId": "pre-registered", "clientSecret": "S3CRET-pre"})));
     h.wait_state("web", "ready");
     assert!(h.opened[0]["url"].as_str().unwrap().contains("client_id=pre-registered"));
     assert!(!fx.events().iter().any(|e| e == "register"), "no dynamic registration: {:?}", fx.events());

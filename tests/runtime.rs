@@ -43,26 +43,11 @@ fn a_pipelined_plan_does_not_see_a_later_registration() {
 }
 
 fn write_frame(w: &mut impl Write, body: &Value) {
-    let body = body.to_string();
-    w.write_all(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes()).unwrap();
+    w.write_all(&frame(&body.to_string())).unwrap();
 }
 
-fn read_frame(r: &mut impl BufRead) -> Value {
-    let mut len = 0;
-    loop {
-        let mut line = String::new();
-        assert!(r.read_line(&mut line).unwrap() > 0, "stdout closed");
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.strip_prefix("Content-Length:") {
-            len = v.trim().parse().unwrap();
-        }
-    }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).unwrap();
-    serde_json::from_slice(&body).unwrap()
+fn read_message(r: &mut impl BufRead) -> Value {
+    serde_json::from_slice(&frames::read_frame(r)).unwrap()
 }
 
 /// A host that stops reading stdout while it keeps sending requests with 1 MiB answers: the
@@ -82,10 +67,10 @@ fn a_host_that_stops_reading_stdout_bounds_the_queue() {
     let mut w = child.stdin.take().unwrap();
     let mut r = BufReader::new(child.stdout.take().unwrap());
     write_frame(&mut w, &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}));
-    read_frame(&mut r);
+    read_message(&mut r);
     let big = json!({"name": "big", "namespace": "t", "description": "x".repeat(1 << 20), "inputSchema": {"type": "object"}});
     write_frame(&mut w, &json!({"jsonrpc": "2.0", "id": 1, "method": "registry/register", "params": {"entries": [big]}}));
-    read_frame(&mut r);
+    read_message(&mut r);
 
     // Nobody reads stdout now. The writer blocks once the sidecar stops reading stdin.
     const N: i64 = 96;
@@ -99,7 +84,7 @@ fn a_host_that_stops_reading_stdout_bounds_the_queue() {
     std::thread::sleep(std::time::Duration::from_millis(500));
     let mut answered = 0;
     let stats = loop {
-        let m = read_frame(&mut r);
+        let m = read_message(&mut r);
         if m["id"] == "stats" {
             break m["result"].clone();
         }
@@ -115,7 +100,7 @@ fn a_host_that_stops_reading_stdout_bounds_the_queue() {
     assert!(peak >= max / 2, "the test did fill the queue: {stats}");
     let mut w = writer.join().unwrap();
     write_frame(&mut w, &json!({"jsonrpc": "2.0", "id": "bye", "method": "shutdown"}));
-    assert_eq!(read_frame(&mut r)["id"], "bye");
+    assert_eq!(read_message(&mut r)["id"], "bye");
     write_frame(&mut w, &json!({"jsonrpc": "2.0", "method": "exit"}));
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }

@@ -14,40 +14,6 @@ fn fixture() -> &'static str {
     fixture_mcp()
 }
 
-/// The fixture over Streamable HTTP on a free port; killed on drop.
-struct HttpFixture {
-    child: std::process::Child,
-    url: String,
-}
-
-impl HttpFixture {
-    fn start(dir: &Path) -> HttpFixture {
-        let port_file = dir.join("port");
-        let child = std::process::Command::new(fixture())
-            .args(["--http", "127.0.0.1:0", "--port-file", port_file.to_str().unwrap(), "--tools", "2"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let start = Instant::now();
-        let url = loop {
-            if let Ok(url) = std::fs::read_to_string(&port_file) {
-                break url;
-            }
-            assert!(start.elapsed() < TIMEOUT, "the HTTP fixture did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        HttpFixture { child, url }
-    }
-}
-
-impl Drop for HttpFixture {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// A session that records every message the host receives.
 struct Host {
     s: Sidecar,
@@ -56,12 +22,11 @@ struct Host {
 
 impl Host {
     fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.s.next_id();
-        self.s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let id = support::send_req(&mut self.s, method, params);
         loop {
             let m = self.s.recv();
             self.received.push(m.clone());
-            if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
+            if m.get("id") == Some(&id) && m.get("method").is_none() {
                 return m;
             }
             assert!(m.get("id").is_none(), "unexpected request from the sidecar: {m}");
@@ -151,7 +116,7 @@ fn assert_no_secret(what: &str, text: &str) {
 fn no_secret_in_log_transcript_answers_or_cache() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let web = HttpFixture::start(dir.path());
+    let web = HttpFixture::start(dir.path(), &["--tools", "2"]);
     let dead = free_port();
     let mut h = spawn(dir.path(), &cache);
     h.ok("catalog/setServers", servers(&web.url, "Bearer SECRET2", dead));
@@ -201,7 +166,7 @@ fn no_secret_in_log_transcript_answers_or_cache() {
 fn a_rotated_token_keeps_the_persisted_cache_and_leaves_no_digest_of_it() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let mut web = HttpFixture::start(dir.path());
+    let mut web = HttpFixture::start(dir.path(), &["--tools", "2"]);
     let url = web.url.clone();
     let config = |token: &str| {
         json!({"servers": [{"id": "web", "name": "Web", "transport": {"type": "http",

@@ -1,7 +1,7 @@
 //! Every tool of the 97 fixture catalogs (2,422 tools) through the wire-name builder, the way
 //! a sync registers them: valid for every provider, unique, and mapped back without parsing.
 mod support;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::HashMap;
 use toolreg::registry::{mcp, wire_name, Registry, Source};
 
@@ -10,36 +10,17 @@ fn all_fixture_tools_get_valid_unique_reversible_names() {
     let mut reg = Registry::default();
     let mut count = 0;
     let mut digested = 0;
-    let mut files: Vec<_> = std::fs::read_dir(support::fixtures().join("mcp-catalogs")).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
     let mut expected: HashMap<String, (String, String)> = HashMap::new();
-    for path in files {
-        let cat: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let server = cat["server"].as_str().unwrap();
-        for t in cat["tools"].as_array().unwrap() {
-            let tool = t["name"].as_str().unwrap();
-            let wire = reg.mcp_wire_name(server, server, tool);
-            assert!(wire_name::is_valid(&wire), "{server}/{tool} -> {wire}");
-            assert!(!expected.contains_key(&wire), "{wire} given twice");
-            digested += (wire.len() > 12 && wire.ends_with(&wire_name::digest(server, tool))) as usize;
-            expected.insert(wire.clone(), (server.to_string(), tool.to_string()));
-            let empty = json!({});
-            reg.insert(mcp::entry(
-                &mcp::McpTool {
-                    server_id: server,
-                    server_name: server,
-                    tool_name: tool,
-                    title: None,
-                    description: t["description"].as_str().unwrap_or(""),
-                    input_schema: t.get("inputSchema").unwrap_or(&empty),
-                    output_schema: None,
-                    annotations: None,
-                    approval: false,
-                },
-                wire,
-            ));
-            count += 1;
-        }
+    for (server, t) in support::catalogs::catalog_tools() {
+        let server = server.as_str();
+        let tool = t["name"].as_str().unwrap();
+        let wire = reg.mcp_wire_name(server, server, tool);
+        assert!(wire_name::is_valid(&wire), "{server}/{tool} -> {wire}");
+        assert!(!expected.contains_key(&wire), "{wire} given twice");
+        digested += (wire.len() > 12 && wire.ends_with(&wire_name::digest(server, tool))) as usize;
+        expected.insert(wire.clone(), (server.to_string(), tool.to_string()));
+        reg.insert(support::catalogs::mcp_entry(server, &t, wire));
+        count += 1;
     }
     assert_eq!(count, 2422);
     assert_eq!(reg.len(), 2422, "no entry replaced another");

@@ -1,7 +1,15 @@
 //! Drives the real `toolreg` binary over real pipes, as a host would.
 #![allow(dead_code)]
 
+pub mod catalogs;
+pub mod frames;
 pub mod gateway;
+mod host;
+
+#[allow(unused_imports)] // not every test frames by hand
+pub use frames::frame;
+#[allow(unused_imports)] // not every test plays the host
+pub use host::{answer, call, method, pump, runner, send_req, text_result};
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -245,7 +253,42 @@ impl Drop for Sidecar {
     }
 }
 
-/// A frame as bytes.
-pub fn frame(body: &str) -> Vec<u8> {
-    format!("Content-Length: {}\r\n\r\n{}", body.len(), body).into_bytes()
+/// Waits for a file another process writes (a port file, say); its text.
+pub fn wait_for_file(path: &std::path::Path) -> String {
+    let start = Instant::now();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            return text;
+        }
+        assert!(start.elapsed() < TIMEOUT, "{} never appeared", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The fixture MCP server over Streamable HTTP on a free port (its port file in `dir`), with
+/// these flags besides; killed on drop.
+pub struct HttpFixture {
+    pub child: Child,
+    pub url: String,
+}
+
+impl HttpFixture {
+    pub fn start(dir: &std::path::Path, args: &[&str]) -> HttpFixture {
+        let port_file = dir.join("port");
+        let child = Command::new(fixture_mcp())
+            .args(["--http", "127.0.0.1:0", "--port-file", port_file.to_str().unwrap()])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        HttpFixture { child, url: wait_for_file(&port_file) }
+    }
+}
+
+impl Drop for HttpFixture {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

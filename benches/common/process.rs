@@ -1,0 +1,30 @@
+//! The processes a bench drives: which binaries, spawned over pipes with their logs quiet.
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::process::{Child, Command, Stdio};
+
+/// The sidecar under test: `$TOOLREG_BIN`, else this build's.
+pub fn toolreg_bin() -> String {
+    std::env::var("TOOLREG_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolreg").to_string())
+}
+
+/// The fixture MCP server, a bin of the workspace member `fixtures/mcp-server`: beside `toolreg`
+/// in the same target dir (`cargo build --release -p toolreg-fixture-mcp` first).
+pub fn fixture_bin() -> String {
+    let path = std::path::Path::new(env!("CARGO_BIN_EXE_toolreg")).with_file_name("toolreg-fixture-mcp");
+    assert!(path.is_file(), "no fixture MCP server at {}: run `cargo build --release -p toolreg-fixture-mcp` first", path.display());
+    path.to_string_lossy().into_owned()
+}
+
+/// `cmd args` with stdin and stdout piped, stderr dropped and `TOOLREG_LOG=error`.
+pub fn spawn_piped(cmd: &str, args: &[impl AsRef<OsStr>]) -> Child {
+    Command::new(cmd)
+        .args(args)
+        .env("TOOLREG_LOG", "error")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
