@@ -737,3 +737,7 @@ impl Server {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "refresh_tests.rs"]
+mod tests;
