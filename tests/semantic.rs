@@ -113,6 +113,11 @@ fn start(search: Option<Value>, cache: &std::path::Path, host: &mut Option<&mut 
     (s, id)
 }
 
+/// How long a search waits for the query's vector from this test's host, which embeds it with
+/// the model in-process: long enough that a loaded machine (CI builds and fuzzers beside it)
+/// cannot turn a ranking test lexical; the timeout itself is tested with a host that hangs.
+const HOST_QUERY_WAIT_MS: u64 = 30_000;
+
 fn search(s: &mut Sidecar, plan: &str, query: &str, host: &mut Option<&mut Host>) -> Value {
     let r = call(s, "tool/invoke", json!({"name": "tool_search", "arguments": {"query": query}, "planId": plan}), host);
     assert_ne!(r["isError"], true, "tool_search never fails for embeddings: {r}");
@@ -165,7 +170,7 @@ fn a_local_model_finds_tools_that_share_no_word_with_the_query() {
 fn search_after_restart(cache: &std::path::Path) -> Host {
     let mut host = Host::new("answer");
     let mut h = Some(&mut host);
-    let (mut s, plan) = start(Some(json!({"embeddings": {"kind": "host"}})), cache, &mut h);
+    let (mut s, plan) = start(Some(json!({"embeddings": {"kind": "host"}, "queryTimeoutMs": HOST_QUERY_WAIT_MS})), cache, &mut h);
     let raw = until_embedded(&mut s, &plan, &mut h);
     assert_eq!(names(&raw)[0], "get_forecast", "{raw}");
     s.shutdown();
@@ -177,7 +182,7 @@ fn host_embeddings_rank_as_the_local_model_and_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let mut host = Host::new("answer");
     let mut h = Some(&mut host);
-    let (mut s, plan) = start(Some(json!({"embeddings": {"kind": "host"}})), dir.path(), &mut h);
+    let (mut s, plan) = start(Some(json!({"embeddings": {"kind": "host"}, "queryTimeoutMs": HOST_QUERY_WAIT_MS})), dir.path(), &mut h);
     let raw = until_embedded(&mut s, &plan, &mut h);
     assert_eq!(raw["semantic"]["model"], "host:all-MiniLM-L6-v2", "{raw}");
     assert_eq!(names(&raw)[0], "get_forecast", "{raw}");
