@@ -38,6 +38,9 @@ READY_WITHIN_S = 25.0
 # Step-up authorizations a call may wait for before the host gives up on it.
 MAX_STEP_UPS = 2
 
+# Pause between the server turning ready and the first tool call (see run()).
+SETTLE_S = 0.5
+
 # Arguments for the tools the scenarios expose; any other tool is called with {}.
 ARGUMENTS: dict[str, dict[str, Any]] = {"add_numbers": {"a": 5, "b": 3}}
 
@@ -147,6 +150,11 @@ async def run(url: str) -> int:
         if status["state"] != "ready":
             return 1
         sync = await client.registry_sync_mcp()
+        # A host's first tool call comes long after the connection (a person types). Calling at
+        # once races rmcp's standalone GET stream, which it opens in the background after
+        # `initialized`: when that GET lands after the call, sse-retry takes it for the call's
+        # reconnection and cannot measure the retry timing (a warning, so a failure).
+        await asyncio.sleep(SETTLE_S)
         for name in sync["registered"]:
             tool = name.split("__")[-1]
             original = next((t for t in ARGUMENTS if t.replace("_", "").lower() == tool.lower()), tool)
