@@ -99,8 +99,9 @@ impl SecretUrl {
     }
 }
 
-/// `%XX` escapes (and `+`, a space in a query) decoded; bytes that are not UTF-8 replaced.
-fn percent_decode(text: &str) -> String {
+/// `%XX` escapes (and `+`, a space in a query) decoded; bytes that are not UTF-8 replaced. The one
+/// copy: `catalog::authorize` decodes its redirect's query with it.
+pub fn percent_decode(text: &str) -> String {
     let b = text.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

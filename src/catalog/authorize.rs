@@ -374,7 +374,7 @@ async fn wait_for_callback(listener: TcpListener) -> Result<CallbackParams, Stri
         let mut error = None;
         for pair in query.split('&') {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            let v = percent_decode(v);
+            let v = crate::secret::percent_decode(v);
             match k {
                 "code" => code = Some(v),
                 "state" => state = Some(v),
@@ -403,37 +403,13 @@ async fn wait_for_callback(listener: TcpListener) -> Result<CallbackParams, Stri
     }
 }
 
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
-                match hex {
-                    Some(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn percent_decoding_and_ports() {
-        assert_eq!(percent_decode("a%20b+c%2"), "a b c%2");
+        assert_eq!(crate::secret::percent_decode("a%20b+c%2"), "a b c%2");
         assert_eq!(port_of("http://127.0.0.1:8123/callback"), Some(8123));
         assert_eq!(port_of("https://x/callback"), None);
         assert!(is_insufficient_scope(r#"Bearer error="insufficient_scope", scope="a b""#));
