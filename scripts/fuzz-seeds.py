@@ -100,7 +100,9 @@ def classify_seeds(sessions):
     bad = [
         b"[]", b"{}", b"null", b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"registry/list\"}]",
         b"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"x\"}", b"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"x\"}",
-        b"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"x\"}", b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":null}",
+        b"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"x\"}",
+        # An integer id no f64 holds: echoed as text (a Value round-trip failed here once).
+        b"{\"jsonrpc\":\"2.0\",\"id\":1" + b"6" * 400 + b",\"method\":\"x\"}", b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":null}",
         b"{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-1,\"message\":\"m\"}}",
         b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"registry/list\",\"params\":[1]}",
         b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"exposition/plan\",\"params\":null}",
