@@ -27,15 +27,7 @@ fn ok(s: &mut Sidecar, method: &str, params: Value) -> Value {
 
 /// The whole response to a request (result or error); catalog notifications are skipped.
 fn reply(s: &mut Sidecar, method: &str, params: Value) -> Value {
-    let id = s.next_id();
-    s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-    loop {
-        let m = s.recv();
-        if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
-            return m;
-        }
-        assert!(m.get("id").is_none(), "unexpected request from the sidecar: {m}");
-    }
+    s.call_noting(method, params, &mut Vec::new())
 }
 
 fn wait_ready(s: &mut Sidecar, id: &str) {
