@@ -202,6 +202,13 @@ impl Sidecar {
         }
     }
 
+    /// The result of a request that must succeed, while notifications (catalog/didChange, ...)
+    /// may arrive first: they are skipped; a request from the sidecar fails the test.
+    pub fn ok_past_notes(&mut self, method: &str, params: Value) -> Value {
+        let r = self.call_noting(method, params, &mut Vec::new());
+        r.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {r}"))
+    }
+
     /// The error of a request that must fail.
     pub fn err(&mut self, method: &str, params: Value) -> Value {
         let r = self.request(method, params);
