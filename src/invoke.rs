@@ -136,6 +136,12 @@ pub struct Settings {
     pub approval_timeout: Duration,
 }
 
+impl Settings {
+    /// How long a gated call waits for the user when neither face's configuration says
+    /// (`timeouts.approvalMs`, `gateway.approvalTimeoutMs`): the same five minutes on both.
+    pub const APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
+}
+
 /// Arguments that are ready to run, or why not.
 pub enum Prepared {
     Ready { arguments: Value, repaired: Option<Repair> },

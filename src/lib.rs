@@ -23,4 +23,5 @@ pub mod server;
 pub mod sync;
 pub mod tokenize;
 pub mod transport;
+pub mod upstream;
 pub mod validate;

@@ -29,14 +29,8 @@ fn call(s: &mut Sidecar, method: &str, params: Value, notes: &mut Vec<Value>) ->
     s.call_noting(method, params, notes)
 }
 
-fn ok(s: &mut Sidecar, method: &str, params: Value) -> Value {
-    let mut notes = Vec::new();
-    let r = call(s, method, params, &mut notes);
-    r.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {r}"))
-}
-
 fn state(s: &mut Sidecar, id: &str) -> String {
-    let st = ok(s, "catalog/status", json!({}));
+    let st = s.ok_past_notes("catalog/status", json!({}));
     st["servers"].as_array().unwrap().iter().find(|x| x["id"] == id).map(|x| x["state"].as_str().unwrap().to_string()).unwrap_or_default()
 }
 
@@ -65,35 +59,35 @@ fn warm_up_sync_and_plan() {
     let mut s = Sidecar::spawn();
     init(&mut s, None);
     // A cold server is cold, never waited for.
-    ok(&mut s, "catalog/setServers", json!({"servers": [server("alpha", &["--tools", "3"]), server("beta-server", &["--tools", "2"])]}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [server("alpha", &["--tools", "3"]), server("beta-server", &["--tools", "2"])]}));
     wait_state(&mut s, "alpha", "ready");
     wait_state(&mut s, "beta-server", "ready");
-    let list = ok(&mut s, "catalog/listTools", json!({"serverId": "alpha"}));
+    let list = s.ok_past_notes("catalog/listTools", json!({"serverId": "alpha"}));
     assert_eq!(list["state"], "ready");
     let tools: Vec<&str> = list["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     // In the order the server listed them.
     assert_eq!(tools, ["echo", "stats", "tool_0", "tool_1", "tool_2"]);
     assert!(list["refreshedAt"].as_str().unwrap().ends_with('Z'));
 
-    let ids = ok(&mut s, "registry/resolveMcpToolIds", json!({"assistant": {"mcpMode": "auto"}}));
+    let ids = s.ok_past_notes("registry/resolveMcpToolIds", json!({"assistant": {"mcpMode": "auto"}}));
     let ids = names(&ids["toolIds"]);
     assert_eq!(ids.len(), 9);
     assert!(ids.contains(&"mcp__betaServer__tool_1".replace("tool_1", "tool1")), "{ids:?}");
-    let manual = ok(&mut s, "registry/resolveMcpToolIds", json!({"assistant": {"mcpMode": "manual", "mcpServerIds": ["alpha"]}}));
+    let manual = s.ok_past_notes("registry/resolveMcpToolIds", json!({"assistant": {"mcpMode": "manual", "mcpServerIds": ["alpha"]}}));
     assert_eq!(manual["toolIds"].as_array().unwrap().len(), 5);
-    let none = ok(&mut s, "registry/resolveMcpToolIds", json!({"assistant": {"mcpMode": "disabled"}}));
+    let none = s.ok_past_notes("registry/resolveMcpToolIds", json!({"assistant": {"mcpMode": "disabled"}}));
     assert_eq!(none["toolIds"], json!([]));
 
-    let synced = ok(&mut s, "registry/syncMcp", json!({"selectedToolIds": ids}));
+    let synced = s.ok_past_notes("registry/syncMcp", json!({"selectedToolIds": ids}));
     assert_eq!(names(&synced["registered"]).len(), 9);
     // Idempotent: nothing changes the second time.
-    assert_eq!(ok(&mut s, "registry/syncMcp", json!({"selectedToolIds": ids})), json!({"registered": [], "evicted": []}));
-    let listed = ok(&mut s, "registry/list", json!({"namespace": "mcp:alpha"}));
+    assert_eq!(s.ok_past_notes("registry/syncMcp", json!({"selectedToolIds": ids})), json!({"registered": [], "evicted": []}));
+    let listed = s.ok_past_notes("registry/list", json!({"namespace": "mcp:alpha"}));
     assert_eq!(listed["entries"].as_array().unwrap().len(), 5);
     assert_eq!(listed["entries"][0]["source"], json!({"kind": "mcp", "serverId": "alpha", "toolName": "echo"}));
     assert_eq!(listed["entries"][0]["namespaceLabel"], "mcp:alpha");
 
-    let plan = ok(&mut s, "exposition/plan", json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "contextWindow": 2000}));
+    let plan = s.ok_past_notes("exposition/plan", json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "contextWindow": 2000}));
     // Nine small tools cost less than the meta-tools would: all inline, counted per tool.
     assert_eq!(plan["decision"]["gate"], "metaOverhead", "{}", plan["tokens"]);
     assert_eq!(plan["tools"].as_array().unwrap().len(), 9);
@@ -107,7 +101,7 @@ fn hanging_and_crashing_servers_delay_nothing() {
     let t = Instant::now();
     init(&mut s, None);
     let init_time = t.elapsed();
-    ok(&mut s, "catalog/setServers", json!({"servers": [
+    s.ok_past_notes("catalog/setServers", json!({"servers": [
         server("hang", &["--hang-list"]),
         server("slow", &["--slow-start-ms", "60000"]),
         server("crash", &["--crash-on-call", "echo", "--tools", "1"]),
@@ -117,23 +111,23 @@ fn hanging_and_crashing_servers_delay_nothing() {
     // The healthy server is usable while the others are still stuck.
     assert_eq!(state(&mut s, "hang"), "connecting");
     assert_eq!(state(&mut s, "slow"), "connecting");
-    assert_eq!(ok(&mut s, "catalog/listTools", json!({"serverId": "good"}))["state"], "ready");
-    assert_eq!(ok(&mut s, "catalog/listTools", json!({"serverId": "hang"}))["state"], "cold");
-    ok(&mut s, "registry/syncMcp", json!({}));
-    let plan = ok(&mut s, "exposition/plan", json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "include": ["deferred"]}));
+    assert_eq!(s.ok_past_notes("catalog/listTools", json!({"serverId": "good"}))["state"], "ready");
+    assert_eq!(s.ok_past_notes("catalog/listTools", json!({"serverId": "hang"}))["state"], "cold");
+    s.ok_past_notes("registry/syncMcp", json!({}));
+    let plan = s.ok_past_notes("exposition/plan", json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "include": ["deferred"]}));
     assert!(plan["placements"].as_object().unwrap().contains_key("mcp__good__tool0"), "{}", plan["placements"]);
     assert_eq!(state(&mut s, "slow"), "connecting", "the plan was answered while a server was still starting");
 
     // A crash mid-call: the call fails readably, the server goes to error, the others go on.
     wait_state(&mut s, "crash", "ready");
-    ok(&mut s, "registry/syncMcp", json!({}));
-    let r = ok(&mut s, "tool/invoke", json!({"name": "mcp__crash__echo", "arguments": {"x": 1}}));
+    s.ok_past_notes("registry/syncMcp", json!({}));
+    let r = s.ok_past_notes("tool/invoke", json!({"name": "mcp__crash__echo", "arguments": {"x": 1}}));
     assert_eq!(r["isError"], true, "{r}");
-    assert_eq!(ok(&mut s, "catalog/listTools", json!({"serverId": "good"}))["state"], "ready");
+    assert_eq!(s.ok_past_notes("catalog/listTools", json!({"serverId": "good"}))["state"], "ready");
     // The crashed server keeps its last-known-good list, so its entries stay.
-    let crash_list = ok(&mut s, "catalog/listTools", json!({"serverId": "crash"}));
+    let crash_list = s.ok_past_notes("catalog/listTools", json!({"serverId": "crash"}));
     assert_eq!(crash_list["tools"].as_array().unwrap().len(), 3);
-    let again = ok(&mut s, "registry/syncMcp", json!({}));
+    let again = s.ok_past_notes("registry/syncMcp", json!({}));
     assert!(names(&again["evicted"]).iter().all(|n| !n.starts_with("mcp__crash__")), "{again}");
     eprintln!("initialize answered in {init_time:?}");
     quit(s);
@@ -146,21 +140,21 @@ fn list_changed_reaches_the_registry_after_the_next_sync() {
     // `trust: auto`: a tool that appears is taken as it is (pinned, it would be held; tests/pins.rs).
     let mut live = server("live", &["--tools", "2", "--change-after-ms", "700"]);
     live["trust"] = json!("auto");
-    ok(&mut s, "catalog/setServers", json!({"servers": [live]}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [live]}));
     wait_state(&mut s, "live", "ready");
-    let first = ok(&mut s, "registry/syncMcp", json!({}));
+    let first = s.ok_past_notes("registry/syncMcp", json!({}));
     assert!(names(&first["registered"]).contains(&"mcp__live__tool0".to_string()));
     // Wait for the server's tools/list_changed to be picked up.
     let start = Instant::now();
     loop {
-        let list = ok(&mut s, "catalog/listTools", json!({"serverId": "live"}));
+        let list = s.ok_past_notes("catalog/listTools", json!({"serverId": "live"}));
         if list["tools"].as_array().unwrap().iter().any(|t| t["name"] == "tool_added") {
             break;
         }
         assert!(start.elapsed() < TIMEOUT, "list_changed never refreshed the list");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let second = ok(&mut s, "registry/syncMcp", json!({}));
+    let second = s.ok_past_notes("registry/syncMcp", json!({}));
     assert_eq!(second, json!({"registered": ["mcp__live__toolAdded"], "evicted": ["mcp__live__tool0"]}));
     quit(s);
 }
@@ -195,9 +189,9 @@ fn did_change_is_notified_and_not_for_an_unchanged_refresh() {
 fn pagination_is_followed() {
     let mut s = Sidecar::spawn();
     init(&mut s, None);
-    ok(&mut s, "catalog/setServers", json!({"servers": [server("paged", &["--tools", "30", "--page-size", "7"])]}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [server("paged", &["--tools", "30", "--page-size", "7"])]}));
     wait_state(&mut s, "paged", "ready");
-    let list = ok(&mut s, "catalog/listTools", json!({"serverId": "paged"}));
+    let list = s.ok_past_notes("catalog/listTools", json!({"serverId": "paged"}));
     assert_eq!(list["tools"].as_array().unwrap().len(), 32);
     quit(s);
 }
@@ -211,9 +205,9 @@ fn first_run(flags: &std::path::Path, cache: &std::path::Path) -> (Value, Value)
     std::fs::write(flags, "--tools 4").unwrap();
     let mut s = Sidecar::spawn();
     init(&mut s, Some(cache));
-    ok(&mut s, "catalog/setServers", json!({"servers": [cfg.clone()]}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [cfg.clone()]}));
     wait_state(&mut s, "cached", "ready");
-    let list = ok(&mut s, "catalog/listTools", json!({"serverId": "cached"}));
+    let list = s.ok_past_notes("catalog/listTools", json!({"serverId": "cached"}));
     quit(s);
     (cfg, list)
 }
@@ -235,11 +229,11 @@ fn a_restarted_sidecar_answers_from_its_persisted_cache_and_survives_a_corrupt_o
     std::fs::write(&flags, "--hang-list").unwrap();
     let mut s = Sidecar::spawn();
     init(&mut s, Some(&cache));
-    ok(&mut s, "catalog/setServers", json!({"servers": [cfg.clone()]}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [cfg.clone()]}));
     // The file is read off the async threads: the list shows up as soon as it is loaded.
     let start = Instant::now();
     let list = loop {
-        let list = ok(&mut s, "catalog/listTools", json!({"serverId": "cached"}));
+        let list = s.ok_past_notes("catalog/listTools", json!({"serverId": "cached"}));
         if list["state"] != "cold" || start.elapsed() > TIMEOUT {
             break list;
         }
@@ -248,7 +242,7 @@ fn a_restarted_sidecar_answers_from_its_persisted_cache_and_survives_a_corrupt_o
     assert_eq!(list["state"], "ready");
     assert_eq!(list["tools"].as_array().unwrap().len(), 6);
     assert_ne!(state(&mut s, "cached"), "ready", "the server itself has not answered");
-    let synced = ok(&mut s, "registry/syncMcp", json!({}));
+    let synced = s.ok_past_notes("registry/syncMcp", json!({}));
     assert_eq!(names(&synced["registered"]).len(), 6);
     quit(s);
 
@@ -257,11 +251,11 @@ fn a_restarted_sidecar_answers_from_its_persisted_cache_and_survives_a_corrupt_o
     std::fs::write(&flags, "--tools 1").unwrap();
     let mut s = Sidecar::spawn();
     init(&mut s, Some(&cache));
-    ok(&mut s, "catalog/setServers", json!({"servers": [cfg]}));
-    let list = ok(&mut s, "catalog/listTools", json!({"serverId": "cached"}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [cfg]}));
+    let list = s.ok_past_notes("catalog/listTools", json!({"serverId": "cached"}));
     assert_ne!(list["tools"].as_array().unwrap().len(), 6, "the corrupt file was not trusted");
     wait_state(&mut s, "cached", "ready");
-    assert_eq!(ok(&mut s, "catalog/listTools", json!({"serverId": "cached"}))["tools"].as_array().unwrap().len(), 3);
+    assert_eq!(s.ok_past_notes("catalog/listTools", json!({"serverId": "cached"}))["tools"].as_array().unwrap().len(), 3);
     quit(s);
     let rebuilt = std::fs::read_to_string(&files[0]).unwrap();
     assert!(serde_json::from_str::<Value>(&rebuilt).is_ok(), "rewritten atomically as valid JSON");
@@ -322,49 +316,49 @@ fn eviction_rules() {
     init(&mut s, None);
     let a = server("a", &["--tools", "1"]);
     let b = server("b", &["--tools", "1"]);
-    ok(&mut s, "registry/register", json!({"entries": [{"name": "host_tool", "namespace": "h", "description": "d", "inputSchema": {"type": "object"}}]}));
-    ok(&mut s, "catalog/setServers", json!({"servers": [a.clone(), b.clone()]}));
+    s.ok_past_notes("registry/register", json!({"entries": [{"name": "host_tool", "namespace": "h", "description": "d", "inputSchema": {"type": "object"}}]}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [a.clone(), b.clone()]}));
     wait_state(&mut s, "a", "ready");
     wait_state(&mut s, "b", "ready");
-    assert_eq!(names(&ok(&mut s, "registry/syncMcp", json!({}))["registered"]).len(), 6);
+    assert_eq!(names(&s.ok_past_notes("registry/syncMcp", json!({}))["registered"]).len(), 6);
 
     // A selection syncs only the servers owning a selected tool; the others keep their entries.
-    let r = ok(&mut s, "registry/syncMcp", json!({"selectedToolIds": ["mcp__a__tool0"]}));
+    let r = s.ok_past_notes("registry/syncMcp", json!({"selectedToolIds": ["mcp__a__tool0"]}));
     assert_eq!(r, json!({"registered": [], "evicted": ["mcp__a__echo", "mcp__a__stats"]}));
-    assert_eq!(ok(&mut s, "registry/list", json!({"namespace": "mcp:b"}))["entries"].as_array().unwrap().len(), 3);
+    assert_eq!(s.ok_past_notes("registry/list", json!({"namespace": "mcp:b"}))["entries"].as_array().unwrap().len(), 3);
     // An empty selection syncs nothing.
-    assert_eq!(ok(&mut s, "registry/syncMcp", json!({"selectedToolIds": []})), json!({"registered": [], "evicted": []}));
+    assert_eq!(s.ok_past_notes("registry/syncMcp", json!({"selectedToolIds": []})), json!({"registered": [], "evicted": []}));
 
     // A disabled server's entries go; a removed server's too; host entries never.
     let mut b_off = b.clone();
     b_off["enabled"] = json!(false);
-    ok(&mut s, "catalog/setServers", json!({"servers": [a.clone(), b_off]}));
-    let r = ok(&mut s, "registry/syncMcp", json!({}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [a.clone(), b_off]}));
+    let r = s.ok_past_notes("registry/syncMcp", json!({}));
     assert_eq!(names(&r["evicted"]), ["mcp__b__echo", "mcp__b__stats", "mcp__b__tool0"]);
     assert_eq!(state(&mut s, "b"), "disabled");
-    ok(&mut s, "catalog/setServers", json!({"servers": []}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": []}));
     // Before the next sync the entry is still there, but a call never reaches a removed server.
-    let r = ok(&mut s, "tool/invoke", json!({"name": "mcp__a__echo", "arguments": {}}));
+    let r = s.ok_past_notes("tool/invoke", json!({"name": "mcp__a__echo", "arguments": {}}));
     assert_eq!(r["isError"], true);
     assert!(r["output"]["value"].as_str().unwrap().contains("unknown MCP server: a"), "{r}");
-    let r = ok(&mut s, "registry/syncMcp", json!({}));
+    let r = s.ok_past_notes("registry/syncMcp", json!({}));
     assert_eq!(names(&r["evicted"]), ["mcp__a__echo", "mcp__a__stats", "mcp__a__tool0"]);
-    assert_eq!(names(&ok(&mut s, "registry/list", json!({"namespace": "h"}))["entries"].as_array().unwrap().iter().map(|e| e["name"].clone()).collect::<Value>()), ["host_tool"]);
+    assert_eq!(names(&s.ok_past_notes("registry/list", json!({"namespace": "h"}))["entries"].as_array().unwrap().iter().map(|e| e["name"].clone()).collect::<Value>()), ["host_tool"]);
 
     // Per-server approvalTools make entries approval-gated (never deferred); disabledTools hide them.
     let mut c = server("c", &["--tools", "2"]);
     c["approvalTools"] = json!(["tool_0"]);
     c["disabledTools"] = json!(["tool_1"]);
-    ok(&mut s, "catalog/setServers", json!({"servers": [c]}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [c]}));
     wait_state(&mut s, "c", "ready");
-    let r = ok(&mut s, "registry/syncMcp", json!({}));
+    let r = s.ok_past_notes("registry/syncMcp", json!({}));
     assert_eq!(names(&r["registered"]), ["mcp__c__echo", "mcp__c__stats", "mcp__c__tool0"]);
-    let l = ok(&mut s, "registry/list", json!({"namespace": "mcp:c"}));
+    let l = s.ok_past_notes("registry/list", json!({"namespace": "mcp:c"}));
     let gated = l["entries"].as_array().unwrap().iter().find(|e| e["name"] == "mcp__c__tool0").unwrap().clone();
     assert_eq!((gated["approval"].clone(), gated["defer"].clone()), (json!(true), json!("never")));
     let echo = l["entries"].as_array().unwrap().iter().find(|e| e["name"] == "mcp__c__echo").unwrap().clone();
     assert_eq!((echo["approval"].clone(), echo["defer"].clone()), (json!(false), json!("auto")));
-    let all = ok(&mut s, "catalog/listTools", json!({"serverId": "c", "includeDisabled": true}));
+    let all = s.ok_past_notes("catalog/listTools", json!({"serverId": "c", "includeDisabled": true}));
     assert_eq!(all["tools"].as_array().unwrap().len(), 4);
     quit(s);
 }
@@ -383,9 +377,9 @@ fn unknown_servers_and_bad_configs_are_clear_errors() {
     assert_eq!(r["error"]["code"], -32602);
     // A command that does not exist: an error status with a message, no crash, no secret.
     let bad = json!({"id": "missing", "name": "m", "enabled": true, "transport": {"type": "stdio", "command": "/nonexistent/server", "env": {"API_KEY": "sk-very-secret"}}});
-    ok(&mut s, "catalog/setServers", json!({"servers": [bad]}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [bad]}));
     wait_state(&mut s, "missing", "error");
-    let st = ok(&mut s, "catalog/status", json!({}));
+    let st = s.ok_past_notes("catalog/status", json!({}));
     let text = st.to_string();
     assert!(text.contains("/nonexistent/server") || text.contains("spawn"), "{text}");
     assert!(!text.contains("sk-very-secret"));
@@ -398,7 +392,7 @@ fn no_mcp_server_survives_a_sigkilled_sidecar() {
     let pid_file = dir.path().join("pid");
     let mut s = Sidecar::spawn();
     init(&mut s, None);
-    ok(&mut s, "catalog/setServers", json!({"servers": [server("p", &["--pid-file", pid_file.to_str().unwrap()])]}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [server("p", &["--pid-file", pid_file.to_str().unwrap()])]}));
     wait_state(&mut s, "p", "ready");
     let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
     let alive = |pid: i32| {
@@ -446,7 +440,7 @@ fn stubborn_mcp_servers_die_with_a_sigkilled_sidecar_even_behind_a_shell() {
     let script = format!("'{}' --ignore-eof --ignore-sigterm --pid-file '{}'; exit $?", fixture(), nested.display());
     let mut s = Sidecar::spawn();
     init(&mut s, None);
-    ok(&mut s, "catalog/setServers", json!({"servers": [
+    s.ok_past_notes("catalog/setServers", json!({"servers": [
         server("direct", &[stubborn[0], stubborn[1], stubborn[2], direct.to_str().unwrap()]),
         {"id": "nested", "name": "nested", "transport": {"type": "stdio", "command": "sh", "args": ["-c", script]}},
     ]}));
@@ -483,23 +477,23 @@ fn oversized_mcp_messages_fail_fast_and_name_the_limit() {
         "mcp": {"maxResultBytes": 100000}}));
     // 17 MiB: over the default limit (16 MiB). The list of 20,000 tools goes to a sidecar-wide
     // limit lowered to 1 MB below (a second sidecar), so it stays cheap.
-    ok(&mut s, "catalog/setServers", json!({"servers": [
+    s.ok_past_notes("catalog/setServers", json!({"servers": [
         server("huge", &["--big-result-bytes", "17825792"]),
         server("large", &["--big-result-bytes", "300000"]),
     ]}));
     wait_state(&mut s, "huge", "ready");
     wait_state(&mut s, "large", "ready");
-    ok(&mut s, "registry/syncMcp", json!({}));
-    let r = ok(&mut s, "tool/invoke", json!({"name": "mcp__huge__big", "arguments": {}}));
+    s.ok_past_notes("registry/syncMcp", json!({}));
+    let r = s.ok_past_notes("tool/invoke", json!({"name": "mcp__huge__big", "arguments": {}}));
     assert_eq!(r["isError"], true, "{r}");
     let text = r["output"]["value"].as_str().unwrap();
     assert!(text.contains("over the limit of 16777216 bytes (maxMessageBytes)"), "{text}");
     // The session survives: the next call on the same server answers.
-    let r = ok(&mut s, "tool/invoke", json!({"name": "mcp__huge__echo", "arguments": {"a": 1}}));
+    let r = s.ok_past_notes("tool/invoke", json!({"name": "mcp__huge__echo", "arguments": {"a": 1}}));
     assert_eq!(r["isError"], false, "{r}");
 
     // Under the message limit but over maxResultBytes: cut, with a note saying so.
-    let r = ok(&mut s, "tool/invoke", json!({"name": "mcp__large__big", "arguments": {}}));
+    let r = s.ok_past_notes("tool/invoke", json!({"name": "mcp__large__big", "arguments": {}}));
     assert_eq!(r["isError"], false, "{r}");
     let text = r["output"]["value"].as_str().unwrap();
     assert!(text.ends_with("\n[... truncated: 100000 of 300000 bytes shown]"), "{}", &text[text.len().saturating_sub(200)..]);
@@ -508,10 +502,10 @@ fn oversized_mcp_messages_fail_fast_and_name_the_limit() {
 
     let mut s = Sidecar::spawn();
     init_with(&mut s, json!({"timeouts": {"connectMs": 20000, "listMs": 60000}, "mcp": {"maxMessageBytes": 1000000}}));
-    ok(&mut s, "catalog/setServers", json!({"servers": [server("many", &["--tools", "20000"]), server("few", &["--tools", "3"])]}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [server("many", &["--tools", "20000"]), server("few", &["--tools", "3"])]}));
     wait_state(&mut s, "few", "ready");
     wait_state(&mut s, "many", "error");
-    let st = ok(&mut s, "catalog/status", json!({}));
+    let st = s.ok_past_notes("catalog/status", json!({}));
     let many = st["servers"].as_array().unwrap().iter().find(|x| x["id"] == "many").unwrap().clone();
     assert!(many["error"].as_str().unwrap().contains("over the limit of 1000000 bytes (maxMessageBytes)"), "{many}");
     quit(s);
@@ -530,12 +524,12 @@ fn an_mcp_server_flooding_stderr_does_not_grow_the_sidecar() {
     let mut s = Sidecar::spawn();
     init_with(&mut s, json!({"timeouts": {"connectMs": 60000, "listMs": 60000}}));
     // The flood is written before the server answers `initialize`, so `ready` means read.
-    ok(&mut s, "catalog/setServers", json!({"servers": [server("loud", &["--stderr-flood-bytes", "200000000", "--tools", "1"])]}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [server("loud", &["--stderr-flood-bytes", "200000000", "--tools", "1"])]}));
     wait_state(&mut s, "loud", "ready");
     let peak_kb = vm_kb(s.child.id(), "VmHWM:");
     assert!(peak_kb < 100 * 1024, "sidecar peak RSS {peak_kb} kB after a 200 MB stderr line");
-    ok(&mut s, "registry/syncMcp", json!({}));
-    let r = ok(&mut s, "tool/invoke", json!({"name": "mcp__loud__echo", "arguments": {"still": "here"}}));
+    s.ok_past_notes("registry/syncMcp", json!({}));
+    let r = s.ok_past_notes("tool/invoke", json!({"name": "mcp__loud__echo", "arguments": {"still": "here"}}));
     assert_eq!(r["isError"], false, "{r}");
     quit(s);
 }
@@ -554,13 +548,13 @@ fn refreshes_are_single_flight_and_reads_start_none() {
     let empty = dir.path().join("empty");
     let mut s = Sidecar::spawn();
     init_with(&mut s, json!({"timeouts": {"connectMs": 20000, "listMs": 60000}}));
-    ok(&mut s, "catalog/setServers", json!({"servers": [
+    s.ok_past_notes("catalog/setServers", json!({"servers": [
         server("slow", &["--slow-list-ms", "3000", "--list-count-file", slow.to_str().unwrap()]),
         server("empty", &["--empty-list", "--list-count-file", empty.to_str().unwrap()]),
     ]}));
     let mut cold_reads = 0;
     while list_count(&slow) == 0 || cold_reads < 5 {
-        let l = ok(&mut s, "catalog/listTools", json!({"serverId": "slow"}));
+        let l = s.ok_past_notes("catalog/listTools", json!({"serverId": "slow"}));
         assert_eq!(l["state"], "cold", "the warm-up list takes 3 s; this machine is too slow for the test");
         cold_reads += 1;
         std::thread::sleep(Duration::from_millis(20));
@@ -584,14 +578,14 @@ fn refreshes_are_single_flight_and_reads_start_none() {
     assert_eq!(list_count(&slow), 1, "one tools/list for the warm-up, the cold reads and five refreshes");
     wait_state(&mut s, "empty", "ready");
     for _ in 0..5 {
-        let l = ok(&mut s, "catalog/listTools", json!({"serverId": "empty"}));
+        let l = s.ok_past_notes("catalog/listTools", json!({"serverId": "empty"}));
         assert_eq!((l["state"].as_str(), l["tools"].as_array().unwrap().len()), (Some("ready"), 0));
-        ok(&mut s, "catalog/listTools", json!({"serverId": "slow"}));
+        s.ok_past_notes("catalog/listTools", json!({"serverId": "slow"}));
     }
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!((list_count(&slow), list_count(&empty)), (1, 1), "reads of a warmed server start no refresh");
     // A refresh asked after the last one finished is a new one.
-    ok(&mut s, "catalog/refresh", json!({"serverId": "slow"}));
+    s.ok_past_notes("catalog/refresh", json!({"serverId": "slow"}));
     assert_eq!(list_count(&slow), 2);
     quit(s);
 }
@@ -607,20 +601,20 @@ fn a_hanging_connect_delays_no_one_and_a_restart_abandons_it() {
     let script = format!("exec '{}' $(cat '{}')", fixture(), flags.display());
     let mut s = Sidecar::spawn();
     init_with(&mut s, json!({"timeouts": {"connectMs": 60000, "listMs": 60000}}));
-    ok(&mut s, "catalog/setServers", json!({"servers": [
+    s.ok_past_notes("catalog/setServers", json!({"servers": [
         {"id": "stuck", "name": "stuck", "transport": {"type": "stdio", "command": "sh", "args": ["-c", script]}},
         server("good", &["--tools", "2"]),
     ]}));
     wait_state(&mut s, "good", "ready");
     assert_eq!(state(&mut s, "stuck"), "connecting");
-    assert_eq!(ok(&mut s, "catalog/listTools", json!({"serverId": "stuck"}))["state"], "cold");
-    assert_eq!(ok(&mut s, "catalog/refresh", json!({"serverId": "good"}))["state"], "ready");
-    ok(&mut s, "registry/syncMcp", json!({}));
-    let r = ok(&mut s, "tool/invoke", json!({"name": "mcp__good__echo", "arguments": {}}));
+    assert_eq!(s.ok_past_notes("catalog/listTools", json!({"serverId": "stuck"}))["state"], "cold");
+    assert_eq!(s.ok_past_notes("catalog/refresh", json!({"serverId": "good"}))["state"], "ready");
+    s.ok_past_notes("registry/syncMcp", json!({}));
+    let r = s.ok_past_notes("tool/invoke", json!({"name": "mcp__good__echo", "arguments": {}}));
     assert_eq!(r["isError"], false, "{r}");
     // The next start of `stuck` is quick: the restart must not wait for the first one.
     std::fs::write(&flags, "--tools 1").unwrap();
-    let st = ok(&mut s, "catalog/restart", json!({"serverId": "stuck"}));
+    let st = s.ok_past_notes("catalog/restart", json!({"serverId": "stuck"}));
     assert_eq!((st["state"].as_str(), st["toolCount"].as_u64()), (Some("ready"), Some(3)), "{st}");
     quit(s);
 }

@@ -31,17 +31,12 @@ fn assert_clean(what: &str, v: &Value) {
     assert_eq!(raw_hidden(&body), Vec::<String>::new(), "{what}: {body}");
 }
 
-fn ok(s: &mut Sidecar, method: &str, params: Value) -> Value {
-    let r = s.call_noting(method, params, &mut Vec::new());
-    r.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {r}"))
-}
-
 fn start(cache: &Path, servers: Value) -> Sidecar {
     let mut s = Sidecar::spawn();
-    ok(&mut s, "initialize", json!({"cacheDir": cache.to_str().unwrap(), "timeouts": {"connectMs": 5000, "listMs": 5000}}));
-    ok(&mut s, "catalog/setServers", json!({"servers": servers}));
+    s.ok_past_notes("initialize", json!({"cacheDir": cache.to_str().unwrap(), "timeouts": {"connectMs": 5000, "listMs": 5000}}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": servers}));
     let t = Instant::now();
-    while ok(&mut s, "catalog/status", json!({}))["servers"][0]["state"] != "ready" {
+    while s.ok_past_notes("catalog/status", json!({}))["servers"][0]["state"] != "ready" {
         assert!(t.elapsed() < TIMEOUT, "the server never became ready");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -76,10 +71,10 @@ fn the_model_reads_clean_definitions_and_calls_reach_the_server_under_its_own_na
     let dir = tempfile::tempdir().unwrap();
     let calls = dir.path().join("calls.txt");
     let mut s = start(&dir.path().join("cache"), json!([server(&["--hidden", "--tools", "60", "--calls-file", calls.to_str().unwrap()])]));
-    let synced = ok(&mut s, "registry/syncMcp", json!({}));
+    let synced = s.ok_past_notes("registry/syncMcp", json!({}));
     let registered = synced["registered"].as_array().unwrap();
     assert!(registered.contains(&json!(SNEAKY)) && registered.contains(&json!(TWINS)), "{synced}");
-    let listed = ok(&mut s, "registry/list", json!({"namespace": "mcp:hid"}));
+    let listed = s.ok_past_notes("registry/list", json!({"namespace": "mcp:hid"}));
     assert_clean("registry/list", &listed);
     assert!(listed["entries"].as_array().unwrap().iter().any(|e| e["source"]["toolName"] == "peek\\u{200B}"), "{listed}");
 
@@ -88,7 +83,7 @@ fn the_model_reads_clean_definitions_and_calls_reach_the_server_under_its_own_na
     // A large window lists every definition inline; a small one defers them, which the native
     // renderings still send whole (`defer_loading`), and which the meta-tools search.
     for (render, window) in [("portable", 1_000_000), ("anthropic", 16000), ("openai", 16000), ("portable", 16000)] {
-        let p = ok(&mut s, "exposition/plan", json!({"scope": scope, "contextWindow": window, "model": "gpt-4o", "include": ["deferred"], "render": render}));
+        let p = s.ok_past_notes("exposition/plan", json!({"scope": scope, "contextWindow": window, "model": "gpt-4o", "include": ["deferred"], "render": render}));
         assert_clean(render, &p);
         let deferred = p["deferred"].as_array().unwrap().iter().any(|d| d["name"] == SNEAKY);
         assert_eq!(deferred, window == 16000, "{render} {window}: {}", p["deferred"]);
@@ -107,7 +102,7 @@ fn the_model_reads_clean_definitions_and_calls_reach_the_server_under_its_own_na
         assert!(p["warnings"][1]["message"].as_str().unwrap().contains("not offered"), "{}", p["warnings"]);
     }
 
-    let meta = |s: &mut Sidecar, tool: &str, args: Value| ok(s, "tool/invoke", json!({"name": tool, "arguments": args, "callId": "c1", "planId": plan_id}));
+    let meta = |s: &mut Sidecar, tool: &str, args: Value| s.ok_past_notes("tool/invoke", json!({"name": tool, "arguments": args, "callId": "c1", "planId": plan_id}));
     for args in [json!({"query": "label a note"}), json!({"query": "label a note", "verbose": true})] {
         let r = meta(&mut s, "tool_search", args.clone());
         assert_clean("tool_search", &r);
@@ -122,18 +117,18 @@ fn the_model_reads_clean_definitions_and_calls_reach_the_server_under_its_own_na
     // The model sends the names it saw; the server gets its own, at every depth.
     let args = json!({"label": "todo", "meta": {"owner": "me"}, "place": {"city": "Oslo"}});
     let want = json!({"lab\u{200b}el": "todo", "meta": {"ow\u{200d}ner": "me"}, "place": {"ci\u{200c}ty": "Oslo"}, "mode": "slow"});
-    let r = ok(&mut s, "tool/invoke", json!({"name": SNEAKY, "arguments": args, "callId": "c2"}));
+    let r = s.ok_past_notes("tool/invoke", json!({"name": SNEAKY, "arguments": args, "callId": "c2"}));
     assert_eq!(r["isError"], false, "{r}");
     assert_eq!(received(&out_text(&r)), want);
     let r = meta(&mut s, "tool_invoke", json!({"name": SNEAKY, "params": args}));
     assert_eq!(r["isError"], false, "{r}");
     assert_eq!(received(&out_text(&r)), want);
     // Validated against what the model saw: a value outside the cleaned enum is refused.
-    let r = ok(&mut s, "tool/invoke", json!({"name": SNEAKY, "arguments": {"label": "todo", "mode": "fast\u{200b}x"}, "callId": "c3"}));
+    let r = s.ok_past_notes("tool/invoke", json!({"name": SNEAKY, "arguments": {"label": "todo", "mode": "fast\u{200b}x"}, "callId": "c3"}));
     assert_eq!(r["isError"], true, "{r}");
 
     // The tool whose names would merge is refused, readably, and never reaches the server.
-    let r = ok(&mut s, "tool/invoke", json!({"name": TWINS, "arguments": {"id": "1"}, "callId": "c4"}));
+    let r = s.ok_past_notes("tool/invoke", json!({"name": TWINS, "arguments": {"id": "1"}, "callId": "c4"}));
     assert_eq!(r["isError"], true, "{r}");
     assert!(out_text(&r).contains("differ only in hidden characters"), "{r}");
     assert_clean("refusal", &r);
@@ -148,7 +143,7 @@ fn the_user_reviews_hidden_characters_shown_in_list_tools_and_pins() {
     let defs = dir.path().join("defs.json");
     let mut s = start(&dir.path().join("cache"), json!([server(&["--hidden", "--defs-file", defs.to_str().unwrap()])]));
 
-    let list = ok(&mut s, "catalog/listTools", json!({"serverId": "hid"}));
+    let list = s.ok_past_notes("catalog/listTools", json!({"serverId": "hid"}));
     assert_clean("listTools", &list);
     let tools = list["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
@@ -188,7 +183,7 @@ fn the_user_reviews_hidden_characters_shown_in_list_tools_and_pins() {
     assert_clean("didChange", &notice);
     assert_eq!(notice["newTools"], json!(["up\\u{200B}load"]), "{notice}");
 
-    let pins = ok(&mut s, "catalog/pins", json!({"serverId": "hid"}));
+    let pins = s.ok_past_notes("catalog/pins", json!({"serverId": "hid"}));
     assert_clean("pins", &pins);
     let pin = |name: &str| pins["tools"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("no pin for {name}: {pins}")).clone();
     let changed = pin("sneaky");
@@ -201,7 +196,7 @@ fn the_user_reviews_hidden_characters_shown_in_list_tools_and_pins() {
 
     // The host approves what it was shown, by the name it was shown.
     let fp = new["fingerprint"].clone();
-    let approved = ok(&mut s, "catalog/approveTools", json!({"serverId": "hid", "tools": ["up\\u{200B}load"], "fingerprints": {"up\\u{200B}load": fp}}));
+    let approved = s.ok_past_notes("catalog/approveTools", json!({"serverId": "hid", "tools": ["up\\u{200B}load"], "fingerprints": {"up\\u{200B}load": fp}}));
     let after = approved["tools"].as_array().unwrap().iter().find(|t| t["name"] == "up\\u{200B}load").unwrap().clone();
     assert_eq!(after["state"], "approved", "{approved}");
     quit(s);
@@ -247,14 +242,14 @@ fn the_hosts_approval_request_shows_hidden_characters_the_model_sent() {
     let mut srv = server(&["--hidden"]);
     srv["approvalTools"] = json!(["sneaky"]);
     let mut s = Sidecar::spawn();
-    ok(&mut s, "initialize", json!({"cacheDir": dir.path().to_str().unwrap(), "capabilities": {"approval": true}, "timeouts": {"connectMs": 5000, "listMs": 5000}}));
-    ok(&mut s, "catalog/setServers", json!({"servers": [srv]}));
+    s.ok_past_notes("initialize", json!({"cacheDir": dir.path().to_str().unwrap(), "capabilities": {"approval": true}, "timeouts": {"connectMs": 5000, "listMs": 5000}}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [srv]}));
     let t = Instant::now();
-    while ok(&mut s, "catalog/status", json!({}))["servers"][0]["state"] != "ready" {
+    while s.ok_past_notes("catalog/status", json!({}))["servers"][0]["state"] != "ready" {
         assert!(t.elapsed() < TIMEOUT, "the server never became ready");
         std::thread::sleep(Duration::from_millis(20));
     }
-    ok(&mut s, "registry/syncMcp", json!({}));
+    s.ok_past_notes("registry/syncMcp", json!({}));
     let id = s.next_id();
     s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tool/invoke", "params": {"name": SNEAKY, "callId": "c1",
         "arguments": {"label": "todo", "meta": {"owner": "a\u{202e}b"}}}}));

@@ -2,6 +2,8 @@
 //! may reference only modules before it. This test reads every file under `src/`, finds its
 //! `crate::` references (and `super::` paths that climb to the crate root) outside comments
 //! and string literals, and fails on any reference that points up or sideways out of order.
+//! Beyond the order: domain code never names the boundary, the catalog only the leaves, and the
+//! MCP face (`gateway`) never the sidecar's (`server`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,6 +25,7 @@ const ORDER: &[&str] = &[
     "sync",
     "exposition",
     "invoke",
+    "upstream",
     "meta",
     "route",
     "hostconfig",
@@ -34,9 +37,11 @@ const ORDER: &[&str] = &[
 
 /// Plain domain code: never the host contract, the server or the transport.
 const DOMAIN: &[&str] = &[
-    "registry", "exposition", "tokenize", "catalog", "embed", "sync", "invoke", "meta", "route", "approval", "repair", "validate", "output",
+    "registry", "exposition", "tokenize", "catalog", "embed", "sync", "invoke", "upstream", "meta", "route", "approval", "repair", "validate", "output",
 ];
 const BOUNDARY: &[&str] = &["protocol", "server", "transport", "gateway"];
+/// The two faces over the core: neither reaches into the other; what both need sits below them.
+const FACES: (&str, &str) = ("server", "gateway");
 
 /// A reference that breaks the order: (file, from, to).
 type Violation = (String, String, String);
@@ -258,6 +263,7 @@ fn check(src_dir: &Path, files: &BTreeMap<PathBuf, String>) -> (Vec<Violation>, 
                 Some(r) if r >= from_rank => bad.push((shown.clone(), from.clone(), to)),
                 Some(_) if DOMAIN.contains(&from.as_str()) && BOUNDARY.contains(&to.as_str()) => bad.push((shown.clone(), from.clone(), to)),
                 Some(_) if from == "catalog" && to != "secret" && to != "invisible" => bad.push((shown.clone(), from.clone(), to)),
+                Some(_) if (from.as_str(), to.as_str()) == (FACES.1, FACES.0) => bad.push((shown.clone(), from.clone(), to)),
                 Some(_) => {}
             }
         }
@@ -296,6 +302,10 @@ fn the_check_catches_a_reference_back_up_the_order() {
         ("meta/mod.rs", "use crate::route;\n"),
         ("registry/mod.rs", "use crate::protocol::RpcError;\n"),
         ("catalog/mod.rs", "use crate::output;\n"),
+        // The shared MCP adapter climbing back into a face (issue 22).
+        ("upstream.rs", "use crate::server::Mcp;\n"),
+        ("invoke.rs", "fn f(c: &crate::catalog::Catalog) { crate::upstream::Mcp(Some(c)); }\n"),
+        ("gateway/session.rs", "fn f(c: &crate::catalog::Catalog) { crate::server::Mcp(Some(c)); }\n"),
     ];
     for (file, line) in cases {
         let mut changed = files.clone();

@@ -19,29 +19,15 @@ fn init(s: &mut Sidecar, cache_dir: Option<&std::path::Path>) {
     s.ok("initialize", p);
 }
 
-/// The result of a request; catalog notifications meanwhile are skipped.
-fn ok(s: &mut Sidecar, method: &str, params: Value) -> Value {
-    let m = reply(s, method, params);
-    m.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {m}"))
-}
-
 /// The whole response to a request (result or error); catalog notifications are skipped.
 fn reply(s: &mut Sidecar, method: &str, params: Value) -> Value {
-    let id = s.next_id();
-    s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-    loop {
-        let m = s.recv();
-        if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
-            return m;
-        }
-        assert!(m.get("id").is_none(), "unexpected request from the sidecar: {m}");
-    }
+    s.call_noting(method, params, &mut Vec::new())
 }
 
 fn wait_ready(s: &mut Sidecar, id: &str) {
     let start = Instant::now();
     loop {
-        let st = ok(s, "catalog/status", json!({}));
+        let st = s.ok_past_notes("catalog/status", json!({}));
         if st["servers"].as_array().unwrap().iter().any(|x| x["id"] == id && x["state"] == "ready") {
             return;
         }
@@ -55,7 +41,7 @@ fn strings(v: &Value) -> Vec<String> {
 }
 
 fn quit(mut s: Sidecar) {
-    ok(&mut s, "shutdown", Value::Null);
+    s.ok_past_notes("shutdown", Value::Null);
     s.notify("exit", Value::Null);
     assert_eq!(s.wait().code(), Some(0));
 }
@@ -63,12 +49,12 @@ fn quit(mut s: Sidecar) {
 /// Resolve, then sync what was resolved: every resolved name is registered at once, each
 /// registered entry is one of the resolved names, and a second round changes nothing.
 fn resolve_then_sync(s: &mut Sidecar) -> Vec<String> {
-    let ids = strings(&ok(s, "registry/resolveMcpToolIds", json!({"assistant": {"mcpMode": "auto"}}))["toolIds"]);
-    let synced = ok(s, "registry/syncMcp", json!({"selectedToolIds": ids}));
+    let ids = strings(&s.ok_past_notes("registry/resolveMcpToolIds", json!({"assistant": {"mcpMode": "auto"}}))["toolIds"]);
+    let synced = s.ok_past_notes("registry/syncMcp", json!({"selectedToolIds": ids}));
     assert_eq!(strings(&synced["registered"]), ids, "the first round registers every resolved tool");
-    let again = strings(&ok(s, "registry/resolveMcpToolIds", json!({"assistant": {"mcpMode": "auto"}}))["toolIds"]);
+    let again = strings(&s.ok_past_notes("registry/resolveMcpToolIds", json!({"assistant": {"mcpMode": "auto"}}))["toolIds"]);
     assert_eq!(again, ids, "names are stable");
-    assert_eq!(ok(s, "registry/syncMcp", json!({"selectedToolIds": ids})), json!({"registered": [], "evicted": []}));
+    assert_eq!(s.ok_past_notes("registry/syncMcp", json!({"selectedToolIds": ids})), json!({"registered": [], "evicted": []}));
     ids
 }
 
@@ -77,12 +63,12 @@ fn two_servers_with_one_display_name_get_every_tool_in_one_round() {
     let mut s = Sidecar::spawn();
     init(&mut s, None);
     let server = |id: &str| json!({"id": id, "name": "Same", "transport": {"type": "stdio", "command": fixture(), "args": ["--tools", "1"]}});
-    ok(&mut s, "catalog/setServers", json!({"servers": [server("a"), server("b")]}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [server("a"), server("b")]}));
     wait_ready(&mut s, "a");
     wait_ready(&mut s, "b");
     let ids = resolve_then_sync(&mut s);
     assert_eq!(ids.len(), 6, "echo, stats and tool_0 of each server: {ids:?}");
-    let entries = ok(&mut s, "registry/list", json!({"query": "mcp__same__echo"}))["entries"].clone();
+    let entries = s.ok_past_notes("registry/list", json!({"query": "mcp__same__echo"}))["entries"].clone();
     let sources: Vec<&Value> = entries.as_array().unwrap().iter().map(|e| &e["source"]).collect();
     assert_eq!(sources.len(), 2, "{entries}");
     assert!(sources.contains(&&json!({"kind": "mcp", "serverId": "a", "toolName": "echo"})));
@@ -103,7 +89,7 @@ fn tools_that_camel_case_alike_in_one_server_get_two_names_in_one_round() {
     let cache = dir.path().join("cache");
     let mut s = Sidecar::spawn();
     init(&mut s, Some(&cache));
-    ok(&mut s, "catalog/setServers", json!({"servers": [cfg.clone()]}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [cfg.clone()]}));
     wait_ready(&mut s, "dup");
     quit(s);
     let file = std::fs::read_dir(&cache)
@@ -121,12 +107,12 @@ fn tools_that_camel_case_alike_in_one_server_get_two_names_in_one_round() {
     std::fs::write(&flags, "--hang-list").unwrap();
     let mut s = Sidecar::spawn();
     init(&mut s, Some(&cache));
-    ok(&mut s, "catalog/setServers", json!({"servers": [cfg]}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [cfg]}));
     // The cache and pins files are read in the background; until then resolve and sync skip
     // the server.
     let deadline = Instant::now() + TIMEOUT;
     loop {
-        let listed = ok(&mut s, "catalog/listTools", json!({"serverId": "dup"}))["tools"].as_array().unwrap().len();
+        let listed = s.ok_past_notes("catalog/listTools", json!({"serverId": "dup"}))["tools"].as_array().unwrap().len();
         if listed == 5 && reply(&mut s, "catalog/pins", json!({"serverId": "dup"})).get("result").is_some() {
             break;
         }
@@ -138,7 +124,7 @@ fn tools_that_camel_case_alike_in_one_server_get_two_names_in_one_round() {
     let users: Vec<&String> = ids.iter().filter(|n| n.starts_with("mcp__dup__getUser")).collect();
     assert_eq!(users.len(), 2, "{ids:?}");
     assert!(users.contains(&&"mcp__dup__getUser".to_string()), "the first listed keeps the plain name: {ids:?}");
-    let listed = ok(&mut s, "registry/list", json!({"namespace": "mcp:dup", "query": "one user"}))["entries"].clone();
+    let listed = s.ok_past_notes("registry/list", json!({"namespace": "mcp:dup", "query": "one user"}))["entries"].clone();
     let raw: Vec<&str> = listed.as_array().unwrap().iter().map(|e| e["source"]["toolName"].as_str().unwrap()).collect();
     assert_eq!(raw.len(), 2, "{listed}");
     assert!(raw.contains(&"get_user") && raw.contains(&"getUser"), "{listed}");

@@ -55,17 +55,12 @@ fn call(s: &mut Sidecar, method: &str, params: Value, notes: &mut Vec<Value>) ->
     s.call_noting(method, params, notes)
 }
 
-fn ok(s: &mut Sidecar, method: &str, params: Value) -> Value {
-    let r = call(s, method, params, &mut Vec::new());
-    r.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {r}"))
-}
-
 fn start(f: &Files, trust: &str) -> Sidecar {
     let mut s = Sidecar::spawn();
-    ok(&mut s, "initialize", json!({"cacheDir": f.cache.to_str().unwrap(), "timeouts": {"connectMs": 5000, "listMs": 5000}}));
-    ok(&mut s, "catalog/setServers", json!({"servers": [server(f, trust)]}));
+    s.ok_past_notes("initialize", json!({"cacheDir": f.cache.to_str().unwrap(), "timeouts": {"connectMs": 5000, "listMs": 5000}}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [server(f, trust)]}));
     let t = Instant::now();
-    while ok(&mut s, "catalog/status", json!({}))["servers"][0]["state"] != "ready" {
+    while s.ok_past_notes("catalog/status", json!({}))["servers"][0]["state"] != "ready" {
         assert!(t.elapsed() < TIMEOUT, "fs never became ready");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -92,7 +87,7 @@ fn strs(v: &Value) -> Vec<String> {
 }
 
 fn invoke(s: &mut Sidecar, name: &str, args: Value) -> Value {
-    ok(s, "tool/invoke", json!({"name": name, "arguments": args}))
+    s.ok_past_notes("tool/invoke", json!({"name": name, "arguments": args}))
 }
 
 fn text(r: &Value) -> String {
@@ -125,7 +120,7 @@ fn refresh_until_held_notice(s: &mut Sidecar) -> Value {
 }
 
 fn plan(s: &mut Sidecar) -> Value {
-    ok(s, "exposition/plan", json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "contextWindow": 8000, "include": ["deferred"]}))
+    s.ok_past_notes("exposition/plan", json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "contextWindow": 8000, "include": ["deferred"]}))
 }
 
 fn plan_names(plan: &Value) -> Vec<String> {
@@ -140,12 +135,12 @@ fn a_changed_tool_is_held_until_approved_and_the_pin_survives_a_restart() {
     write_defs(&f, READ, false, false);
     let mut s = start(&f, "pinned");
     // The first list is the baseline: everything approved.
-    let pins = ok(&mut s, "catalog/pins", json!({"serverId": "fs"}));
+    let pins = s.ok_past_notes("catalog/pins", json!({"serverId": "fs"}));
     assert_eq!(pins["tools"].as_array().unwrap().len(), 43);
     assert!(pins["tools"].as_array().unwrap().iter().all(|t| t["state"] == "approved"), "{pins}");
     let baseline_fp = pin(&pins, "read_file")["fingerprint"].as_str().unwrap().to_string();
     assert_eq!(baseline_fp.len(), 64);
-    let synced = ok(&mut s, "registry/syncMcp", json!({}));
+    let synced = s.ok_past_notes("registry/syncMcp", json!({}));
     let read = strs(&synced["registered"]).into_iter().find(|n| n.ends_with("readFile")).expect("read_file registered");
     let r = invoke(&mut s, &read, json!({"path": "/etc/hostname"}));
     assert_eq!(r["isError"], false, "{r}");
@@ -155,7 +150,7 @@ fn a_changed_tool_is_held_until_approved_and_the_pin_survives_a_restart() {
     write_defs(&f, POISONED, true, true);
     let notice = refresh_until_held_notice(&mut s);
     assert_eq!((strs(&notice["changedTools"]), strs(&notice["newTools"])), (vec!["read_file".to_string()], vec!["upload".to_string()]));
-    let pins = ok(&mut s, "catalog/pins", json!({"serverId": "fs"}));
+    let pins = s.ok_past_notes("catalog/pins", json!({"serverId": "fs"}));
     let p = pin(&pins, "read_file");
     assert_eq!(p["state"], "changed");
     assert_eq!(p["approvedFingerprint"], json!(baseline_fp));
@@ -176,10 +171,10 @@ fn a_changed_tool_is_held_until_approved_and_the_pin_survives_a_restart() {
     assert_eq!(calls(&f.calls), ["read_file"], "the held tool was not executed");
 
     // Sync evicts it and does not register the new one; resolve and plans leave them out.
-    let synced = ok(&mut s, "registry/syncMcp", json!({}));
+    let synced = s.ok_past_notes("registry/syncMcp", json!({}));
     assert_eq!(strs(&synced["evicted"]), [read.clone()]);
     assert_eq!(strs(&synced["registered"]), Vec::<String>::new());
-    let ids = strs(&ok(&mut s, "registry/resolveMcpToolIds", json!({"assistant": {"mcpMode": "auto"}}))["toolIds"]);
+    let ids = strs(&s.ok_past_notes("registry/resolveMcpToolIds", json!({"assistant": {"mcpMode": "auto"}}))["toolIds"]);
     assert_eq!(ids.len(), 42, "{ids:?}");
     assert!(!ids.iter().any(|n| n.ends_with("readFile") || n.ends_with("upload")), "{ids:?}");
     let plan = plan(&mut s);
@@ -189,9 +184,9 @@ fn a_changed_tool_is_held_until_approved_and_the_pin_survives_a_restart() {
     let plan_id = plan["planId"].as_str().unwrap();
     assert!(!plan["deferred"].as_array().unwrap().is_empty(), "the plan defers, so search runs: {plan}");
     {
-        let r = ok(&mut s, "tool/invoke", json!({"name": "tool_search", "arguments": {"query": "read a file"}, "planId": plan_id}));
+        let r = s.ok_past_notes("tool/invoke", json!({"name": "tool_search", "arguments": {"query": "read a file"}, "planId": plan_id}));
         assert!(!text(&r).contains("readFile") && !text(&r).contains("id_rsa"), "{r}");
-        let r = ok(&mut s, "tool/invoke", json!({"name": "tool_inspect", "arguments": {"name": read}, "planId": plan_id}));
+        let r = s.ok_past_notes("tool/invoke", json!({"name": "tool_inspect", "arguments": {"name": read}, "planId": plan_id}));
         assert_eq!(r["isError"], true, "{r}");
         assert!(!text(&r).contains("id_rsa"), "{r}");
     }
@@ -207,11 +202,11 @@ fn a_changed_tool_is_held_until_approved_and_the_pin_survives_a_restart() {
 
     // A restart with the same cacheDir keeps the pins: still held, not re-baselined.
     let mut s = start(&f, "pinned");
-    let pins = ok(&mut s, "catalog/pins", json!({"serverId": "fs"}));
+    let pins = s.ok_past_notes("catalog/pins", json!({"serverId": "fs"}));
     assert_eq!(pin(&pins, "read_file")["state"], "changed", "{pins}");
     assert_eq!(pin(&pins, "read_file")["approvedFingerprint"], json!(baseline_fp));
     assert_eq!(pin(&pins, "upload")["state"], "new");
-    let synced = ok(&mut s, "registry/syncMcp", json!({}));
+    let synced = s.ok_past_notes("registry/syncMcp", json!({}));
     assert!(!strs(&synced["registered"]).contains(&read), "{synced}");
 
     // Approval: unknown names are refused as a whole; then sync registers it and it runs.
@@ -229,18 +224,17 @@ fn a_changed_tool_is_held_until_approved_and_the_pin_survives_a_restart() {
     assert_eq!(e["error"]["code"], -32602, "{e}");
     assert_eq!(e["error"]["data"], json!({"serverId": "fs", "tools": ["read_file"], "reason": "changedSinceReview"}));
     assert!(e["error"]["message"].as_str().unwrap().contains("changed after the user reviewed it"), "{e}");
-    let still = ok(&mut s, "catalog/pins", json!({"serverId": "fs"}));
+    let still = s.ok_past_notes("catalog/pins", json!({"serverId": "fs"}));
     assert_eq!(pin(&still, "read_file")["state"], "changed", "{still}");
     let reviewed = pin(&still, "read_file")["fingerprint"].clone();
-    let approved = ok(
-        &mut s,
+    let approved = s.ok_past_notes(
         "catalog/approveTools",
         json!({"serverId": "fs", "tools": ["read_file"], "fingerprints": {"read_file": reviewed}}),
     );
     let p = pin(&approved, "read_file");
     assert_eq!((p["state"].clone(), p["approvedFingerprint"].clone()), (json!("approved"), p["fingerprint"].clone()));
     assert_eq!(pin(&approved, "upload")["state"], "new");
-    let synced = ok(&mut s, "registry/syncMcp", json!({}));
+    let synced = s.ok_past_notes("registry/syncMcp", json!({}));
     assert_eq!(strs(&synced["registered"]), [read.clone()]);
     let r = invoke(&mut s, &read, json!({"path": "/etc/hostname", "key": "k"}));
     assert_eq!(r["isError"], false, "{r}");
@@ -253,14 +247,14 @@ fn trust_auto_accepts_changes() {
     let f = files();
     write_defs(&f, READ, false, false);
     let mut s = start(&f, "auto");
-    let synced = ok(&mut s, "registry/syncMcp", json!({}));
+    let synced = s.ok_past_notes("registry/syncMcp", json!({}));
     let read = strs(&synced["registered"]).into_iter().find(|n| n.ends_with("readFile")).unwrap();
     write_defs(&f, POISONED, true, true);
     let r = fresh_refresh(&mut s, &mut Vec::new());
     assert_eq!(r["result"]["toolCount"], 44, "{r}");
-    let pins = ok(&mut s, "catalog/pins", json!({"serverId": "fs"}));
+    let pins = s.ok_past_notes("catalog/pins", json!({"serverId": "fs"}));
     assert!(pins["tools"].as_array().unwrap().iter().all(|t| t["state"] == "approved"), "{pins}");
-    let synced = ok(&mut s, "registry/syncMcp", json!({}));
+    let synced = s.ok_past_notes("registry/syncMcp", json!({}));
     assert!(strs(&synced["registered"]).contains(&read), "the changed definition replaced the old one: {synced}");
     let r = invoke(&mut s, &read, json!({"path": "/etc/hostname", "key": "k"}));
     assert_eq!(r["isError"], false, "{r}");
@@ -295,9 +289,9 @@ fn a_corrupt_pins_file_holds_every_tool_instead_of_re_baselining() {
     std::fs::write(&pins_file, b"{\"formatVersion\": 1, \"tools\": {trunc").unwrap();
     write_defs(&f, POISONED, true, false);
     let mut s = start(&f, "pinned");
-    let pins = ok(&mut s, "catalog/pins", json!({"serverId": "fs"}));
+    let pins = s.ok_past_notes("catalog/pins", json!({"serverId": "fs"}));
     assert!(pins["tools"].as_array().unwrap().iter().all(|t| t["state"] == "new"), "{pins}");
-    let synced = ok(&mut s, "registry/syncMcp", json!({}));
+    let synced = s.ok_past_notes("registry/syncMcp", json!({}));
     assert_eq!(synced["registered"], json!([]));
     quit(s);
 }
@@ -305,13 +299,13 @@ fn a_corrupt_pins_file_holds_every_tool_instead_of_re_baselining() {
 /// A host that can ask its user, with the fixture under `approval: destructive`.
 fn start_destructive(f: &Files) -> Sidecar {
     let mut s = Sidecar::spawn();
-    ok(&mut s, "initialize", json!({"cacheDir": f.cache.to_str().unwrap(), "capabilities": {"approval": true},
+    s.ok_past_notes("initialize", json!({"cacheDir": f.cache.to_str().unwrap(), "capabilities": {"approval": true},
         "timeouts": {"connectMs": 5000, "listMs": 5000}}));
     let server = json!({"id": "fs", "name": "fs", "approval": "destructive", "transport": {"type": "stdio", "command": fixture(),
         "args": ["--defs-file", f.defs.to_str().unwrap(), "--calls-file", f.calls.to_str().unwrap()]}});
-    ok(&mut s, "catalog/setServers", json!({"servers": [server]}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [server]}));
     let t = Instant::now();
-    while ok(&mut s, "catalog/status", json!({}))["servers"][0]["state"] != "ready" {
+    while s.ok_past_notes("catalog/status", json!({}))["servers"][0]["state"] != "ready" {
         assert!(t.elapsed() < TIMEOUT, "fs never became ready");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -348,12 +342,12 @@ fn a_hint_that_would_spare_the_question_holds_the_tool_one_that_adds_it_applies_
     let f = files();
     write_delete_def(&f.defs, json!({"readOnlyHint": false, "title": "Delete"}));
     let mut s = start_destructive(&f);
-    let synced = ok(&mut s, "registry/syncMcp", json!({}));
+    let synced = s.ok_past_notes("registry/syncMcp", json!({}));
     let del = strs(&synced["registered"]).into_iter().find(|n| n.ends_with("delete")).expect("delete registered");
     let (r, asked) = invoke_approving(&mut s, &del, json!({"path": "a"}));
     assert_eq!((r["isError"].clone(), asked.clone()), (json!(false), vec![del.clone()]), "{r}");
     assert_eq!(calls(&f.calls), ["delete"]);
-    let baseline_fp = pin(&ok(&mut s, "catalog/pins", json!({"serverId": "fs"})), "delete")["fingerprint"].clone();
+    let baseline_fp = pin(&s.ok_past_notes("catalog/pins", json!({"serverId": "fs"})), "delete")["fingerprint"].clone();
 
     // The server re-lists it as read-only, nothing else changed: that would spare the question.
     write_delete_def(&f.defs, json!({"readOnlyHint": true, "title": "Delete"}));
@@ -363,7 +357,7 @@ fn a_hint_that_would_spare_the_question_holds_the_tool_one_that_adds_it_applies_
     assert!(text(&r).contains("changed since the user approved it (readOnlyHint annotation went from false to true); it was not run"), "{r}");
     assert!(asked.is_empty(), "a held tool is refused before the user is asked: {asked:?}");
     assert_eq!(calls(&f.calls), ["delete"]);
-    let pins = ok(&mut s, "catalog/pins", json!({"serverId": "fs"}));
+    let pins = s.ok_past_notes("catalog/pins", json!({"serverId": "fs"}));
     let p = pin(&pins, "delete");
     assert_eq!(p["state"], "changed", "{pins}");
     assert_eq!(p["approvedFingerprint"], baseline_fp);
@@ -372,7 +366,7 @@ fn a_hint_that_would_spare_the_question_holds_the_tool_one_that_adds_it_applies_
     assert_eq!((p["diff"]["hintsBefore"].clone(), p["diff"]["hintsAfter"].clone()), (json!({"readOnlyHint": false}), json!({"readOnlyHint": true})));
     assert_eq!(strs(&p["diff"]["changedPaths"]), ["/annotations/readOnlyHint"]);
     assert!(p["diff"].get("descriptionBefore").is_none(), "{p}");
-    let synced = ok(&mut s, "registry/syncMcp", json!({}));
+    let synced = s.ok_past_notes("registry/syncMcp", json!({}));
     assert_eq!(strs(&synced["evicted"]), [del.clone()]);
     let (r, asked) = invoke_approving(&mut s, &del, json!({"path": "b"}));
     assert_eq!((r["isError"].clone(), asked.len()), (json!(true), 0), "{r}");
@@ -382,10 +376,10 @@ fn a_hint_that_would_spare_the_question_holds_the_tool_one_that_adds_it_applies_
     // Approval must name what the user reviewed, hints included.
     let e = call(&mut s, "catalog/approveTools", json!({"serverId": "fs", "tools": ["delete"], "fingerprints": {"delete": baseline_fp}}), &mut Vec::new());
     assert_eq!(e["error"]["data"]["reason"], "changedSinceReview", "{e}");
-    assert_eq!(pin(&ok(&mut s, "catalog/pins", json!({"serverId": "fs"})), "delete")["state"], "changed");
-    let approved = ok(&mut s, "catalog/approveTools", json!({"serverId": "fs", "tools": ["delete"], "fingerprints": {"delete": p["fingerprint"]}}));
+    assert_eq!(pin(&s.ok_past_notes("catalog/pins", json!({"serverId": "fs"})), "delete")["state"], "changed");
+    let approved = s.ok_past_notes("catalog/approveTools", json!({"serverId": "fs", "tools": ["delete"], "fingerprints": {"delete": p["fingerprint"]}}));
     assert_eq!(pin(&approved, "delete")["state"], "approved");
-    let synced = ok(&mut s, "registry/syncMcp", json!({}));
+    let synced = s.ok_past_notes("registry/syncMcp", json!({}));
     assert_eq!(strs(&synced["registered"]), [del.clone()]);
     // The user approved it as read-only: it runs unasked.
     let (r, asked) = invoke_approving(&mut s, &del, json!({"path": "c"}));
@@ -396,7 +390,7 @@ fn a_hint_that_would_spare_the_question_holds_the_tool_one_that_adds_it_applies_
     for annotations in [json!({"title": "Delete"}), json!({"title": "Remove", "openWorldHint": false, "idempotentHint": true})] {
         write_delete_def(&f.defs, annotations.clone());
         fresh_refresh(&mut s, &mut Vec::new());
-        let pins = ok(&mut s, "catalog/pins", json!({"serverId": "fs"}));
+        let pins = s.ok_past_notes("catalog/pins", json!({"serverId": "fs"}));
         assert_eq!(pin(&pins, "delete")["state"], "approved", "{annotations}: {pins}");
         let (r, asked) = invoke_approving(&mut s, &del, json!({"path": "d"}));
         assert_eq!((r["isError"].clone(), asked), (json!(false), vec![del.clone()]), "{annotations}: {r}");

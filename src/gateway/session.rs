@@ -5,6 +5,7 @@ use super::client_host::{Asking, ClientHost};
 use super::Gateway;
 use crate::invoke::{Call, Executor, HostAbilities, InvokeError, Invoked, Settings};
 use crate::output::ModelOutput;
+use crate::upstream::Mcp;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, InitializeResult, ListToolsResult, PaginatedRequestParams};
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
@@ -82,11 +83,10 @@ impl ServerHandler for Session {
             catalog: gw.catalog.clone(),
             progress_token: context.meta.get_progress_token(),
         };
-        let mcp = crate::server::Mcp(Some(&gw.catalog));
-        let approval_ms = gw.config().gateway.approval_timeout_ms.unwrap_or(300_000);
+        let mcp = Mcp(Some(&gw.catalog));
         let settings = Settings {
             abilities: HostAbilities { approval: asking.is_some(), host_tools: false, repair: false },
-            approval_timeout: Duration::from_millis(approval_ms),
+            approval_timeout: gw.config().gateway.approval_timeout_ms.map_or(Settings::APPROVAL_TIMEOUT, Duration::from_millis),
         };
         let exec = Executor::new(&host, &mcp, &gw.validators, &gw.approvals, settings, context.ct.clone());
         let call_id = gw.next_call_id();

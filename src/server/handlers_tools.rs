@@ -1,6 +1,6 @@
 //! Handlers of the catalog, MCP sync, invoke and approval methods.
 
-use super::host::{Host, Mcp};
+use super::host::Host;
 use super::{current_cancel, Ctx};
 use crate::approval::Decision;
 use crate::catalog::{Catalog, CatalogError, ListToolsResult, ServerStatus};
@@ -8,6 +8,7 @@ use crate::invoke::{Call, Executor, HostAbilities, InvokeError, Settings};
 use crate::protocol::*;
 use crate::registry::hidden;
 use crate::sync::{self, Mode};
+use crate::upstream::Mcp;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -113,7 +114,7 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
     let mcp = Mcp(ctx.catalog.get());
     let settings = Settings {
         abilities: HostAbilities { approval: caps.approval, host_tools: caps.host_tools, repair: caps.repair },
-        approval_timeout: Duration::from_millis(t.approval_ms.unwrap_or(300_000)),
+        approval_timeout: t.approval_ms.map_or(Settings::APPROVAL_TIMEOUT, Duration::from_millis),
     };
     let exec = Executor::new(&host, &mcp, &ctx.validators, &ctx.approvals, settings, current_cancel());
     let call_id = p.call_id.unwrap_or_else(|| format!("toolreg-call-{}", ctx.call_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1));

@@ -1,10 +1,11 @@
-//! The invoke path's view of the outside: the host (over reverse messages) and the MCP
-//! catalog, as the `HostPort` / `McpPort` traits of `invoke`; and the catalog's view of the
-//! host, `AskHost`, for the questions MCP servers ask mid-call (`host/elicit`, `host/sample`).
+//! The host as the core sees it, over the sidecar's reverse messages: invoke's `HostPort`
+//! (`Host`), the catalog's `AskHost` for the questions MCP servers ask mid-call (`host/elicit`,
+//! `host/sample`), and embed's `Embedder` (`host/embed`). The MCP side of a call speaks no host
+//! protocol: it is `upstream::Mcp`, which the gateway runs calls through too.
 
 use super::outgoing::Outgoing;
-use crate::catalog::{AskHost, Catalog, CatalogError, ElicitParams, ElicitResult, SampleParams, ServerState};
-use crate::invoke::{ApprovalRequest, HostPort, McpCallError, McpPort};
+use crate::catalog::{AskHost, ElicitParams, ElicitResult, SampleParams};
+use crate::invoke::{ApprovalRequest, HostPort};
 use crate::protocol::{
     ApprovalRequestNotification, ApprovalWithdrawn, HostElicit, HostEmbed, HostExecuteTool, HostRepairToolCall, HostSample, Notification, Request,
 };
@@ -12,8 +13,6 @@ use futures::future::BoxFuture;
 use std::sync::Arc;
 use serde_json::{json, Value};
 use std::time::Duration;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 pub struct Host<'a> {
     pub out: &'a Outgoing,
@@ -53,45 +52,6 @@ impl HostPort for Host<'_> {
             Ok(Err(e)) => Err(e.message),
             Err(_) => Err(format!("no answer within {} ms", self.call_timeout.as_millis())),
         }
-    }
-}
-
-pub struct Mcp<'a>(pub Option<&'a Catalog>);
-
-impl McpPort for Mcp<'_> {
-    async fn call_tool(
-        &self,
-        server_id: &str,
-        tool: &str,
-        arguments: Value,
-        cancel: CancellationToken,
-        progress: mpsc::UnboundedSender<Value>,
-        call_id: &str,
-    ) -> Result<Value, McpCallError> {
-        let Some(catalog) = self.0 else { return Err(McpCallError::Failed("no MCP catalog".into())) };
-        match catalog.call_tool(server_id, tool, arguments, cancel, Some(progress), Some(call_id)).await {
-            Ok(v) => Ok(v),
-            Err(CatalogError::Cancelled) => Err(McpCallError::Cancelled),
-            Err(e) => Err(McpCallError::Failed(e.to_string())),
-        }
-    }
-
-    fn asks_approval(&self, server_id: &str, tool: &str) -> Option<bool> {
-        self.0?.asks_approval(server_id, tool)
-    }
-
-    fn held_refusal(&self, server_id: &str, tool: &str) -> Option<String> {
-        self.0?.held_refusal(server_id, tool)
-    }
-
-    fn cold_servers(&self) -> Vec<String> {
-        let Some(catalog) = self.0 else { return Vec::new() };
-        catalog
-            .status()
-            .into_iter()
-            .filter(|s| !s.cached && s.state != ServerState::Disabled)
-            .map(|s| s.id)
-            .collect()
     }
 }
 

@@ -18,9 +18,6 @@ pub mod message;
 pub mod outgoing;
 mod pool;
 
-/// The invoke path's `McpPort` over the catalog, shared with the MCP face (`gateway`).
-pub use host::Mcp;
-
 use crate::approval::Approvals;
 use crate::catalog::{Catalog, CatalogEvent};
 use crate::exposition::plans::PlanStore;

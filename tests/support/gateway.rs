@@ -181,14 +181,7 @@ impl McpClient {
     /// Closes stdin and waits for the exit.
     pub fn finish(mut self) -> ExitStatus {
         self.stdin.take();
-        let start = Instant::now();
-        loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                return s;
-            }
-            assert!(start.elapsed() < TIMEOUT, "toolreg mcp did not exit after stdin closed");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        super::exit_of(&mut self.child, "toolreg mcp did not exit after stdin closed")
     }
 }
 

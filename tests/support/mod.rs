@@ -19,6 +19,18 @@ use std::time::{Duration, Instant};
 
 pub const TIMEOUT: Duration = Duration::from_secs(20);
 
+/// The child's exit status, polled; fails the test with `why` after `TIMEOUT`.
+pub fn exit_of(child: &mut Child, why: &str) -> ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(start.elapsed() < TIMEOUT, "{why}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_toolreg")
 }
@@ -190,6 +202,13 @@ impl Sidecar {
         }
     }
 
+    /// The result of a request that must succeed, while notifications (catalog/didChange, ...)
+    /// may arrive first: they are skipped; a request from the sidecar fails the test.
+    pub fn ok_past_notes(&mut self, method: &str, params: Value) -> Value {
+        let r = self.call_noting(method, params, &mut Vec::new());
+        r.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {r}"))
+    }
+
     /// The error of a request that must fail.
     pub fn err(&mut self, method: &str, params: Value) -> Value {
         let r = self.request(method, params);
@@ -225,14 +244,7 @@ impl Sidecar {
     }
 
     pub fn wait(&mut self) -> ExitStatus {
-        let start = Instant::now();
-        loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                return s;
-            }
-            assert!(start.elapsed() < TIMEOUT, "sidecar did not exit");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        exit_of(&mut self.child, "sidecar did not exit")
     }
 
     /// shutdown + exit, asserting the clean exit code 0 and that nothing else was pending.
