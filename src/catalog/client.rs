@@ -5,8 +5,8 @@
 //! to the host through `elicit.rs`.
 //!
 //! Invariants:
-//! - Every request is bounded by a caller-given deadline; on expiry rmcp sends
-//!   `notifications/cancelled`.
+//! - Every request is bounded by a caller-given deadline; on expiry the server gets
+//!   `notifications/cancelled` (from rmcp's timer for a list, from `call.rs` for a call).
 //! - We speak protocol 2025-11-25 (the newest revision with an `initialize` handshake). rmcp
 //!   3.11 defaults to 2026-07-28, where list_changed arrives only on a `subscriptions/listen`
 //!   stream; pinning keeps plain notifications working with every server we know.
@@ -42,27 +42,18 @@ use tokio_util::sync::CancellationToken;
 
 use super::authorize::ServerAuth;
 use super::child::{self, kill_group, ChildProc};
+use super::call;
 use super::lock;
 use super::config::{CatalogError, McpTool, ServerConfig, Transport};
 use super::elicit::{self, Asker, CallOrigin, InFlight, InFlightGuard, Unanswered};
-use super::stdio::{BoundedStdio, DirectCalls};
+use super::stdio::{BoundedStdio, DirectCalls, Pending};
 use crate::secret::redactor::Redactor;
 
 const MAX_PAGES: usize = 1000;
 
-/// Progress sinks by token, plus notifications that arrived before their call registered
-/// (rmcp allocates the token while sending, so a fast server can beat us to it).
-#[derive(Default)]
-struct ProgressSinks {
-    sinks: HashMap<String, mpsc::UnboundedSender<Value>>,
-    early: std::collections::VecDeque<(String, Value)>,
-}
-
-const MAX_EARLY_PROGRESS: usize = 256;
-
 struct HandlerShared {
     server_id: String,
-    progress: Mutex<ProgressSinks>,
+    progress: Mutex<call::Progress>,
     on_list_changed: Box<dyn Fn() + Send + Sync>,
     asker: Asker,
     in_flight: Mutex<InFlight>,
@@ -153,20 +144,7 @@ impl ClientHandler for Handler {
     async fn on_progress(&self, params: ProgressNotificationParam, _cx: NotificationContext<RoleClient>) {
         let key = token_key(&params.progress_token);
         let value = serde_json::to_value(&params).unwrap_or(Value::Null);
-        let mut progress = lock(&self.0.progress);
-        match progress.sinks.get(&key) {
-            // Its call has returned (the receiver is gone): late progress has nowhere to go.
-            Some(sink) if sink.is_closed() => {}
-            Some(sink) => {
-                let _ = sink.send(value);
-            }
-            None => {
-                if progress.early.len() == MAX_EARLY_PROGRESS {
-                    progress.early.pop_front();
-                }
-                progress.early.push_back((key, value));
-            }
-        }
+        lock(&self.0.progress).deliver(key, value);
     }
 
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
@@ -210,7 +188,7 @@ pub(crate) async fn connect(
     let redactor = Redactor::new(config.secret_values());
     let handler = Arc::new(HandlerShared {
         server_id: config.id.clone(),
-        progress: Mutex::new(ProgressSinks::default()),
+        progress: Mutex::new(call::Progress::default()),
         on_list_changed,
         asker,
         in_flight: Mutex::new(InFlight::default()),
@@ -340,7 +318,7 @@ impl Connection {
         for _ in 0..MAX_PAGES {
             let remaining = deadline.saturating_duration_since(Instant::now());
             if remaining.is_zero() {
-                return Err(timeout_error("tools/list", timeout));
+                return Err(CatalogError::timed_out("tools/list", timeout));
             }
             let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
             let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
@@ -378,52 +356,53 @@ impl Connection {
         Err(CatalogError::Mcp(format!("tools/list has more than {MAX_PAGES} pages")))
     }
 
-    /// One `tools/call`. Returns the `CallToolResult` as JSON; a tool-level failure is
-    /// `Ok` with `isError: true`, only protocol/transport failures are `Err`. `call_id` names
-    /// the call in the questions the server asks meanwhile.
+    /// One `tools/call`, under the rules of `call.rs`. Returns the `CallToolResult` as JSON; a
+    /// tool-level failure is `Ok` with `isError: true`, only protocol/transport failures are
+    /// `Err`. `call_id` names the call in the questions the server asks meanwhile.
     pub async fn call_tool(
         &self,
         tool: &str,
         arguments: Value,
-        timeout: Duration,
+        limits: call::Limits,
         cancel: CancellationToken,
         progress: Option<mpsc::UnboundedSender<Value>>,
         call_id: Option<&str>,
     ) -> Result<Value, CatalogError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
-        match arguments {
-            Value::Null => {}
-            Value::Object(map) => params = params.with_arguments(map),
-            _ => return Err(CatalogError::Mcp("tool arguments must be a JSON object".into())),
+        if let Some(map) = call::arguments(arguments)? {
+            params = params.with_arguments(map);
         }
         if cancel.is_cancelled() {
             return Err(CatalogError::Cancelled);
         }
-        if let Some(direct) = &self.direct {
-            return self.call_direct(direct, params, timeout, cancel, progress, call_id).await;
-        }
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let origin = CallOrigin { call_id: call_id.map(str::to_owned), tool: tool.to_owned(), cancel: cancel.clone() };
         let slot = lock(&self.handler.in_flight).enter(origin);
         let _in_flight = InFlightGuard(&self.handler.in_flight, slot);
-        let handle = self
-            .peer
-            .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
-            .await
-            .map_err(|e| self.failed("tools/call", timeout, e))?;
-        lock(&self.handler.in_flight).sent(slot, token_key(&handle.id));
-        self.progress_to(token_key(&handle.progress_token), progress);
+        match &self.direct {
+            Some(direct) => self.call_direct(direct, params, slot, limits, &cancel, progress).await,
+            None => self.call_rmcp(params, slot, limits, &cancel, progress).await,
+        }
+    }
+
+    /// `call_tool` through rmcp's service (Streamable HTTP). rmcp gets no timeout of its own:
+    /// `call::answer` keeps the time and tells the server as rmcp would.
+    async fn call_rmcp(
+        &self,
+        params: CallToolRequestParams,
+        slot: u64,
+        limits: call::Limits,
+        cancel: &CancellationToken,
+        progress: Option<mpsc::UnboundedSender<Value>>,
+    ) -> Result<Value, CatalogError> {
+        let failed = |e| self.failed(call::METHOD, limits.timeout, e);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = self.peer.send_request_with_option(request, PeerRequestOptions::no_options()).await.map_err(failed)?;
+        self.track(slot, &handle.id, &handle.progress_token, progress);
         let id = handle.id.clone();
-        let outcome = tokio::select! {
-            r = handle.await_response() => r.map_err(|e| self.failed("tools/call", timeout, e)),
-            _ = cancel.cancelled() => {
-                let param = CancelledNotificationParam::new(Some(id), Some("cancelled by the host".into()));
-                let _ = self.peer.notify_cancelled(param).await;
-                Err(CatalogError::Cancelled)
-            }
-        };
-        let response = outcome?;
-        call_result(serde_json::to_value(&response).map_err(|e| CatalogError::Mcp(e.to_string()))?)
+        let answer = async { handle.await_response().await.map_err(failed) };
+        let response = call::answer(answer, limits.timeout, cancel, |reason| self.tell_cancelled(id, reason)).await?;
+        let value = serde_json::to_value(&response).map_err(|e| CatalogError::Mcp(e.to_string()))?;
+        call::result(value, limits.max_result_bytes)
     }
 
     /// `call_tool` on a stdio session: the request is written from here and its response
@@ -432,20 +411,16 @@ impl Connection {
         &self,
         direct: &DirectCalls,
         mut params: CallToolRequestParams,
-        timeout: Duration,
-        cancel: CancellationToken,
+        slot: u64,
+        limits: call::Limits,
+        cancel: &CancellationToken,
         progress: Option<mpsc::UnboundedSender<Value>>,
-        call_id: Option<&str>,
     ) -> Result<Value, CatalogError> {
-        let closed = || CatalogError::Closed("tools/call: connection closed".into());
-        let pending = direct.register().ok_or_else(closed)?;
-        let id = RequestId::String(pending.id.clone().into());
-        let token = ProgressToken(NumberOrString::String(pending.id.clone().into()));
-        let origin = CallOrigin { call_id: call_id.map(str::to_owned), tool: params.name.to_string(), cancel: cancel.clone() };
-        let slot = lock(&self.handler.in_flight).enter(origin);
-        let _in_flight = InFlightGuard(&self.handler.in_flight, slot);
-        lock(&self.handler.in_flight).sent(slot, token_key(&id));
-        self.progress_to(token_key(&token), progress);
+        let closed = || CatalogError::closed(call::METHOD);
+        let Pending { id: key, reply } = direct.register().ok_or_else(closed)?;
+        let id = RequestId::String(key.clone().into());
+        let token = ProgressToken(NumberOrString::String(key.clone().into()));
+        self.track(slot, &id, &token, progress);
         params.set_progress_token(token);
         let request = ClientJsonRpcMessage::request(ClientRequest::CallToolRequest(CallToolRequest::new(params)), id.clone());
         let mut line = serde_json::to_vec(&request).map_err(|e| CatalogError::Mcp(e.to_string()))?;
@@ -455,46 +430,32 @@ impl Connection {
             _ = cancel.cancelled() => Err(std::io::Error::other("cancelled")),
         };
         if written.is_err() || cancel.is_cancelled() {
-            direct.forget(&pending.id);
+            direct.forget(&key);
             return Err(if cancel.is_cancelled() { CatalogError::Cancelled } else { closed() });
         }
-        let notice = |reason: &str| CancelledNotificationParam::new(Some(id.clone()), Some(reason.into()));
-        let reply = tokio::select! {
-            r = pending.reply => r.map_err(|_| closed())?,
-            _ = tokio::time::sleep(timeout) => {
-                direct.forget(&pending.id);
-                let _ = self.peer.notify_cancelled(notice("request timeout")).await;
-                return Err(timeout_error("tools/call", timeout));
-            }
-            _ = cancel.cancelled() => {
-                direct.forget(&pending.id);
-                let _ = self.peer.notify_cancelled(notice("cancelled by the host")).await;
-                return Err(CatalogError::Cancelled);
-            }
+        let answer = async { reply.await.map_err(|_| closed()) };
+        let tell = |reason| {
+            direct.forget(&key);
+            self.tell_cancelled(id, reason)
         };
-        match reply {
-            Ok(raw) => call_result(serde_json::from_str(raw.get()).map_err(|e| CatalogError::Mcp(format!("tools/call: {e}")))?),
-            Err(error) => {
-                let message = error.get("message").and_then(Value::as_str).unwrap_or("the server answered with an error");
-                Err(CatalogError::Mcp(message.to_owned()))
-            }
+        match call::answer(answer, limits.timeout, cancel, tell).await? {
+            Ok(raw) => call::result_from_raw(&raw, limits.max_result_bytes),
+            Err(error) => Err(call::error_answer(&error)),
         }
     }
 
-    /// Sends the progress of the call with this token to `sink`, including any that came first.
-    fn progress_to(&self, key: String, sink: Option<mpsc::UnboundedSender<Value>>) {
-        let Some(sink) = sink else { return };
-        let mut p = lock(&self.handler.progress);
-        for (_, value) in p.early.iter().filter(|(k, _)| *k == key) {
-            let _ = sink.send(value.clone());
+    /// Matches what the server sends about request `id` (questions, progress on `token`) to
+    /// the call in `slot`; its progress goes to `sink`, including any that came first.
+    fn track(&self, slot: u64, id: &RequestId, token: &ProgressToken, sink: Option<mpsc::UnboundedSender<Value>>) {
+        lock(&self.handler.in_flight).sent(slot, token_key(id));
+        if let Some(sink) = sink {
+            lock(&self.handler.progress).register(token_key(token), sink);
         }
-        p.early.retain(|(k, _)| *k != key);
-        // The sink stays registered after its call: rmcp runs each notification handler in its
-        // own task, so the last progress may land after the response. The caller drops the
-        // receiver when done; registering the next sink removes closed ones. (A timer per call
-        // for this cost a thread wake-up 15 ms later, each call.)
-        p.sinks.retain(|_, s| !s.is_closed());
-        p.sinks.insert(key, sink);
+    }
+
+    /// `notifications/cancelled` for request `id`, with `reason` (`call::TIMED_OUT`, `call::CANCELLED`).
+    async fn tell_cancelled(&self, id: RequestId, reason: &'static str) {
+        let _ = self.peer.notify_cancelled(CancelledNotificationParam::new(Some(id), Some(reason.into()))).await;
     }
 
     /// Ends the session: closes the transport (a stdio server sees EOF), then SIGTERM and,
@@ -550,27 +511,11 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     crate::secret::redact_urls_in(&out).into_owned()
 }
 
-/// A `tools/call` result as JSON: an object with `content`, without rmcp's `resultType`.
-fn call_result(mut value: Value) -> Result<Value, CatalogError> {
-    let Value::Object(map) = &mut value else {
-        return Err(CatalogError::Mcp("unexpected response to tools/call".into()));
-    };
-    map.remove("resultType");
-    if !map.get("content").is_some_and(Value::is_array) {
-        return Err(CatalogError::Mcp("unexpected response to tools/call".into()));
-    }
-    Ok(value)
-}
-
-fn timeout_error(what: &str, timeout: Duration) -> CatalogError {
-    CatalogError::Timeout { what: what.into(), ms: timeout.as_millis() as u64 }
-}
-
 fn service_error(what: &str, timeout: Duration, e: ServiceError) -> CatalogError {
     match e {
-        ServiceError::Timeout { .. } => timeout_error(what, timeout),
+        ServiceError::Timeout { .. } => CatalogError::timed_out(what, timeout),
         ServiceError::McpError(data) => CatalogError::Mcp(data.message.to_string()),
-        ServiceError::TransportClosed => CatalogError::Closed(format!("{what}: connection closed")),
+        ServiceError::TransportClosed => CatalogError::closed(what),
         ServiceError::Cancelled { .. } => CatalogError::Cancelled,
         other => CatalogError::Mcp(crate::secret::redact_urls_in(&format!("{what}: {other}")).into_owned()),
     }

@@ -368,6 +368,16 @@ pub enum CatalogError {
 }
 
 impl CatalogError {
+    /// `what` (an MCP method) got no answer within `after`.
+    pub(crate) fn timed_out(what: &str, after: Duration) -> CatalogError {
+        CatalogError::Timeout { what: what.into(), ms: after.as_millis() as u64 }
+    }
+
+    /// The session ended before `what` (an MCP method) was answered.
+    pub(crate) fn closed(what: &str) -> CatalogError {
+        CatalogError::Closed(format!("{what}: connection closed"))
+    }
+
     /// The same error with its text passed through `ServerConfig::redact`.
     pub fn redacted(self, config: &ServerConfig) -> CatalogError {
         match self {

@@ -33,6 +33,7 @@
 pub mod auth;
 mod authorize;
 pub(crate) mod cache;
+mod call;
 mod child;
 mod client;
 mod config;
@@ -348,7 +349,9 @@ impl Catalog {
     /// `tools/call` through the server's session (connecting if it has none). The result is
     /// the MCP `CallToolResult` as JSON; `isError: true` results are `Ok`. Cancelling `cancel`
     /// sends `notifications/cancelled`; the server's progress notifications go to `progress`.
-    /// `call_id` names the call in the questions the server asks meanwhile (`elicit.rs`).
+    /// `call_id` names the call in the questions the server asks meanwhile (`elicit.rs`). The
+    /// rules the call obeys whichever way it travels (timeout, result checks, size cap) are in
+    /// `call.rs`.
     pub async fn call_tool(
         &self,
         server_id: &str,
@@ -377,16 +380,15 @@ impl Catalog {
         };
         let conn = conn.inspect_err(|e| server.record_failure(e.to_string())).map_err(|e| e.redacted(&config))?;
         let opts = &self.inner.shared.opts;
-        let result = conn
-            .call_tool(tool, arguments, opts.call_timeout, cancel, progress, call_id)
+        let limits = call::Limits { timeout: opts.call_timeout, max_result_bytes: opts.max_result_bytes };
+        conn.call_tool(tool, arguments, limits, cancel, progress, call_id)
             .await
             .inspect_err(|e| {
                 if let CatalogError::NeedsAuth(why) = e {
                     server.record_failure(why.clone());
                 }
             })
-            .map_err(|e| e.redacted(&config))?;
-        Ok(result_cap::cap(result, opts.max_result_bytes))
+            .map_err(|e| e.redacted(&config))
     }
 
     /// Stop every server and wait until their children are gone.

@@ -1,0 +1,268 @@
+//! One `tools/call`, whichever way it travels: through rmcp's service (Streamable HTTP) or the
+//! direct stdio path (`stdio::DirectCalls`). The rules a call obeys are written here once;
+//! each path in `client.rs` keeps only how its request is sent and its answer awaited.
+//!
+//! The rules:
+//! - Arguments are a JSON object, or absent (`null`).
+//! - A call cancelled before it is sent is not sent.
+//! - Once sent, the answer is awaited for at most the call timeout (`callTimeoutMs`). Past it,
+//!   or when the caller cancels, the server is told (`notifications/cancelled`, reason
+//!   `"request timeout"`, rmcp's own wording for its timeouts, or `"cancelled by the host"`)
+//!   and the call fails as `Timeout` or `Cancelled`. An answer already there wins over both.
+//! - A JSON-RPC error answer is `CatalogError::Mcp` with the server's message.
+//! - A result is a `CallToolResult`: an object with a `content` array, without rmcp's
+//!   `resultType` tag; anything else is `CatalogError::Mcp`. `isError: true` is a result.
+//! - A result over `maxResultBytes` is cut with a note (`result_cap.rs`), never dropped.
+//! - Progress notifications reach the call that sent their token (`Progress`).
+//!
+//! Around a call, outside this file: `Catalog::call_tool` refuses disabled and held tools first
+//! and passes every error through `ServerConfig::redact`; `client.rs` matches the server's
+//! questions to the call (`elicit::InFlight`); `output.rs` reads `isError` and
+//! `structuredContent` for the model. No rmcp type here: the paths hand in JSON.
+
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::time::Duration;
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::config::CatalogError;
+use super::result_cap;
+
+pub(crate) const METHOD: &str = "tools/call";
+
+/// Why the server is told to stop (`notifications/cancelled`).
+pub(crate) const TIMED_OUT: &str = "request timeout";
+pub(crate) const CANCELLED: &str = "cancelled by the host";
+
+/// How long a call may take and how much of its result is handed on.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    pub timeout: Duration,
+    pub max_result_bytes: usize,
+}
+
+/// The request's `arguments`; `None` leaves them out.
+pub(crate) fn arguments(arguments: Value) -> Result<Option<Map<String, Value>>, CatalogError> {
+    match arguments {
+        Value::Null => Ok(None),
+        Value::Object(map) => Ok(Some(map)),
+        _ => Err(CatalogError::Mcp("tool arguments must be a JSON object".into())),
+    }
+}
+
+/// Waits for the answer to a sent call within `timeout`, or until `cancel`. Giving up, it has
+/// `tell` send the server the reason (`TIMED_OUT`, `CANCELLED`) before failing.
+pub(crate) async fn answer<T, Told>(
+    answer: impl Future<Output = Result<T, CatalogError>>,
+    timeout: Duration,
+    cancel: &CancellationToken,
+    tell: impl FnOnce(&'static str) -> Told,
+) -> Result<T, CatalogError>
+where
+    Told: Future<Output = ()>,
+{
+    let (reason, error) = tokio::select! {
+        // A response already read is not thrown away for a timer that fired beside it.
+        biased;
+        a = answer => return a,
+        _ = cancel.cancelled() => (CANCELLED, CatalogError::Cancelled),
+        _ = tokio::time::sleep(timeout) => (TIMED_OUT, CatalogError::timed_out(METHOD, timeout)),
+    };
+    tell(reason).await;
+    Err(error)
+}
+
+/// A JSON-RPC error answer (its `error` object).
+pub(crate) fn error_answer(error: &Value) -> CatalogError {
+    let message = error.get("message").and_then(Value::as_str).unwrap_or("the server answered with an error");
+    CatalogError::Mcp(message.to_owned())
+}
+
+/// The answer's `result` as read from the wire, parsed once.
+pub(crate) fn result_from_raw(raw: &RawValue, max_bytes: usize) -> Result<Value, CatalogError> {
+    let value = serde_json::from_str(raw.get()).map_err(|e| CatalogError::Mcp(format!("{METHOD}: {e}")))?;
+    result(value, max_bytes)
+}
+
+/// The answer's `result`, checked to be a `CallToolResult` and cut to `max_bytes`.
+pub(crate) fn result(mut value: Value, max_bytes: usize) -> Result<Value, CatalogError> {
+    let unexpected = || CatalogError::Mcp(format!("unexpected response to {METHOD}"));
+    let Value::Object(map) = &mut value else { return Err(unexpected()) };
+    map.remove("resultType");
+    if !map.get("content").is_some_and(Value::is_array) {
+        return Err(unexpected());
+    }
+    Ok(result_cap::cap(value, max_bytes))
+}
+
+/// Progress notifications by their token's JSON, to the sink of the call that sent it. Some
+/// arrive before their call registered (rmcp allocates the token while sending, so a fast
+/// server can beat us to it): the last `MAX_EARLY` of those wait for it.
+#[derive(Default)]
+pub(crate) struct Progress {
+    sinks: HashMap<String, mpsc::UnboundedSender<Value>>,
+    early: VecDeque<(String, Value)>,
+}
+
+const MAX_EARLY: usize = 256;
+
+impl Progress {
+    /// One `notifications/progress` from the server.
+    pub fn deliver(&mut self, key: String, value: Value) {
+        match self.sinks.get(&key) {
+            // Its call has returned (the receiver is gone): late progress has nowhere to go.
+            Some(sink) if sink.is_closed() => {}
+            Some(sink) => {
+                let _ = sink.send(value);
+            }
+            None => {
+                if self.early.len() == MAX_EARLY {
+                    self.early.pop_front();
+                }
+                self.early.push_back((key, value));
+            }
+        }
+    }
+
+    /// Sends the progress of the call with this token to `sink`, including any that came first.
+    pub fn register(&mut self, key: String, sink: mpsc::UnboundedSender<Value>) {
+        for (_, value) in self.early.iter().filter(|(k, _)| *k == key) {
+            let _ = sink.send(value.clone());
+        }
+        self.early.retain(|(k, _)| *k != key);
+        // The sink stays registered after its call: rmcp runs each notification handler in its
+        // own task, so the last progress may land after the response. The caller drops the
+        // receiver when done; registering the next sink removes closed ones. (A timer per call
+        // for this cost a thread wake-up 15 ms later, each call.)
+        self.sinks.retain(|_, s| !s.is_closed());
+        self.sinks.insert(key, sink);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// `answer` with a recorder for what the server was told.
+    async fn wait<T>(
+        a: impl Future<Output = Result<T, CatalogError>>,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> (Result<T, CatalogError>, Option<&'static str>) {
+        let told = Arc::new(Mutex::new(None));
+        let record = told.clone();
+        let r = answer(a, timeout, cancel, |reason| async move { *record.lock().unwrap() = Some(reason) }).await;
+        let told = *told.lock().unwrap();
+        (r, told)
+    }
+
+    #[tokio::test]
+    async fn an_answer_in_time_is_returned_and_the_server_is_told_nothing() {
+        let (r, told) = wait(async { Ok(7) }, Duration::from_secs(5), &CancellationToken::new()).await;
+        assert_eq!((r.unwrap(), told), (7, None));
+        let (r, _) = wait(async { Err::<(), _>(CatalogError::Mcp("bad".into())) }, Duration::from_secs(5), &CancellationToken::new()).await;
+        assert!(matches!(r, Err(CatalogError::Mcp(m)) if m == "bad"));
+    }
+
+    #[tokio::test]
+    async fn past_the_timeout_the_server_is_told_and_the_call_times_out() {
+        let never = std::future::pending::<Result<(), CatalogError>>();
+        let (r, told) = wait(never, Duration::from_millis(20), &CancellationToken::new()).await;
+        assert_eq!(told, Some("request timeout"));
+        assert_eq!(r.unwrap_err().to_string(), "MCP tools/call timed out after 20 ms");
+    }
+
+    #[tokio::test]
+    async fn cancelling_tells_the_server_and_fails_as_cancelled() {
+        let cancel = CancellationToken::new();
+        let later = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            later.cancel();
+        });
+        let never = std::future::pending::<Result<(), CatalogError>>();
+        let (r, told) = wait(never, Duration::from_secs(30), &cancel).await;
+        assert_eq!(told, Some("cancelled by the host"));
+        assert!(matches!(r, Err(CatalogError::Cancelled)));
+    }
+
+    #[tokio::test]
+    async fn an_answer_already_there_wins_over_cancel_and_timeout() {
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let (r, told) = wait(async { Ok("done") }, Duration::ZERO, &cancel).await;
+        assert_eq!((r.unwrap(), told), ("done", None));
+    }
+
+    #[test]
+    fn arguments_are_an_object_or_absent() {
+        assert_eq!(arguments(Value::Null).unwrap(), None);
+        assert_eq!(arguments(json!({"a": 1})).unwrap().unwrap()["a"], 1);
+        let e = arguments(json!([1])).unwrap_err();
+        assert_eq!(e.to_string(), "MCP error: tool arguments must be a JSON object");
+    }
+
+    #[test]
+    fn only_a_call_tool_result_is_a_result() {
+        for bad in [json!([]), json!("text"), json!({}), json!({"tools": []}), json!({"content": "text"})] {
+            let e = result(bad.clone(), 1000).unwrap_err();
+            assert_eq!(e.to_string(), "MCP error: unexpected response to tools/call", "{bad}");
+        }
+        let raw = RawValue::from_string(r#"{"content":[],"isError":true,"resultType":"x"}"#.into()).unwrap();
+        // A failed tool is a result; rmcp's tag is not the server's.
+        assert_eq!(result_from_raw(&raw, 1000).unwrap(), json!({"content": [], "isError": true}));
+        let raw = RawValue::from_string(r#"{"tools":[]}"#.into()).unwrap();
+        assert!(result_from_raw(&raw, 1000).is_err());
+    }
+
+    #[test]
+    fn an_oversized_result_is_cut_with_a_note() {
+        let big = json!({"content": [{"type": "text", "text": "x".repeat(100)}]});
+        let out = result(big, 10).unwrap();
+        assert_eq!(out["content"][0]["text"], format!("{}\n[... truncated: 10 of 100 bytes shown]", "x".repeat(10)));
+    }
+
+    #[test]
+    fn an_error_answer_carries_the_servers_message() {
+        assert_eq!(error_answer(&json!({"code": -32602, "message": "no such tool"})).to_string(), "MCP error: no such tool");
+        assert_eq!(error_answer(&json!({"code": 1})).to_string(), "MCP error: the server answered with an error");
+    }
+
+    #[test]
+    fn progress_reaches_its_call_even_when_it_came_first_and_late_progress_is_dropped() {
+        let mut p = Progress::default();
+        p.deliver("1".into(), json!({"progress": 1}));
+        p.deliver("2".into(), json!({"progress": 9}));
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        p.register("1".into(), tx);
+        p.deliver("1".into(), json!({"progress": 2}));
+        assert_eq!(rx.try_recv().unwrap()["progress"], 1);
+        assert_eq!(rx.try_recv().unwrap()["progress"], 2);
+        assert!(rx.try_recv().is_err(), "another call's progress is not ours");
+        // The call returned: its late progress is neither sent nor kept as early.
+        drop(rx);
+        p.deliver("1".into(), json!({"progress": 3}));
+        assert_eq!(p.early.len(), 1);
+        let (tx, _rx) = mpsc::unbounded_channel();
+        p.register("3".into(), tx);
+        assert!(!p.sinks.contains_key("1"), "a closed sink goes when the next call registers");
+    }
+
+    #[test]
+    fn early_progress_is_bounded() {
+        let mut p = Progress::default();
+        for i in 0..MAX_EARLY + 10 {
+            p.deliver(i.to_string(), json!(i));
+        }
+        assert_eq!(p.early.len(), MAX_EARLY);
+        assert_eq!(p.early.front().unwrap().0, "10", "the oldest go first");
+    }
+}
