@@ -11,7 +11,12 @@
 
 pub mod inspect;
 pub mod search;
+mod search_blend;
+mod search_lexical;
+mod search_query;
+mod search_rank;
 pub mod search_text;
+mod search_tiers;
 
 use crate::exposition::meta_defs::{INSPECT, INVOKE, SEARCH};
 use crate::exposition::plans::PlanScope;
