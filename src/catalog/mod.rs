@@ -33,6 +33,7 @@
 pub mod auth;
 mod authorize;
 pub(crate) mod cache;
+mod canonical;
 mod child;
 mod client;
 mod config;
