@@ -30,13 +30,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use data_encoding::HEXLOWER;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::canonical::canonical;
-use super::config::{hex, ApprovalHints, ApprovalPolicy, McpTool, ServerConfig};
+use super::config::{ApprovalHints, ApprovalPolicy, McpTool, ServerConfig};
 
 /// 2: fingerprints cover the approval hints. A format 1 file (fingerprints without them) is
 /// read and its fingerprints recomputed from the stored definitions, which hold the hints.
@@ -79,12 +80,12 @@ pub enum Refused {
 /// Hex SHA-256 of the canonical JSON of name, description, inputSchema, outputSchema and the
 /// declared approval hints.
 pub fn fingerprint(t: &McpTool) -> String {
-    hex(&Sha256::digest(canonical(&pinned_part(t, true)).as_bytes()))
+    HEXLOWER.encode(&Sha256::digest(canonical(&pinned_part(t, true)).as_bytes()))
 }
 
 /// The fingerprint format 1 stored (no hints), to check a format 1 file.
 fn fingerprint_v1(t: &McpTool) -> String {
-    hex(&Sha256::digest(canonical(&pinned_part(t, false)).as_bytes()))
+    HEXLOWER.encode(&Sha256::digest(canonical(&pinned_part(t, false)).as_bytes()))
 }
 
 /// `pinned`: changed and new tools are held until approved (the default). `auto`: every list
