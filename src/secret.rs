@@ -99,31 +99,12 @@ impl SecretUrl {
     }
 }
 
-/// `%XX` escapes (and `+`, a space in a query) decoded; bytes that are not UTF-8 replaced. The one
-/// copy: `catalog::authorize` decodes its redirect's query with it.
-pub fn percent_decode(text: &str) -> String {
-    let b = text.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        match b[i] {
-            b'%' if i + 2 < b.len() => {
-                match (hex(b[i + 1]), hex(b[i + 2])) {
-                    (Some(h), Some(l)) => {
-                        out.push((h * 16 + l) as u8);
-                        i += 3;
-                        continue;
-                    }
-                    _ => out.push(b'%'),
-                }
-            }
-            b'+' => out.push(b' '),
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+/// One credential as a server may print it decoded: `%XX` escapes and `+` (a space in a query,
+/// as `form_urlencoded` reads it) decoded; bytes that are not UTF-8 replaced; a `%` that begins
+/// no escape kept. Each value alone, not a query: a value may hold `=` or `&` once decoded.
+fn percent_decode(text: &str) -> String {
+    let spaced = text.replace('+', " ");
+    percent_encoding::percent_decode_str(&spaced).decode_utf8_lossy().into_owned()
 }
 
 impl fmt::Debug for SecretUrl {
@@ -255,6 +236,14 @@ mod tests {
         let u = SecretUrl::new("https://me:p%40ss@h/p?token=a%2Bb+c&bare#frag=f");
         assert_eq!(u.secret_parts(), ["me:p%40ss", "me:p@ss", "p%40ss", "p@ss", "a%2Bb+c", "a+b c", "bare", "f"]);
         assert!(SecretUrl::new("http://h/mcp").secret_parts().is_empty());
+    }
+
+    #[test]
+    fn percent_decoding_as_in_a_query() {
+        let decoded = ["a%20b+c%2", "%C3%A9%2b%2B", "%zz%4%", "%+1", "a%ffb", ""].map(percent_decode);
+        // `+` a space, escapes in either case; a `%` that begins no escape is kept as written;
+        // bytes that are not UTF-8 are replaced.
+        assert_eq!(decoded, ["a b c%2", "é++", "%zz%4%", "% 1", "a\u{fffd}b", ""]);
     }
 
     #[test]

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use rmcp::transport::auth::{AuthClient, AuthorizationManager, AuthorizationRequest, AuthorizationSession, OAuthClientConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
 use super::auth::{AuthHost, OAuthConfig, Registration, TokenStore};
@@ -352,18 +352,8 @@ struct CallbackParams {
 async fn wait_for_callback(listener: TcpListener) -> Result<CallbackParams, String> {
     loop {
         let (mut stream, _) = listener.accept().await.map_err(|e| format!("redirect listener: {e}"))?;
-        let mut buf = Vec::with_capacity(2048);
-        let mut chunk = [0u8; 2048];
-        // The request line and headers only, bounded; a GET has no body we need.
-        while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
-            match tokio::time::timeout(Duration::from_secs(10), stream.read(&mut chunk)).await {
-                Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
-                _ => break,
-            }
-        }
-        let text = String::from_utf8_lossy(&buf);
-        let target = text.lines().next().and_then(|l| l.split(' ').nth(1)).unwrap_or("");
-        let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        let target = request_target(&mut stream).await.unwrap_or_default();
+        let (path, query) = target.split_once('?').unwrap_or((&target, ""));
         if path != "/callback" {
             let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
             continue;
@@ -372,10 +362,9 @@ async fn wait_for_callback(listener: TcpListener) -> Result<CallbackParams, Stri
         let mut state = None;
         let mut iss = None;
         let mut error = None;
-        for pair in query.split('&') {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            let v = crate::secret::percent_decode(v);
-            match k {
+        for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+            let v = v.into_owned();
+            match &*k {
                 "code" => code = Some(v),
                 "state" => state = Some(v),
                 "iss" => iss = Some(v),
@@ -403,15 +392,77 @@ async fn wait_for_callback(listener: TcpListener) -> Result<CallbackParams, Stri
     }
 }
 
+/// The target of the request on `stream` (`/callback?code=...`), read up to the end of its
+/// headers: bounded to 16 KiB and 10 s a read, as a GET has no body we need. None when the
+/// request is malformed, cut short or too large.
+async fn request_target(stream: &mut TcpStream) -> Option<String> {
+    let mut buf = Vec::with_capacity(2048);
+    let mut chunk = [0u8; 2048];
+    while buf.len() < 16 * 1024 {
+        match tokio::time::timeout(Duration::from_secs(10), stream.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
+            _ => return None,
+        }
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut request = httparse::Request::new(&mut headers);
+        match request.parse(&buf) {
+            Ok(httparse::Status::Complete(_)) => return request.path.map(str::to_owned),
+            Ok(httparse::Status::Partial) => {}
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn percent_decoding_and_ports() {
-        assert_eq!(crate::secret::percent_decode("a%20b+c%2"), "a b c%2");
+    fn ports_and_scope_challenges() {
         assert_eq!(port_of("http://127.0.0.1:8123/callback"), Some(8123));
         assert_eq!(port_of("https://x/callback"), None);
         assert!(is_insufficient_scope(r#"Bearer error="insufficient_scope", scope="a b""#));
+    }
+
+    /// One connection to the redirect listener, `parts` written one at a time: its status line.
+    async fn send(addr: std::net::SocketAddr, parts: &[&str]) -> String {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        for p in parts {
+            s.write_all(p.as_bytes()).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).await.unwrap();
+        reply.lines().next().unwrap_or_default().to_owned()
+    }
+
+    async fn listener() -> (std::net::SocketAddr, tokio::task::JoinHandle<Result<CallbackParams, String>>) {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        (addr, tokio::spawn(wait_for_callback(listener)))
+    }
+
+    #[tokio::test]
+    async fn the_redirect_listener_answers_until_the_callback() {
+        let (addr, flow) = listener().await;
+        assert_eq!(send(addr, &["GET /favicon.ico HTTP/1.1\r\nHost: x\r\n\r\n"]).await, "HTTP/1.1 404 Not Found");
+        assert_eq!(send(addr, &["garbage\r\n\r\n"]).await, "HTTP/1.1 404 Not Found");
+        // No state: answered, and the listener waits on.
+        assert_eq!(send(addr, &["GET /callback?code=c HTTP/1.1\r\n\r\n"]).await, "HTTP/1.1 400 Bad Request");
+        assert!(!flow.is_finished());
+        // The request cut across reads; values decoded as in a form (`+` a space).
+        let request = ["GET /callback?code=a%20b+c&state=s%2Bt&iss=https%3A%2F%2Fas&x HTTP/1.1\r\nHo", "st: 127.0.0.1\r\n\r\n"];
+        assert_eq!(send(addr, &request).await, "HTTP/1.1 200 OK");
+        let p = flow.await.unwrap().unwrap();
+        assert_eq!((p.code.as_str(), p.state.as_str(), p.iss.as_deref()), ("a b c", "s+t", Some("https://as")));
+    }
+
+    #[tokio::test]
+    async fn an_authorization_error_ends_the_flow() {
+        let (addr, flow) = listener().await;
+        assert_eq!(send(addr, &["GET /callback?error=access_denied&state=s HTTP/1.1\r\n\r\n"]).await, "HTTP/1.1 400 Bad Request");
+        let error = flow.await.unwrap().err().unwrap();
+        assert_eq!(error, "the authorization server answered access_denied");
     }
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::config::{hex, McpTool};
+use super::config::McpTool;
 
 const FORMAT_VERSION: u32 = 1;
 
@@ -47,7 +47,7 @@ pub fn path_for(dir: &Path, server_id: &str) -> PathBuf {
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
         .collect();
     safe.truncate(64);
-    let digest = hex(&Sha256::digest(server_id.as_bytes())[..4]);
+    let digest = data_encoding::HEXLOWER.encode(&Sha256::digest(server_id.as_bytes())[..4]);
     dir.join(format!("mcp-{safe}-{digest}.json"))
 }
 
@@ -173,6 +173,8 @@ mod tests {
         assert_eq!(load(&dir, "s/1", "other"), None);
         // Same sanitized name, other id: other file.
         assert_ne!(path_for(&dir, "s/1"), path_for(&dir, "s_1"));
+        // 8 hex of SHA-256("s/1"): a cache written before finds its file again.
+        assert_eq!(path_for(&dir, "s/1"), dir.join("mcp-s_1-b6a3c3d6.json"));
         assert_eq!(load(&dir, "s_1", "id"), None);
         // Truncated file.
         let p = path_for(&dir, "s/1");

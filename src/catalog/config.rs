@@ -149,7 +149,7 @@ impl ServerConfig {
             Transport::Http { url, .. } => serde_json::json!({"type": "http", "url": url.redacted()}),
         };
         let bytes = serde_json::to_vec(&reached).unwrap_or_default();
-        hex(&Sha256::digest(&bytes)[..16])
+        data_encoding::HEXLOWER.encode(&Sha256::digest(&bytes)[..16])
     }
     /// Every secret value toolreg knows for this server as a server may print it: env and
     /// header values (also the part after a scheme word, `Bearer xyz`: servers quote either),
@@ -185,10 +185,6 @@ impl ServerConfig {
         // And every live secret the log knows (this server's current OAuth tokens among them).
         crate::secret::redactor::logged(&out).into_owned()
     }
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// One tool as an MCP server described it (the fields of MCP `Tool` that we keep).
@@ -390,7 +386,7 @@ impl CatalogError {
     }
 }
 
-/// RFC 3339 UTC with second precision, without a date crate.
+/// RFC 3339 UTC with second precision (`2026-12-01T19:12:37Z`), for `refreshedAt`.
 pub(crate) fn now_rfc3339() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -399,20 +395,16 @@ pub(crate) fn now_rfc3339() -> String {
     rfc3339(secs)
 }
 
+/// Seconds since the epoch in RFC 3339; RFC 3339 writes years 0 to 9999 only, so a second
+/// outside them (a clock gone wild) reads as the epoch.
 pub(crate) fn rfc3339(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    use time::{format_description::well_known::Rfc3339, OffsetDateTime};
+    let t = OffsetDateTime::from_unix_timestamp(secs)
+        .ok()
+        .filter(|t| (0..=9999).contains(&t.year()))
+        .unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    // Whole seconds in UTC: no fraction, `Z` for the offset. Cannot fail within those years.
+    t.format(&Rfc3339).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -476,6 +468,16 @@ mod tests {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(rfc3339(1_798_761_599), "2026-12-31T23:59:59Z");
+        // Either side of the epoch and of a century that is not a leap year; the last second
+        // RFC 3339 can write.
+        assert_eq!(rfc3339(-1), "1969-12-31T23:59:59Z");
+        assert_eq!(rfc3339(4_107_542_400), "2100-03-01T00:00:00Z");
+        assert_eq!(rfc3339(253_402_300_799), "9999-12-31T23:59:59Z");
+        assert_eq!(rfc3339(253_402_300_800), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(-62_167_219_200), "0000-01-01T00:00:00Z");
+        assert_eq!(rfc3339(-62_167_219_201), "1970-01-01T00:00:00Z");
+        let now = now_rfc3339();
+        assert_eq!((now.len(), &now[4..5], &now[10..11], &now[19..]), (20, "-", "T", "Z"), "{now}");
     }
 
     #[test]

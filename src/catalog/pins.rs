@@ -30,55 +30,20 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use data_encoding::HEXLOWER;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use super::config::{hex, ApprovalHints, ApprovalPolicy, McpTool, ServerConfig};
+use super::canonical::canonical;
+use super::config::{ApprovalHints, ApprovalPolicy, McpTool, ServerConfig};
 
 /// 2: fingerprints cover the approval hints. A format 1 file (fingerprints without them) is
 /// read and its fingerprints recomputed from the stored definitions, which hold the hints.
 const FORMAT_VERSION: u32 = 2;
 /// A diff names at most this many schema paths: past that, "everything changed" is the news.
 const MAX_PATHS: usize = 100;
-
-/// Canonical JSON: object keys sorted by bytes at every depth, no whitespace.
-pub fn canonical(v: &Value) -> String {
-    let mut out = String::new();
-    write_canonical(v, &mut out);
-    out
-}
-
-fn write_canonical(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(map) => {
-            let mut entries: Vec<_> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
-            for (i, (k, v)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                write_canonical(v, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(v, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
-}
 
 /// The part of a tool that the fingerprint covers; format 1 left the hints out.
 fn pinned_part(t: &McpTool, with_hints: bool) -> Value {
@@ -115,12 +80,12 @@ pub enum Refused {
 /// Hex SHA-256 of the canonical JSON of name, description, inputSchema, outputSchema and the
 /// declared approval hints.
 pub fn fingerprint(t: &McpTool) -> String {
-    hex(&Sha256::digest(canonical(&pinned_part(t, true)).as_bytes()))
+    HEXLOWER.encode(&Sha256::digest(canonical(&pinned_part(t, true)).as_bytes()))
 }
 
 /// The fingerprint format 1 stored (no hints), to check a format 1 file.
 fn fingerprint_v1(t: &McpTool) -> String {
-    hex(&Sha256::digest(canonical(&pinned_part(t, false)).as_bytes()))
+    HEXLOWER.encode(&Sha256::digest(canonical(&pinned_part(t, false)).as_bytes()))
 }
 
 /// `pinned`: changed and new tools are held until approved (the default). `auto`: every list
@@ -546,6 +511,13 @@ mod tests {
         out.output_schema = Some(json!({"type": "object"}));
         assert_ne!(fingerprint(&out), fingerprint(&tool("t", "d", json!({}))));
         assert_eq!(canonical(&json!({"b": [1, {"z": 1, "y": "\u{e9}"}], "a": null})), r#"{"a":null,"b":[1,{"y":"é","z":1}]}"#);
+        // The exact digests pin files on disk hold: any change to the canonical form or the
+        // hex turns every pinned tool `changed`.
+        let t = tool("t", "d", json!({"type": "object"}));
+        assert_eq!(fingerprint(&t), "28f7500ca6f66f933052c03733bcda5c5e77e3bc7014c0e76645da31f2bcb0f3");
+        let mut t = t;
+        t.annotations = Some(json!({"readOnlyHint": true}));
+        assert_eq!(fingerprint(&t), "ad98104503f055d81c31c0ded38c2aed03fb81de16a5578ee96b1f2a149b4cfb");
     }
 
     #[test]

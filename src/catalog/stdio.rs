@@ -126,7 +126,7 @@ impl DirectCalls {
             error: Option<Value>,
         }
         // Only a line that names one of our ids is parsed twice.
-        if lock(&self.waiting).is_empty() || memchr_str(text, DIRECT_ID_PREFIX.as_bytes()).is_none() {
+        if lock(&self.waiting).is_empty() || memchr::memmem::find(text, DIRECT_ID_PREFIX.as_bytes()).is_none() {
             return false;
         }
         let Ok(probe) = serde_json::from_slice::<Probe>(text) else { return false };
@@ -166,10 +166,6 @@ impl DirectCalls {
         self.closed.store(true, Ordering::Release);
         lock(&self.waiting).clear();
     }
-}
-
-fn memchr_str(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 impl<R> BoundedStdio<R>

@@ -163,10 +163,6 @@ fn environment(runtime: &Path) -> Result<ort::environment::Environment, String> 
     .clone()
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 impl Model {
     fn load(p: &OnnxPaths) -> Result<Model, String> {
         let runtime = p.runtime.clone().unwrap_or_else(|| match std::env::var("ORT_DYLIB_PATH") {
@@ -178,7 +174,7 @@ impl Model {
         for f in [&p.model, &p.tokenizer] {
             h.update(std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?);
         }
-        let id = format!("onnx:{}", &hex(&h.finalize())[..16]);
+        let id = format!("onnx:{}", &data_encoding::HEXLOWER.encode(&h.finalize())[..16]);
         let mut tokenizer = tokenizers::Tokenizer::from_file(&p.tokenizer).map_err(|e| format!("bad tokenizer {}: {e}", p.tokenizer.display()))?;
         tokenizer.with_padding(None);
         tokenizer

@@ -22,7 +22,7 @@ pub const TOKEN_ENV: &str = "TOOLREG_MCP_TOKEN";
 pub fn new_token() -> Result<String, String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| format!("no randomness for a token: {e}"))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(data_encoding::HEXLOWER.encode(&bytes))
 }
 
 /// Whether `header` is `Bearer <token>`, compared in constant time.
@@ -133,5 +133,15 @@ pub async fn signal() -> i32 {
             Ok(()) => 130,
             Err(_) => std::future::pending().await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tokens_are_64_lowercase_hex_digits() {
+        let (a, b) = (super::new_token().unwrap(), super::new_token().unwrap());
+        assert!(a.len() == 64 && a.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')), "{a}");
+        assert_ne!(a, b);
     }
 }

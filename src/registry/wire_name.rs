@@ -62,7 +62,7 @@ pub fn digest(server_id: &str, tool: &str) -> String {
     h.update(server_id.as_bytes());
     h.update([0]);
     h.update(tool.as_bytes());
-    h.finalize().iter().take(DIGEST_LEN / 2).map(|b| format!("{b:02x}")).collect()
+    data_encoding::HEXLOWER.encode(&h.finalize()[..DIGEST_LEN / 2])
 }
 
 fn segment(raw: &str) -> String {
@@ -127,6 +127,8 @@ mod tests {
         let n = mcp_name("server", "id1", &long, false);
         assert!(is_valid(&n), "{n}");
         assert!(n.ends_with(&digest("id1", &long)));
+        // The first 4 bytes of SHA-256("srv\0tool"), lowercase hex: names already given stay.
+        assert_eq!(digest("srv", "tool"), "f4ed36a6");
         let forced = mcp_name("s", "id", "t", true);
         assert_eq!(forced, format!("mcp__s__t_{}", digest("id", "t")));
         // Stable: the digest depends on the id and raw name only, not the display name.

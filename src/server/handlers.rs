@@ -198,5 +198,5 @@ fn plan_hash(r: &PlanResult) -> String {
     use sha2::{Digest, Sha256};
     debug_assert!(r.plan_id.is_empty() && r.plan_hash.is_empty());
     let bytes = serde_json::to_vec(r).unwrap_or_default();
-    Sha256::digest(&bytes)[..16].iter().map(|b| format!("{b:02x}")).collect()
+    data_encoding::HEXLOWER.encode(&Sha256::digest(&bytes)[..16])
 }
