@@ -88,6 +88,15 @@ pub(crate) type GaveUp = (&'static str, CatalogError);
 /// wins, so a call cancelled before it is sent is not sent. Giving up only stops waiting:
 /// whether the request went out (and the server must be told) is the sender's to say.
 pub(crate) async fn send<T>(send: impl Future<Output = T>, deadline: &Deadline, cancel: &CancellationToken) -> Result<T, GaveUp> {
+    if cancel.is_cancelled() {
+        return Err((CANCELLED, CatalogError::Cancelled));
+    }
+    // Most sends finish in their first poll (the pipe has room): those arm no timer.
+    let mut send = std::pin::pin!(send);
+    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(send.as_mut().poll(cx))).await;
+    if let std::task::Poll::Ready(sent) = first {
+        return Ok(sent);
+    }
     tokio::select! {
         biased;
         _ = cancel.cancelled() => Err((CANCELLED, CatalogError::Cancelled)),
