@@ -700,6 +700,52 @@ fn an_mcp_call_over_call_ms_is_a_readable_error() {
     done(s);
 }
 
+/// The fixture's count of `notifications/cancelled`; 0 while it cannot answer (not reading).
+fn told_count(s: &mut Sidecar, stats: &str) -> u64 {
+    let r = result_of(&invoke(s, json!({"name": stats, "arguments": {}}), &mut silent));
+    let v: Value = serde_json::from_str(text_value(&r)).unwrap_or_default();
+    v["told"].as_u64().unwrap_or(0)
+}
+
+/// Arguments far over a pipe's buffer (64 KiB): their write blocks while the server reads nothing.
+fn big_arguments() -> Value {
+    json!({"msg": "x".repeat(1 << 20)})
+}
+
+#[test]
+fn a_call_to_a_server_that_stopped_reading_times_out_instead_of_stalling() {
+    let (mut s, names) = with_fixture_timeouts(&["--stall-stdin-ms", "0"], json!({"callMs": 500}));
+    let (stall, echo) = (wire(&names, "stall"), wire(&names, "echo"));
+    assert_eq!(text_value(&result_of(&invoke(&mut s, json!({"name": stall, "arguments": {}}), &mut silent))), "stalled");
+    // The harness's own bounded wait (`Sidecar::recv`) fails the test if this hangs.
+    let r = invoke(&mut s, json!({"name": echo, "arguments": big_arguments(), "callId": "big-1"}), &mut silent);
+    let res = result_of(&r);
+    let text = text_value(&res);
+    assert_eq!(res["isError"], true, "{:.300}", text);
+    assert!(text.contains("timed out after 500 ms"), "{text:.300}");
+    done(s);
+}
+
+#[test]
+fn a_request_cut_off_by_its_timeout_is_sent_whole_and_the_server_told() {
+    let (mut s, names) = with_fixture_timeouts(&["--stall-stdin-ms", "1500"], json!({"callMs": 300}));
+    let (stall, echo, stats) = (wire(&names, "stall"), wire(&names, "echo"), wire(&names, "stats"));
+    result_of(&invoke(&mut s, json!({"name": stall, "arguments": {}}), &mut silent));
+    let r = invoke(&mut s, json!({"name": echo, "arguments": big_arguments(), "callId": "big-1"}), &mut silent);
+    let res = result_of(&r);
+    assert_eq!(res["isError"], true, "the call fails at its timeout, not when the server reads again: {:.300}", text_value(&res));
+    // Once the server reads again it gets the whole request, then `notifications/cancelled`.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while told_count(&mut s, &stats) == 0 {
+        assert!(Instant::now() < deadline, "the fixture never saw the cancellation");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The session is intact: the next message was not glued to half a line.
+    let r = invoke(&mut s, json!({"name": echo, "arguments": {"msg": "after"}}), &mut silent);
+    assert_eq!(serde_json::from_str::<Value>(text_value(&result_of(&r))).unwrap(), json!({"msg": "after"}));
+    done(s);
+}
+
 #[test]
 fn an_mcp_server_crashing_mid_call_is_a_readable_error() {
     let (mut s, names) = with_fixture(&["--crash-on-call", "echo"]);

@@ -5,10 +5,14 @@
 //! The rules:
 //! - Arguments are a JSON object, or absent (`null`).
 //! - A call cancelled before it is sent is not sent.
-//! - Once sent, the answer is awaited for at most the call timeout (`callTimeoutMs`). Past it,
-//!   or when the caller cancels, the server is told (`notifications/cancelled`, reason
+//! - The call timeout (`callTimeoutMs`) covers the whole call, sending included: a server that
+//!   stops reading its stdin fails the call as `Timeout`, it does not stall it (`send`).
+//! - Past the timeout, or when the caller cancels, a request that may have reached the server
+//!   (any of it was written) is followed by `notifications/cancelled` (reason
 //!   `"request timeout"`, rmcp's own wording for its timeouts, or `"cancelled by the host"`)
 //!   and the call fails as `Timeout` or `Cancelled`. An answer already there wins over both.
+//!   A request stopped half-way is still written whole (by `stdio::LineWrite`, in a task of its
+//!   own): a half line would corrupt the next message of the session.
 //! - A JSON-RPC error answer is `CatalogError::Mcp` with the server's message.
 //! - A result is a `CallToolResult`: an object with a `content` array, without rmcp's
 //!   `resultType` tag; anything else is `CatalogError::Mcp`. `isError: true` is a result.
@@ -23,6 +27,8 @@
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -54,11 +60,56 @@ pub(crate) fn arguments(arguments: Value) -> Result<Option<Map<String, Value>>, 
     }
 }
 
-/// Waits for the answer to a sent call within `timeout`, or until `cancel`. Giving up, it has
+/// The one timer of a call: started before its request is sent, it bounds send and answer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Deadline {
+    timeout: Duration,
+    at: Instant,
+}
+
+impl Deadline {
+    pub fn start(timeout: Duration) -> Self {
+        Deadline { timeout, at: Instant::now() + timeout }
+    }
+
+    async fn passed(&self) {
+        tokio::time::sleep_until(self.at).await;
+    }
+
+    fn error(&self) -> CatalogError {
+        CatalogError::timed_out(METHOD, self.timeout)
+    }
+}
+
+/// Why a call was given up: the reason the server is told, and the call's error.
+pub(crate) type GaveUp = (&'static str, CatalogError);
+
+/// Runs `send` until it is done, the deadline passes or `cancel` fires. A cancel already there
+/// wins, so a call cancelled before it is sent is not sent. Giving up only stops waiting:
+/// whether the request went out (and the server must be told) is the sender's to say.
+pub(crate) async fn send<T>(send: impl Future<Output = T>, deadline: &Deadline, cancel: &CancellationToken) -> Result<T, GaveUp> {
+    if cancel.is_cancelled() {
+        return Err((CANCELLED, CatalogError::Cancelled));
+    }
+    // Most sends finish in their first poll (the pipe has room): those arm no timer.
+    let mut send = std::pin::pin!(send);
+    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(send.as_mut().poll(cx))).await;
+    if let std::task::Poll::Ready(sent) = first {
+        return Ok(sent);
+    }
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => Err((CANCELLED, CatalogError::Cancelled)),
+        _ = deadline.passed() => Err((TIMED_OUT, deadline.error())),
+        sent = send => Ok(sent),
+    }
+}
+
+/// Waits for the answer to a sent call until the deadline, or until `cancel`. Giving up, it has
 /// `tell` send the server the reason (`TIMED_OUT`, `CANCELLED`) before failing.
 pub(crate) async fn answer<T, Told>(
     answer: impl Future<Output = Result<T, CatalogError>>,
-    timeout: Duration,
+    deadline: &Deadline,
     cancel: &CancellationToken,
     tell: impl FnOnce(&'static str) -> Told,
 ) -> Result<T, CatalogError>
@@ -70,7 +121,7 @@ where
         biased;
         a = answer => return a,
         _ = cancel.cancelled() => (CANCELLED, CatalogError::Cancelled),
-        _ = tokio::time::sleep(timeout) => (TIMED_OUT, CatalogError::timed_out(METHOD, timeout)),
+        _ = deadline.passed() => (TIMED_OUT, deadline.error()),
     };
     tell(reason).await;
     Err(error)
@@ -159,7 +210,7 @@ mod tests {
     ) -> (Result<T, CatalogError>, Option<&'static str>) {
         let told = Arc::new(Mutex::new(None));
         let record = told.clone();
-        let r = answer(a, timeout, cancel, |reason| async move { *record.lock().unwrap() = Some(reason) }).await;
+        let r = answer(a, &Deadline::start(timeout), cancel, |reason| async move { *record.lock().unwrap() = Some(reason) }).await;
         let told = *told.lock().unwrap();
         (r, told)
     }
@@ -200,6 +251,23 @@ mod tests {
         cancel.cancel();
         let (r, told) = wait(async { Ok("done") }, Duration::ZERO, &cancel).await;
         assert_eq!((r.unwrap(), told), ("done", None));
+    }
+
+    #[tokio::test]
+    async fn the_timeout_covers_sending_and_a_cancel_already_there_sends_nothing() {
+        let deadline = Deadline::start(Duration::from_millis(20));
+        let stuck = std::future::pending::<()>();
+        let (reason, error) = send(stuck, &deadline, &CancellationToken::new()).await.unwrap_err();
+        assert_eq!((reason, error.to_string()), (TIMED_OUT, "MCP tools/call timed out after 20 ms".to_owned()));
+        // What is left of the timeout after sending is all the answer gets.
+        let (r, told) = wait(std::future::pending::<Result<(), CatalogError>>(), Duration::ZERO, &CancellationToken::new()).await;
+        assert!(matches!(r, Err(CatalogError::Timeout { .. })) && told == Some(TIMED_OUT), "{r:?}");
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let sent = std::sync::atomic::AtomicBool::new(false);
+        let r = send(async { sent.store(true, std::sync::atomic::Ordering::SeqCst) }, &Deadline::start(Duration::from_secs(5)), &cancel).await;
+        assert!(matches!(r, Err((CANCELLED, CatalogError::Cancelled))));
+        assert!(!sent.load(std::sync::atomic::Ordering::SeqCst), "a cancelled call is not sent");
     }
 
     #[test]

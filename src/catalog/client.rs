@@ -6,7 +6,8 @@
 //!
 //! Invariants:
 //! - Every request is bounded by a caller-given deadline; on expiry the server gets
-//!   `notifications/cancelled` (from rmcp's timer for a list, from `call.rs` for a call).
+//!   `notifications/cancelled` (from rmcp's timer for a list, from `call.rs` for a call). A
+//!   direct call's deadline covers writing its request too.
 //! - We speak protocol 2025-11-25 (the newest revision with an `initialize` handshake). rmcp
 //!   3.11 defaults to 2026-07-28, where list_changed arrives only on a `subscriptions/listen`
 //!   stream; pinning keeps plain notifications working with every server we know.
@@ -21,7 +22,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam, ClientCapabilities,
+    ClientNotification,
     ClientConfig, ClientJsonRpcMessage, ClientRequest, ElicitRequestParams, NumberOrString, ProgressToken, RequestId,
     ElicitationCapability, FormElicitationCapability, Implementation, ListToolsRequest,
     PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, SamplingCapability, ServerResult,
@@ -394,13 +396,14 @@ impl Connection {
         cancel: &CancellationToken,
         progress: Option<mpsc::UnboundedSender<Value>>,
     ) -> Result<Value, CatalogError> {
+        let deadline = call::Deadline::start(limits.timeout);
         let failed = |e| self.failed(call::METHOD, limits.timeout, e);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let handle = self.peer.send_request_with_option(request, PeerRequestOptions::no_options()).await.map_err(failed)?;
         self.track(slot, &handle.id, &handle.progress_token, progress);
         let id = handle.id.clone();
         let answer = async { handle.await_response().await.map_err(failed) };
-        let response = call::answer(answer, limits.timeout, cancel, |reason| self.tell_cancelled(id, reason)).await?;
+        let response = call::answer(answer, &deadline, cancel, |reason| self.tell_cancelled(id, reason)).await?;
         let value = serde_json::to_value(&response).map_err(|e| CatalogError::Mcp(e.to_string()))?;
         call::result(value, limits.max_result_bytes)
     }
@@ -416,6 +419,7 @@ impl Connection {
         cancel: &CancellationToken,
         progress: Option<mpsc::UnboundedSender<Value>>,
     ) -> Result<Value, CatalogError> {
+        let deadline = call::Deadline::start(limits.timeout);
         let closed = || CatalogError::closed(call::METHOD);
         let Pending { id: key, reply } = direct.register().ok_or_else(closed)?;
         let id = RequestId::String(key.clone().into());
@@ -425,20 +429,32 @@ impl Connection {
         let request = ClientJsonRpcMessage::request(ClientRequest::CallToolRequest(CallToolRequest::new(params)), id.clone());
         let mut line = serde_json::to_vec(&request).map_err(|e| CatalogError::Mcp(e.to_string()))?;
         line.push(b'\n');
-        let written = tokio::select! {
-            w = direct.write_line(&line) => w,
-            _ = cancel.cancelled() => Err(std::io::Error::other("cancelled")),
-        };
-        if written.is_err() || cancel.is_cancelled() {
-            direct.forget(&key);
-            return Err(if cancel.is_cancelled() { CatalogError::Cancelled } else { closed() });
+        // The timeout covers the write: a server that stops reading its stdin fills the pipe.
+        let mut write = None;
+        let sent = call::send(async { write.insert(direct.start_line(line).await).run().await }, &deadline, cancel).await;
+        match sent {
+            Ok(Ok(())) => drop(write),
+            Ok(Err(_)) => {
+                direct.forget(&key);
+                return Err(closed());
+            }
+            Err((reason, error)) => {
+                direct.forget(&key);
+                // Any of the request written may reach the server: it is finished, then the notice.
+                if let Some(write) = write {
+                    write.stop_waiting(cancelled_line(id, reason));
+                }
+                return Err(error);
+            }
         }
         let answer = async { reply.await.map_err(|_| closed()) };
+        // Not through rmcp, and not awaited: a notice must not stall the call behind a full pipe.
         let tell = |reason| {
             direct.forget(&key);
-            self.tell_cancelled(id, reason)
+            direct.send_later(cancelled_line(id, reason));
+            std::future::ready(())
         };
-        match call::answer(answer, limits.timeout, cancel, tell).await? {
+        match call::answer(answer, &deadline, cancel, tell).await? {
             Ok(raw) => call::result_from_raw(&raw, limits.max_result_bytes),
             Err(error) => Err(call::error_answer(&error)),
         }
@@ -474,6 +490,15 @@ impl Connection {
             kill_group(child.pgid, child::SIGKILL);
         }
     }
+}
+
+/// `notifications/cancelled` for the direct call `id`, as one line.
+fn cancelled_line(id: RequestId, reason: &'static str) -> Vec<u8> {
+    let param = CancelledNotificationParam::new(Some(id), Some(reason.into()));
+    let notice = ClientJsonRpcMessage::notification(ClientNotification::CancelledNotification(CancelledNotification::new(param)));
+    let mut line = serde_json::to_vec(&notice).unwrap_or_default();
+    line.push(b'\n');
+    line
 }
 
 /// reqwest is built with rustls but no crypto provider (the default one, aws-lc, is a heavy C

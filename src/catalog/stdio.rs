@@ -13,7 +13,10 @@
 //! - Reading is cancel-safe (rmcp polls `receive` inside a `select!`): partial lines and the
 //!   discard state live on the struct, bytes are consumed only after they were accounted for.
 //! - Lines that are not JSON-RPC are skipped (debug log), as rmcp does.
-//! - Every message goes out as one whole line under one lock, whoever writes it.
+//! - Every message goes out as one whole line under one lock, whoever writes it. A direct call
+//!   writes its request through a `LineWrite`, which keeps its progress: the call may stop
+//!   waiting for a write that blocks (a server not reading its stdin, the pipe full), and the
+//!   rest of the line is then finished in a task of its own, never left half-way.
 //! - `tools/call` takes a direct path (`DirectCalls`): the calling task writes the request
 //!   itself and the reader hands the response straight back to it. Through rmcp a call crossed
 //!   its service loop twice, a send task and a response timer, and its response was parsed as
@@ -59,10 +62,11 @@ struct Oversized {
 pub(crate) type Reply = Result<Box<RawValue>, Value>;
 
 type Writer = Box<dyn AsyncWrite + Send + Unpin>;
+type SharedWriter = Arc<tokio::sync::Mutex<Option<Writer>>>;
 
 /// The writing half of the session and the direct calls waiting for their response.
 pub(crate) struct DirectCalls {
-    writer: tokio::sync::Mutex<Option<Writer>>,
+    writer: SharedWriter,
     waiting: std::sync::Mutex<HashMap<String, oneshot::Sender<Reply>>>,
     next: AtomicU64,
     closed: AtomicBool,
@@ -79,7 +83,7 @@ const DIRECT_ID_PREFIX: &str = "toolreg-";
 impl DirectCalls {
     fn new(writer: Writer) -> Self {
         DirectCalls {
-            writer: tokio::sync::Mutex::new(Some(writer)),
+            writer: Arc::new(tokio::sync::Mutex::new(Some(writer))),
             waiting: std::sync::Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
             closed: AtomicBool::new(false),
@@ -113,6 +117,22 @@ impl DirectCalls {
         let w = writer.as_mut().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotConnected, "transport is closed"))?;
         w.write_all(line).await?;
         w.flush().await
+    }
+
+    /// Waits for the writer, then holds it for `line` (the caller ends it with `\n`). Nothing is
+    /// written before `LineWrite::run`, so dropping this wait sends nothing.
+    pub async fn start_line(&self, line: Vec<u8>) -> LineWrite {
+        LineWrite { writer: Some(self.writer.clone().lock_owned().await), line, done: 0 }
+    }
+
+    /// Writes `line` when the writer is free, in a task of its own: for a notice (a call's
+    /// cancellation) that must not hold its sender up behind a server that does not read.
+    pub fn send_later(&self, line: Vec<u8>) {
+        let writer = self.writer.clone();
+        tokio::spawn(async move {
+            let mut rest = LineWrite { writer: Some(writer.lock_owned().await), line, done: 0 };
+            let _ = rest.run().await;
+        });
     }
 
     /// The response for a waiting direct call, if `text` is one. Called with every line read.
@@ -165,6 +185,73 @@ impl DirectCalls {
     fn close_reading(&self) {
         self.closed.store(true, Ordering::Release);
         lock(&self.waiting).clear();
+    }
+}
+
+/// One line on its way out, holding the writer. `run` is cancel-safe: the bytes written so far
+/// are counted here, so waiting can stop at any point; a line begun and not finished is then
+/// finished in a task of its own (`stop_waiting`, or on drop), never left half-way.
+pub(crate) struct LineWrite {
+    writer: Option<tokio::sync::OwnedMutexGuard<Option<Writer>>>,
+    line: Vec<u8>,
+    done: usize,
+}
+
+impl LineWrite {
+    /// Writes the rest of the line and flushes. After an error the writer is let go unfinished:
+    /// the pipe is broken, there is no reader left to confuse.
+    pub async fn run(&mut self) -> std::io::Result<()> {
+        let result = self.write_rest().await;
+        if result.is_err() {
+            self.writer = None;
+        }
+        result
+    }
+
+    async fn write_rest(&mut self) -> std::io::Result<()> {
+        let closed = || std::io::Error::new(std::io::ErrorKind::NotConnected, "transport is closed");
+        let w = self.writer.as_mut().ok_or_else(closed)?.as_mut().ok_or_else(closed)?;
+        while self.done < self.line.len() {
+            // `write` is cancel-safe: bytes are written and counted in the same poll.
+            match w.write(&self.line[self.done..]).await? {
+                0 => return Err(std::io::ErrorKind::WriteZero.into()),
+                n => self.done += n,
+            }
+        }
+        w.flush().await
+    }
+
+    /// The caller stops waiting. A line none of which was written is dropped unsent (false);
+    /// otherwise it may reach the server (true): its rest is written in a task of its own,
+    /// then `then`, under the same hold of the writer so that nothing comes between.
+    pub fn stop_waiting(mut self, then: Vec<u8>) -> bool {
+        if self.done == 0 {
+            return false;
+        }
+        self.finish_later(Some(then));
+        true
+    }
+
+    fn finish_later(&mut self, then: Option<Vec<u8>>) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let mut rest = LineWrite { writer: self.writer.take(), line: std::mem::take(&mut self.line), done: self.done };
+        runtime.spawn(async move {
+            if rest.run().await.is_ok() {
+                if let Some(then) = then {
+                    (rest.line, rest.done) = (then, 0);
+                    let _ = rest.run().await;
+                }
+            }
+        });
+    }
+}
+
+impl Drop for LineWrite {
+    fn drop(&mut self) {
+        // The call's future itself was dropped mid-line.
+        if self.writer.is_some() && self.done > 0 && self.done < self.line.len() {
+            self.finish_later(None);
+        }
     }
 }
 
@@ -412,6 +499,8 @@ impl IdScan {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn id_of(text: &str, piece: usize) -> Option<Value> {
@@ -459,6 +548,43 @@ mod tests {
         assert_eq!(b.reply.await.unwrap().unwrap_err()["message"], "bad");
         // The server's stdout ended: no new call waits for an answer that cannot come.
         assert!(d.register().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_line_given_up_half_way_is_finished_whole_then_its_notice() {
+        let (mut out, written) = tokio::io::duplex(1024);
+        let t = BoundedStdio::new(tokio::io::empty(), written, 1024);
+        let d = t.direct();
+        let request = [vec![b'x'; 10_000], vec![b'\n']].concat();
+        let mut write = d.start_line(request.clone()).await;
+        // The pipe takes 1 KiB and nobody reads: the write blocks half-way.
+        let stuck = tokio::time::timeout(Duration::from_millis(50), write.run()).await;
+        assert!(stuck.is_err(), "the write cannot finish while nobody reads");
+        assert!(write.stop_waiting(b"{\"cancelled\":1}\n".to_vec()), "begun, so it may reach the server");
+        // Another message waits for the whole line and the notice, then follows them.
+        let next = tokio::spawn(async move { d.write_line(b"{\"next\":2}\n").await });
+        let mut all = Vec::new();
+        let expected = [&request[..], b"{\"cancelled\":1}\n", b"{\"next\":2}\n"].concat();
+        let mut buf = [0; 4096];
+        while all.len() < expected.len() {
+            let n = tokio::io::AsyncReadExt::read(&mut out, &mut buf).await.unwrap();
+            all.extend_from_slice(&buf[..n]);
+        }
+        assert_eq!(all, expected);
+        next.await.unwrap().unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_line_not_begun_is_not_sent_and_lets_the_writer_go() {
+        let (mut out, written) = tokio::io::duplex(1024);
+        let t = BoundedStdio::new(tokio::io::empty(), written, 1024);
+        let d = t.direct();
+        let write = d.start_line(b"{\"never\":1}\n".to_vec()).await;
+        assert!(!write.stop_waiting(b"{\"cancelled\":1}\n".to_vec()));
+        d.write_line(b"{\"next\":2}\n").await.unwrap();
+        let mut sent = vec![0; 11];
+        tokio::io::AsyncReadExt::read_exact(&mut out, &mut sent).await.unwrap();
+        assert_eq!(sent, b"{\"next\":2}\n");
     }
 
     #[tokio::test]
