@@ -12,8 +12,14 @@ the way a headless host would:
 - `host/elicit`: accept with no content of our own, so the schema's defaults apply (SEP-1034).
 - `host/sample`: a fixed assistant text.
 
+Which calls: the ones the scenario names in MCP_CONFORMANCE_CONTEXT.toolCalls (`[{name,
+arguments}]`) when it names some; for json-schema-2020-12-preservation, one call of
+json_schema_echo with the focal tool's inputSchema as toolreg holds it (so the suite measures our
+preservation, not the server's); otherwise every tool once, with ARGUMENTS or {}.
+
 Env: TOOLREG_BIN (default: target/release/toolreg of this repository), MCP_CONFORMANCE_SCENARIO,
-MCP_CONFORMANCE_CONTEXT (JSON; pre-registered OAuth client credentials for some auth scenarios).
+MCP_CONFORMANCE_CONTEXT (JSON; pre-registered OAuth client credentials for some auth scenarios,
+the tool calls to make for others).
 Exit code 0 when every step ran; the suite judges the protocol, not our exit code alone.
 """
 from __future__ import annotations
@@ -43,6 +49,11 @@ SETTLE_S = 0.5
 
 # Arguments for the tools the scenarios expose; any other tool is called with {}.
 ARGUMENTS: dict[str, dict[str, Any]] = {"add_numbers": {"a": 5, "b": 3}}
+
+# json-schema-2020-12-preservation: call ECHO_TOOL with {"schema": FOCAL_TOOL's inputSchema}.
+SCHEMA_ECHO_SCENARIO = "json-schema-2020-12-preservation"
+FOCAL_TOOL = "json_schema_2020_12_tool"
+ECHO_TOOL = "json_schema_echo"
 
 
 def log(*parts: Any) -> None:
@@ -129,6 +140,36 @@ async def wait_ready(client: ToolregClient) -> dict[str, Any]:
     return await wait_status(client, dict(await client.catalog_refresh(SERVER_ID)))
 
 
+def same_tool(registered: str, upstream: str) -> bool:
+    """Whether a registry name (`ns__wire_name`) is the upstream tool `upstream`: the wire name
+    keeps the letters and digits, not always the separators or the case."""
+    def key(n: str) -> str:
+        return "".join(c for c in n if c.isalnum()).lower()
+    return key(registered.split("__")[-1]) == key(upstream)
+
+
+def registered_name(registered: list[str], upstream: str) -> str:
+    name = next((n for n in registered if same_tool(n, upstream)), None)
+    if name is None:
+        raise LookupError(f"no registered tool for {upstream} among {registered}")
+    return name
+
+
+async def planned_calls(client: ToolregClient, scenario: str, context: dict[str, Any], registered: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The (registry name, arguments) pairs to call, in order (see the module doc)."""
+    if context.get("toolCalls"):
+        return [(registered_name(registered, c["name"]), c.get("arguments") or {}) for c in context["toolCalls"]]
+    if scenario == SCHEMA_ECHO_SCENARIO:
+        tools = (await client.catalog_list_tools(SERVER_ID))["tools"]
+        schema = next(t["inputSchema"] for t in tools if t["name"] == FOCAL_TOOL)
+        return [(registered_name(registered, ECHO_TOOL), {"schema": schema})]
+    calls = []
+    for name in registered:
+        upstream = next((t for t in ARGUMENTS if same_tool(name, t)), None)
+        calls.append((name, ARGUMENTS.get(upstream, {}) if upstream else {}))
+    return calls
+
+
 async def run(url: str) -> int:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
@@ -155,10 +196,7 @@ async def run(url: str) -> int:
         # `initialized`: when that GET lands after the call, sse-retry takes it for the call's
         # reconnection and cannot measure the retry timing (a warning, so a failure).
         await asyncio.sleep(SETTLE_S)
-        for name in sync["registered"]:
-            tool = name.split("__")[-1]
-            original = next((t for t in ARGUMENTS if t.replace("_", "").lower() == tool.lower()), tool)
-            args = ARGUMENTS.get(original, {})
+        for name, args in await planned_calls(client, scenario, context, sync["registered"]):
             try:
                 r = await client.tool_invoke(name, args, call_id=f"call-{name}")
                 # A server that asks for more access (step-up) fails the call at once and

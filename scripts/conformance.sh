@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (client mode) against toolreg's MCP client: for each
 # scenario the suite starts a test server and runs conformance/adapter.py, a headless host that
-# drives `target/release/toolreg serve` at it. Every client scenario the suite lists for the spec
-# version we claim runs, one at a time (sse-retry measures reconnect timing). Prints each
+# drives `target/release/toolreg serve` at it. Every client scenario the suite lists for each spec
+# version we are judged at (2025-11-25 and 2026-07-28; CONFORMANCE_SPECS picks one) runs, one at a
+# time (sse-retry measures reconnect timing). Prints each
 # scenario's verdict and a total; fails on a scenario that does not pass and that
 # conformance/expected-failures.yml does not list, on a listed one that passes (stale), and on one
 # that prints no result (scripts/conformance-lib.sh judges).
@@ -15,6 +16,6 @@ source scripts/conformance-lib.sh
 
 conformance_selftest
 conformance_setup
-echo "conformance: suite $conformance_version, node $("$node" --version), spec $CONFORMANCE_SPEC"
+echo "conformance: suite $conformance_version, node $("$node" --version), spec versions $CONFORMANCE_SPECS"
 export TOOLREG_BIN="${TOOLREG_BIN:-$PWD/target/release/toolreg}"
 conformance_run client conformance "$node" "$suite" client --command "python3 conformance/adapter.py" -- "$@"

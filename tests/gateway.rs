@@ -215,6 +215,9 @@ fn upstream_names_are_listed_and_called_when_unique() {
     assert_eq!(names, ["mcp__a__echo", "mcp__a__stats", "mcp__b__echo", "mcp__b__stats", "tool_0"], "{names:?}");
     let r = c.call("tool_0", json!({"x": 3}));
     assert_eq!(text(&r), "tool_0 called with {\"x\":3}", "{r}");
+    // A 2025-11-25 peer gets no resultType (2026-07-28 only; tests/gateway_http.rs).
+    assert!(r.get("resultType").is_none(), "{r}");
+    assert!(c.ok("tools/list", json!({})).get("resultType").is_none());
     // The full name still works (tool_search and tool_invoke speak it).
     assert_eq!(text(&c.call("mcp__a__tool0", json!({"x": 4}))), "tool_0 called with {\"x\":4}");
 }

@@ -1,10 +1,10 @@
 //! `toolreg mcp --http`: the loopback Streamable HTTP endpoint refuses requests without the
 //! bearer token (401) and requests from a foreign `Host` or `Origin` (403, DNS rebinding),
-//! and serves MCP to a request that has both right.
+//! and serves MCP to a request that has both right, statelessly to a 2026-07-28 request.
 
 mod support;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -12,7 +12,11 @@ use support::gateway::{fixture, spawn, write_config, McpClient};
 
 /// Starts `toolreg mcp --http 127.0.0.1:0` and returns it with its `host:port` and token.
 fn start(dir: &std::path::Path, token_env: Option<&str>) -> (McpClient, String, String) {
-    let path = write_config(dir, &json!({"servers": [fixture("fx", &[])]}));
+    start_with(dir, &json!({"servers": [fixture("fx", &[])]}), token_env)
+}
+
+fn start_with(dir: &std::path::Path, config: &Value, token_env: Option<&str>) -> (McpClient, String, String) {
+    let path = write_config(dir, config);
     let env: Vec<(&str, &str)> = token_env.map(|t| ("TOOLREG_MCP_TOKEN", t)).into_iter().collect();
     let c = spawn(&path, &["--http", "127.0.0.1:0"], &env);
     let (mut addr, mut token) = (None, token_env.map(str::to_string));
@@ -32,8 +36,13 @@ fn start(dir: &std::path::Path, token_env: Option<&str>) -> (McpClient, String, 
 /// POSTs an `initialize` to /mcp with these headers; returns the status code and the body.
 fn post(addr: &str, headers: &[(&str, &str)]) -> (u16, String) {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
-        "capabilities": {}, "clientInfo": {"name": "http-test", "version": "0"}}})
-    .to_string();
+        "capabilities": {}, "clientInfo": {"name": "http-test", "version": "0"}}});
+    post_body(addr, headers, &body)
+}
+
+/// POSTs one JSON-RPC request (id 1) to /mcp; returns the status code and the raw response.
+fn post_body(addr: &str, headers: &[(&str, &str)], body: &Value) -> (u16, String) {
+    let body = body.to_string();
     let mut req = format!(
         "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
@@ -58,7 +67,8 @@ fn post(addr: &str, headers: &[(&str, &str)]) -> (u16, String) {
         }
         got.extend_from_slice(&buf[..n]);
         let text = String::from_utf8_lossy(&got);
-        if text.contains("serverInfo") || (text.contains("\r\n\r\n") && !text.starts_with("HTTP/1.1 200")) {
+        let answered = text.contains("\"id\":1") && (text.contains("\"result\"") || text.contains("\"error\"")) && (text.ends_with('}') || text.ends_with("\n\n"));
+        if answered || (text.contains("\r\n\r\n") && !text.starts_with("HTTP/1.1 200")) {
             break;
         }
     }
@@ -115,4 +125,37 @@ fn a_non_loopback_address_is_refused() {
     let path = write_config(dir.path(), &json!({"servers": []}));
     let mut c = spawn(&path, &["--http", "0.0.0.0:0"], &[("TOOLREG_MCP_TOKEN", "t")]);
     assert_eq!(c.child.wait().unwrap().code(), Some(2));
+}
+
+/// A 2026-07-28 request: no session, its version, client and capabilities in `_meta` and the
+/// version and method in headers. Returns the JSON-RPC `result`.
+fn call_2026(addr: &str, bearer: &str, method: &str, name: Option<&str>, mut params: Value) -> Value {
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "http-test", "version": "0"}});
+    let mut headers = vec![("Authorization", bearer), ("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", method)];
+    if let Some(name) = name {
+        headers.push(("Mcp-Name", name));
+    }
+    let (status, text) = post_body(addr, &headers, &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}));
+    assert_eq!(status, 200, "{text}");
+    // A JSON body, or an SSE event whose data line holds the response.
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or_default();
+    let json = body.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(body);
+    let response: Value = serde_json::from_str(json.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
+    response.get("result").cloned().unwrap_or_else(|| panic!("no result: {text}"))
+}
+
+#[test]
+fn a_2026_client_gets_results_marked_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"servers": [fixture("fx", &["--tools", "1"])], "gateway": {"defer": "never", "toolNames": "upstream"}});
+    let (_c, addr, token) = start_with(dir.path(), &config, Some("s3cret-token"));
+    let bearer = format!("Bearer {token}");
+    let list = call_2026(&addr, &bearer, "tools/list", None, json!({}));
+    assert_eq!(list["resultType"], "complete", "{list}");
+    assert!(list["tools"].as_array().unwrap().iter().any(|t| t["name"] == "echo"), "{list}");
+    let call = call_2026(&addr, &bearer, "tools/call", Some("echo"), json!({"name": "echo", "arguments": {"a": 1}}));
+    assert_eq!(call["resultType"], "complete", "{call}");
+    assert_eq!(call["content"][0]["text"], "{\"a\":1}", "{call}");
 }

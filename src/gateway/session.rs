@@ -6,7 +6,7 @@ use super::Gateway;
 use crate::invoke::{Call, Executor, HostAbilities, InvokeError, Invoked, Settings};
 use crate::output::ModelOutput;
 use crate::upstream::Mcp;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, InitializeResult, ListToolsResult, PaginatedRequestParams};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, InitializeResult, ListToolsResult, PaginatedRequestParams, ResultType};
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
@@ -58,7 +58,11 @@ impl ServerHandler for Session {
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
         let listing = self.gw.listing_when_warm().await;
-        serde_json::from_value(json!({"tools": listing.tools})).map_err(|e| ErrorData::internal_error(format!("tool list: {e}"), None))
+        let mut result: ListToolsResult =
+            serde_json::from_value(json!({"tools": listing.tools})).map_err(|e| ErrorData::internal_error(format!("tool list: {e}"), None))?;
+        // Required from 2026-07-28; JSON without it reads as None. rmcp strips it for older peers.
+        result.result_type = Some(ResultType::COMPLETE);
+        Ok(result)
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
@@ -107,8 +111,15 @@ impl ServerHandler for Session {
 }
 
 /// The upstream server's own result when the tool ran (content, structured content, isError as
-/// they came); otherwise the model-ready text the core produced (refusals, meta-tools).
+/// they came); otherwise the model-ready text the core produced (refusals, meta-tools). Marked
+/// complete, as 2026-07-28 requires (rmcp strips the mark for older peers).
 fn to_result(done: Invoked) -> CallToolResult {
+    let mut result = call_result(done);
+    result.result_type = Some(ResultType::COMPLETE);
+    result
+}
+
+fn call_result(done: Invoked) -> CallToolResult {
     let value = match done.raw {
         Some(mut raw) if raw.get("content").is_some_and(Value::is_array) => {
             raw["isError"] = json!(done.is_error);
