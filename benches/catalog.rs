@@ -5,7 +5,8 @@
 //! `cargo build --release -p toolreg-fixture-mcp && cargo bench --bench catalog`. Prints medians
 //! and ratios; asserts nothing. `cargo bench --bench catalog -- call` runs the tool call part only
 //! (it also prints the sidecar's CPU time and context switches per call, from `/proc`);
-//! `TOOLREG_BIN=path` runs another build of the sidecar, `CALLS=n` makes n calls (default 2,000).
+//! `TOOLREG_BIN=path` runs another build of the sidecar, `CALLS=n` makes n calls (default 2,000),
+//! `MODERN=1` has the sidecar's server speak MCP 2026-07-28 (the direct server stays 2025-11-25).
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
 use serde_json::{json, Value};
@@ -273,7 +274,9 @@ fn per_call(before: (u64, u64, u64), after: (u64, u64, u64), n: usize) -> String
 fn call_overhead() {
     // 4. An MCP tool call through the sidecar vs the same call made directly.
     let mut p = Peer::spawn();
-    p.call("catalog/setServers", json!({"servers": [fixture("fx", &[])]}));
+    // `MODERN=1`: the server speaks 2026-07-28, so each call carries the per-request `_meta`.
+    let modern = std::env::var("MODERN").is_ok_and(|v| v == "1");
+    p.call("catalog/setServers", json!({"servers": [fixture("fx", if modern { &["--modern"] } else { &[] })]}));
     p.wait_ready(1);
     p.call("registry/syncMcp", json!({}));
     // A plan waits for the tokenizer: its background load must not run inside the measurement.

@@ -1,6 +1,7 @@
 //! The official MCP reference servers (npm: server-everything, server-memory; PyPI:
 //! mcp-server-time), installed by `.ci/run` from the registries, driven through the real binary:
-//! warm-up, sync, and real tool calls over stdio and Streamable HTTP.
+//! warm-up, sync, and real tool calls over stdio and Streamable HTTP, and the MCP revision each
+//! is spoken to on.
 mod support;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -53,9 +54,17 @@ fn everything_memory_and_time_over_stdio() {
         {"id": "memory", "name": "Memory", "enabled": true, "transport": {"type": "stdio", "command": "node", "args": [node_server("server-memory")], "env": {"MEMORY_FILE_PATH": mem_file.to_str().unwrap()}}},
         {"id": "time", "name": "Time", "enabled": true, "transport": {"type": "stdio", "command": "python3", "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}}
     ]}));
-    assert!(wait_ready(&mut s, "everything")["toolCount"].as_u64().unwrap() >= 10);
-    assert_eq!(wait_ready(&mut s, "memory")["toolCount"], 9);
-    assert_eq!(wait_ready(&mut s, "time")["toolCount"], 2);
+    let everything = wait_ready(&mut s, "everything");
+    assert!(everything["toolCount"].as_u64().unwrap() >= 10);
+    let memory = wait_ready(&mut s, "memory");
+    assert_eq!(memory["toolCount"], 9);
+    let time = wait_ready(&mut s, "time");
+    assert_eq!(time["toolCount"], 2);
+    // The TS SDK 1.x servers answer `server/discover` with -32601: `initialize` after it. The
+    // Python SDK 2.x one speaks 2026-07-28, so its calls carry `_meta` (or it refuses them).
+    assert_eq!(everything["protocolVersion"], "2025-11-25", "{everything}");
+    assert_eq!(memory["protocolVersion"], "2025-11-25", "{memory}");
+    assert_eq!(time["protocolVersion"], "2026-07-28", "{time}");
     let synced = ok(&mut s, "registry/syncMcp", json!({}));
     let registered: Vec<&str> = synced["registered"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
     for name in ["mcp__everything__echo", "mcp__memory__createEntities", "mcp__memory__readGraph", "mcp__time__getCurrentTime"] {
@@ -97,7 +106,8 @@ fn everything_over_streamable_http() {
     ok(&mut s, "initialize", json!({}));
     let url = format!("http://127.0.0.1:{port}/mcp");
     ok(&mut s, "catalog/setServers", json!({"servers": [{"id": "web", "name": "Everything HTTP", "enabled": true, "transport": {"type": "http", "url": url, "headers": {"X-Secret": "do-not-log"}}}]}));
-    wait_ready(&mut s, "web");
+    // Over HTTP it answers a sessionless `server/discover` with 400: a legacy verdict.
+    assert_eq!(wait_ready(&mut s, "web")["protocolVersion"], "2025-11-25");
     ok(&mut s, "registry/syncMcp", json!({}));
     let echo = ok(&mut s, "tool/invoke", json!({"name": "mcp__everythingHttp__echo", "arguments": {"message": "over http"}}));
     assert!(text(&echo).contains("over http"), "{echo}");

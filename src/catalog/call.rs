@@ -60,6 +60,31 @@ pub(crate) fn arguments(arguments: Value) -> Result<Option<Map<String, Value>>, 
     }
 }
 
+/// One direct `tools/call` request as a line: `id` is both its request id and its progress token,
+/// `meta` the members every request of the connection adds to `_meta` (on 2026-07-28: protocol
+/// version, client info and capabilities), serialised once per connection, or empty. Written by
+/// hand: the hot path copies those bytes instead of building and serialising them per call.
+pub(crate) fn request_line(id: &str, tool: &str, arguments: Option<&Map<String, Value>>, meta: &str) -> Result<Vec<u8>, CatalogError> {
+    let bad = |e: serde_json::Error| CatalogError::Mcp(e.to_string());
+    let mut line = Vec::with_capacity(160 + meta.len() + tool.len());
+    line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    serde_json::to_writer(&mut line, id).map_err(bad)?;
+    line.extend_from_slice(br#","method":"tools/call","params":{"_meta":{"progressToken":"#);
+    serde_json::to_writer(&mut line, id).map_err(bad)?;
+    if !meta.is_empty() {
+        line.push(b',');
+        line.extend_from_slice(meta.as_bytes());
+    }
+    line.extend_from_slice(br#"},"name":"#);
+    serde_json::to_writer(&mut line, tool).map_err(bad)?;
+    if let Some(arguments) = arguments {
+        line.extend_from_slice(br#","arguments":"#);
+        serde_json::to_writer(&mut line, arguments).map_err(bad)?;
+    }
+    line.extend_from_slice(b"}}\n");
+    Ok(line)
+}
+
 /// The one timer of a call: started before its request is sent, it bounds send and answer.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Deadline {
@@ -276,6 +301,19 @@ mod tests {
         assert_eq!(arguments(json!({"a": 1})).unwrap().unwrap()["a"], 1);
         let e = arguments(json!([1])).unwrap_err();
         assert_eq!(e.to_string(), "MCP error: tool arguments must be a JSON object");
+    }
+
+    #[test]
+    fn a_request_line_is_one_json_rpc_request_with_the_connection_meta() {
+        let args = json!({"q": "a \"quoted\"\nline"});
+        let line = request_line("c7", "say \"hi\"", args.as_object(), r#""v":"2026-07-28","caps":{}"#).unwrap();
+        assert_eq!(line.last(), Some(&b'\n'));
+        assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
+        let v: Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(v, json!({"jsonrpc": "2.0", "id": "c7", "method": "tools/call", "params": {
+            "_meta": {"progressToken": "c7", "v": "2026-07-28", "caps": {}}, "name": "say \"hi\"", "arguments": args}}));
+        let bare: Value = serde_json::from_slice(&request_line("c8", "t", None, "").unwrap()).unwrap();
+        assert_eq!(bare["params"], json!({"_meta": {"progressToken": "c8"}, "name": "t"}));
     }
 
     #[test]

@@ -8,9 +8,14 @@
 //! - Every request is bounded by a caller-given deadline; on expiry the server gets
 //!   `notifications/cancelled` (from rmcp's timer for a list, from `call.rs` for a call). A
 //!   direct call's deadline covers writing its request too.
-//! - We speak protocol 2025-11-25 (the newest revision with an `initialize` handshake). rmcp
-//!   3.11 defaults to 2026-07-28, where list_changed arrives only on a `subscriptions/listen`
-//!   stream; pinning keeps plain notifications working with every server we know.
+//! - We speak 2026-07-28 with a server that answers `server/discover` with it, else 2025-11-25
+//!   (the newest revision with an `initialize` handshake), per the server's `protocolVersion`
+//!   (`auto` by default: rmcp's `ClientLifecycleMode::Auto`, plus one reconnect with
+//!   `initialize` when the probe's answer is neither 2026 nor a legacy error). On 2026-07-28
+//!   every request carries our version, info and capabilities in `_meta` (rmcp adds them; the
+//!   direct stdio path adds the same members, serialised once per connection).
+//!   On 2026-07-28 list_changed arrives only on a `subscriptions/listen` stream, which we do not
+//!   open yet: such a server's list is fresh at each refresh only.
 //! - rmcp's own response cache is bypassed (we send raw requests): a refresh must ask the
 //!   server, and a failure must surface instead of rmcp's stale cached answer.
 //! - A stdio server is a child owned through `child.rs`; stopping a session kills its group.
@@ -29,15 +34,15 @@ use rmcp::model::{
     PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, SamplingCapability, ServerResult,
     UrlElicitationCapability,
 };
-// Sampling is deprecated by a protocol revision after the one we speak (2025-11-25).
+// Sampling is deprecated in 2026-07-28; 2025-11-25 servers still ask for it.
 #[allow(deprecated)]
 use rmcp::model::{CreateMessageRequestParams, CreateMessageResult};
-use rmcp::model::RequestParamsMeta;
+use rmcp::model::RequestMetaObject;
 use rmcp::service::{
-    InboundStreamOrigin, NotificationContext, Peer, PeerRequestOptions, RequestContext, RoleClient, RunningService,
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, InboundStreamOrigin, NotificationContext, Peer, PeerRequestOptions, RequestContext, RoleClient, RunningService,
     ServiceError,
 };
-use rmcp::{ClientHandler, ErrorData, ServiceExt};
+use rmcp::{ClientHandler, ErrorData};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -46,7 +51,7 @@ use super::authorize::ServerAuth;
 use super::child::{self, kill_group, ChildProc};
 use super::call;
 use super::lock;
-use super::config::{CatalogError, McpTool, ServerConfig, Transport};
+use super::config::{CatalogError, McpTool, ProtocolChoice, ServerConfig, Transport};
 use super::elicit::{self, Asker, CallOrigin, InFlight, InFlightGuard, Unanswered};
 use super::stdio::{BoundedStdio, DirectCalls, Pending};
 use crate::secret::redactor::Redactor;
@@ -120,7 +125,7 @@ impl ClientHandler for Handler {
         Ok(result)
     }
 
-    #[allow(deprecated)] // sampling: deprecated by a later revision than the one we speak
+    #[allow(deprecated)] // sampling: deprecated in 2026-07-28, still asked on 2025-11-25
     async fn create_message(
         &self,
         request: CreateMessageRequestParams,
@@ -176,8 +181,38 @@ pub(crate) struct Connection {
     auth: Option<Arc<ServerAuth>>,
     /// Stdio sessions: tool calls written and answered past rmcp's service loop (`stdio.rs`).
     direct: Option<Arc<DirectCalls>>,
+    /// The revision the session speaks.
+    version: ProtocolVersion,
+    /// What every direct request adds to its `_meta` (2026-07-28 has no session to remember
+    /// who we are): the members, serialised once here, or empty.
+    request_meta: Box<str>,
 }
 
+/// Why a connect failed: `Verdict` when the server's answer to `server/discover` rules out
+/// 2026-07-28 but rmcp did not fall back (it knows discover but not our version, it answered
+/// with something other than a discover result, or rmcp's own fallback failed on the same
+/// stream), so one more connect with `initialize` alone may still work.
+enum Failed {
+    Verdict(String),
+    Other(String),
+}
+
+impl From<String> for Failed {
+    fn from(why: String) -> Self {
+        Failed::Other(why)
+    }
+}
+
+impl From<&str> for Failed {
+    fn from(why: &str) -> Self {
+        Failed::Other(why.to_owned())
+    }
+}
+
+/// `legacy_known`: an earlier `auto` connect of this server ended on 2025-11-25, so this one
+/// goes straight to `initialize` (a server that ignores `server/discover` costs rmcp's fixed
+/// 10 s probe at every connect otherwise).
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn connect(
     config: &ServerConfig,
     timeout: Duration,
@@ -185,6 +220,7 @@ pub(crate) async fn connect(
     on_list_changed: Box<dyn Fn() + Send + Sync>,
     asker: Asker,
     auth: Option<Arc<ServerAuth>>,
+    legacy_known: bool,
 ) -> Result<Connection, String> {
     // Registered before the server runs: its first stderr line may quote them.
     let redactor = Redactor::new(config.secret_values());
@@ -196,79 +232,130 @@ pub(crate) async fn connect(
         in_flight: Mutex::new(InFlight::default()),
         _redactor: redactor.clone(),
     });
-    let ms = timeout.as_millis();
-    match &config.transport {
-        Transport::Stdio { command, args, env, cwd } => {
-            let mut child = child::spawn(&config.id, command, args, env, cwd.as_deref()).await?;
-            let stdin = child.stdin.take().ok_or("child has no stdin")?;
-            let stdout = child.stdout.take().ok_or("child has no stdout")?;
-            if let Some(stderr) = child.stderr.take() {
-                tokio::spawn(child::forward_stderr(config.id.clone(), stderr, redactor));
-            }
-            let child = ChildProc::own(child);
-            let mut exited = child.exited.clone();
-            let transport = BoundedStdio::new(stdout, stdin, max_message_bytes);
-            let direct = transport.direct();
-            let served = tokio::select! {
-                r = tokio::time::timeout(timeout, Handler(handler.clone()).serve(transport)) => r,
-                why = exited.wait_for(|e| e.is_some()) => {
-                    let why = why.map(|w| w.clone().unwrap_or_default()).unwrap_or_default();
-                    return Err(format!("{why} during initialize"));
-                }
-            };
-            let service = match served {
-                Err(_) => return Err(format!("initialize timed out after {ms} ms")),
-                Ok(Err(e)) => return Err(format!("initialize failed: {}", describe(&e))),
-                Ok(Ok(s)) => s,
-            };
-            let mut connection = Connection::new(service, handler, Some(child), None);
-            connection.direct = Some(direct);
-            Ok(connection)
+    let open = Open { config, timeout, deadline: Instant::now() + timeout, max_message_bytes, handler, redactor, auth };
+    let lifecycle = match (config.protocol_version, legacy_known) {
+        (ProtocolChoice::V2025_11_25, _) | (ProtocolChoice::Auto, true) => ClientLifecycleMode::Initialize,
+        (ProtocolChoice::V2026_07_28, _) => ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] },
+        (ProtocolChoice::Auto, false) => ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        },
+    };
+    let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
+    match open.session(lifecycle).await {
+        Ok(c) => Ok(c),
+        Err(Failed::Verdict(why)) if auto => {
+            tracing::info!(server = %config.id, "no 2026-07-28 session ({why}); connecting again with initialize");
+            open.session(ClientLifecycleMode::Initialize).await.map_err(|f| match f {
+                Failed::Verdict(w) | Failed::Other(w) => w,
+            })
         }
-        Transport::Http { url, headers } => {
-            use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-            use rmcp::transport::StreamableHttpClientTransport;
-            let mut map = HashMap::new();
-            for (k, v) in headers {
-                let name = http::HeaderName::from_bytes(k.as_bytes())
-                    .map_err(|_| format!("invalid HTTP header name {k:?}"))?;
-                let mut value = http::HeaderValue::from_str(v.expose())
-                    .map_err(|_| format!("invalid value for HTTP header {k:?}"))?;
-                // Keeps it out of any `Debug` of a request (hyper, reqwest).
-                value.set_sensitive(true);
-                map.insert(name, value);
-            }
-            install_tls_provider();
-            let config = StreamableHttpClientTransportConfig::with_uri(url.expose()).custom_headers(map);
-            let served = match &auth {
-                // OAuth: requests carry the server's bearer token; a 401/403 starts authorization.
-                Some(auth) => {
-                    // Saved tokens are read from the host and their server found again first.
-                    let started = Instant::now();
-                    let Ok(client) = tokio::time::timeout(timeout, auth.http_client()).await else {
-                        return Err(format!("initialize timed out after {ms} ms (loading saved OAuth tokens)"));
-                    };
-                    let transport = StreamableHttpClientTransport::with_client(client, config);
-                    let left = timeout.saturating_sub(started.elapsed());
-                    tokio::time::timeout(left, Handler(handler.clone()).serve(transport)).await
+        Err(Failed::Verdict(why) | Failed::Other(why)) => Err(why),
+    }
+}
+
+/// One connect's inputs; `session` may run twice (the fallback), within one `deadline`.
+struct Open<'a> {
+    config: &'a ServerConfig,
+    timeout: Duration,
+    deadline: Instant,
+    max_message_bytes: usize,
+    handler: Arc<HandlerShared>,
+    redactor: Redactor,
+    auth: Option<Arc<ServerAuth>>,
+}
+
+impl Open<'_> {
+    fn left(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// The handshake's failure as text, classified (`Failed::Verdict`).
+    fn failed(&self, e: &ClientInitializeError) -> Failed {
+        let why = format!("initialize failed: {}", describe(e));
+        match e {
+            ClientInitializeError::NoCompatibleProtocolVersion { .. }
+            | ClientInitializeError::ExpectedInitResult(_)
+            | ClientInitializeError::LegacyFallbackFailed { .. } => Failed::Verdict(why),
+            _ => Failed::Other(why),
+        }
+    }
+
+    async fn session(&self, lifecycle: ClientLifecycleMode) -> Result<Connection, Failed> {
+        let (config, handler, auth) = (self.config, &self.handler, &self.auth);
+        let ms = self.timeout.as_millis();
+        let timed_out = || Failed::Other(format!("initialize timed out after {ms} ms"));
+        match &config.transport {
+            Transport::Stdio { command, args, env, cwd } => {
+                let mut child = child::spawn(&config.id, command, args, env, cwd.as_deref()).await?;
+                let stdin = child.stdin.take().ok_or("child has no stdin")?;
+                let stdout = child.stdout.take().ok_or("child has no stdout")?;
+                if let Some(stderr) = child.stderr.take() {
+                    tokio::spawn(child::forward_stderr(config.id.clone(), stderr, self.redactor.clone()));
                 }
-                None => {
-                    let transport = StreamableHttpClientTransport::from_config(config);
-                    tokio::time::timeout(timeout, Handler(handler.clone()).serve(transport)).await
-                }
-            };
-            let service = match served {
-                Err(_) => return Err(format!("initialize timed out after {ms} ms")),
-                Ok(Err(e)) => {
-                    // A 401 (or 403 insufficient_scope) carries the challenge that starts OAuth.
-                    if let (Some(auth), Some(challenge)) = (&auth, e.auth_challenge()) {
-                        return Err(auth.challenged(challenge.to_owned()));
+                let child = ChildProc::own(child);
+                let mut exited = child.exited.clone();
+                let transport = BoundedStdio::new(stdout, stdin, self.max_message_bytes);
+                let direct = transport.direct();
+                let served = tokio::select! {
+                    r = tokio::time::timeout(self.left(), Handler(handler.clone()).serve_with_lifecycle(transport, lifecycle)) => r,
+                    why = exited.wait_for(|e| e.is_some()) => {
+                        let why = why.map(|w| w.clone().unwrap_or_default()).unwrap_or_default();
+                        return Err(Failed::Other(format!("{why} during initialize")));
                     }
-                    return Err(format!("initialize failed: {}", describe(&e)));
+                };
+                let service = match served {
+                    Err(_) => return Err(timed_out()),
+                    Ok(Err(e)) => return Err(self.failed(&e)),
+                    Ok(Ok(s)) => s,
+                };
+                let mut connection = Connection::new(service, handler.clone(), Some(child), None);
+                connection.direct = Some(direct);
+                Ok(connection)
+            }
+            Transport::Http { url, headers } => {
+                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+                use rmcp::transport::StreamableHttpClientTransport;
+                let mut map = HashMap::new();
+                for (k, v) in headers {
+                    let name = http::HeaderName::from_bytes(k.as_bytes())
+                        .map_err(|_| format!("invalid HTTP header name {k:?}"))?;
+                    let mut value = http::HeaderValue::from_str(v.expose())
+                        .map_err(|_| format!("invalid value for HTTP header {k:?}"))?;
+                    // Keeps it out of any `Debug` of a request (hyper, reqwest).
+                    value.set_sensitive(true);
+                    map.insert(name, value);
                 }
-                Ok(Ok(s)) => s,
-            };
-            Ok(Connection::new(service, handler, None, auth))
+                install_tls_provider();
+                let transport_config = StreamableHttpClientTransportConfig::with_uri(url.expose()).custom_headers(map);
+                let served = match auth {
+                    // OAuth: requests carry the server's bearer token; a 401/403 starts authorization.
+                    Some(auth) => {
+                        // Saved tokens are read from the host and their server found again first.
+                        let Ok(client) = tokio::time::timeout(self.left(), auth.http_client()).await else {
+                            return Err(Failed::Other(format!("initialize timed out after {ms} ms (loading saved OAuth tokens)")));
+                        };
+                        let transport = StreamableHttpClientTransport::with_client(client, transport_config);
+                        tokio::time::timeout(self.left(), Handler(handler.clone()).serve_with_lifecycle(transport, lifecycle)).await
+                    }
+                    None => {
+                        let transport = StreamableHttpClientTransport::from_config(transport_config);
+                        tokio::time::timeout(self.left(), Handler(handler.clone()).serve_with_lifecycle(transport, lifecycle)).await
+                    }
+                };
+                let service = match served {
+                    Err(_) => return Err(timed_out()),
+                    Ok(Err(e)) => {
+                        // A 401 (or 403 insufficient_scope) carries the challenge that starts OAuth.
+                        if let (Some(auth), Some(challenge)) = (auth, e.auth_challenge()) {
+                            return Err(Failed::Other(auth.challenged(challenge.to_owned())));
+                        }
+                        return Err(self.failed(&e));
+                    }
+                    Ok(Ok(s)) => s,
+                };
+                Ok(Connection::new(service, handler.clone(), None, auth.clone()))
+            }
         }
     }
 }
@@ -280,7 +367,28 @@ impl Connection {
         child: Option<ChildProc>,
         auth: Option<Arc<ServerAuth>>,
     ) -> Self {
-        Connection { peer: service.peer().clone(), service: tokio::sync::Mutex::new(Some(service)), handler, child, auth, direct: None }
+        let peer = service.peer().clone();
+        let version = peer.peer_info().map_or(ProtocolVersion::V_2025_11_25, |i| i.protocol_version.clone());
+        let request_meta = if version.has_initialize() {
+            Box::default()
+        } else {
+            let me = Handler(handler.clone()).get_info();
+            let meta = RequestMetaObject::with_client_context(version.clone(), me.client_info, me.capabilities);
+            let object = serde_json::to_string(&meta).unwrap_or_default();
+            // `{...}` without its braces: members for `call::request_line`.
+            object.get(1..object.len().saturating_sub(1)).unwrap_or_default().into()
+        };
+        Connection { peer, service: tokio::sync::Mutex::new(Some(service)), handler, child, auth, direct: None, version, request_meta }
+    }
+
+    /// The revision the session speaks (`2025-11-25`, `2026-07-28`).
+    pub fn protocol_version(&self) -> String {
+        self.version.to_string()
+    }
+
+    /// Whether the session was opened with `initialize` (2025-11-25 and before).
+    pub fn has_initialize(&self) -> bool {
+        self.version.has_initialize()
     }
 
     /// `e` as a `CatalogError`; a 401 or 403 `insufficient_scope` of an OAuth server starts
@@ -370,10 +478,7 @@ impl Connection {
         progress: Option<mpsc::UnboundedSender<Value>>,
         call_id: Option<&str>,
     ) -> Result<Value, CatalogError> {
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        if let Some(map) = call::arguments(arguments)? {
-            params = params.with_arguments(map);
-        }
+        let arguments = call::arguments(arguments)?;
         if cancel.is_cancelled() {
             return Err(CatalogError::Cancelled);
         }
@@ -381,8 +486,14 @@ impl Connection {
         let slot = lock(&self.handler.in_flight).enter(origin);
         let _in_flight = InFlightGuard(&self.handler.in_flight, slot);
         match &self.direct {
-            Some(direct) => self.call_direct(direct, params, slot, limits, &cancel, progress).await,
-            None => self.call_rmcp(params, slot, limits, &cancel, progress).await,
+            Some(direct) => self.call_direct(direct, tool, arguments.as_ref(), slot, limits, &cancel, progress).await,
+            None => {
+                let mut params = CallToolRequestParams::new(tool.to_owned());
+                if let Some(map) = arguments {
+                    params = params.with_arguments(map);
+                }
+                self.call_rmcp(params, slot, limits, &cancel, progress).await
+            }
         }
     }
 
@@ -410,10 +521,12 @@ impl Connection {
 
     /// `call_tool` on a stdio session: the request is written from here and its response
     /// handed back by the reader (`stdio::DirectCalls`), not routed through rmcp's loop.
+    #[allow(clippy::too_many_arguments)]
     async fn call_direct(
         &self,
         direct: &DirectCalls,
-        mut params: CallToolRequestParams,
+        tool: &str,
+        arguments: Option<&serde_json::Map<String, Value>>,
         slot: u64,
         limits: call::Limits,
         cancel: &CancellationToken,
@@ -425,10 +538,7 @@ impl Connection {
         let id = RequestId::String(key.clone().into());
         let token = ProgressToken(NumberOrString::String(key.clone().into()));
         self.track(slot, &id, &token, progress);
-        params.set_progress_token(token);
-        let request = ClientJsonRpcMessage::request(ClientRequest::CallToolRequest(CallToolRequest::new(params)), id.clone());
-        let mut line = serde_json::to_vec(&request).map_err(|e| CatalogError::Mcp(e.to_string()))?;
-        line.push(b'\n');
+        let line = call::request_line(&key, tool, arguments, &self.request_meta)?;
         // The timeout covers the write: a server that stops reading its stdin fills the pipe.
         let mut write = None;
         let sent = call::send(async { write.insert(direct.start_line(line).await).run().await }, &deadline, cancel).await;

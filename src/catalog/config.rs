@@ -47,6 +47,31 @@ pub struct ServerConfig {
     /// sidecar registers (client ID metadata document or dynamic registration).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth: Option<super::auth::OAuthConfig>,
+    /// The MCP revision to speak with the server; see `ProtocolChoice`.
+    #[serde(default, skip_serializing_if = "ProtocolChoice::is_auto")]
+    pub protocol_version: ProtocolChoice,
+}
+
+/// `auto` (default): ask the server (`server/discover`) and speak 2026-07-28 if it can, else
+/// fall back to the `initialize` handshake of 2025-11-25; a 2025-11-25 verdict is kept while
+/// the sidecar runs, so reconnects do not ask again. `2025-11-25`: only `initialize` (for a
+/// server that never answers an unknown request: `auto` waits 10 s for it at each start).
+/// `2026-07-28`: only `server/discover`; a server without it fails to connect.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ProtocolChoice {
+    #[default]
+    #[serde(rename = "auto")]
+    Auto,
+    #[serde(rename = "2025-11-25")]
+    V2025_11_25,
+    #[serde(rename = "2026-07-28")]
+    V2026_07_28,
+}
+
+impl ProtocolChoice {
+    fn is_auto(&self) -> bool {
+        *self == ProtocolChoice::Auto
+    }
 }
 
 /// `listed` (default): only `approvalTools` ask. `destructive`: every tool asks unless it
@@ -230,6 +255,10 @@ pub struct ServerStatus {
     pub refreshed_at: Option<String>,
     /// The server has a last-known-good tool list (from a refresh or from disk).
     pub cached: bool,
+    /// The MCP revision of the live session (`2025-11-25`, `2026-07-28`); absent while there
+    /// is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
 }
 
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]

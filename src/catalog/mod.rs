@@ -56,7 +56,7 @@ use tokio_util::sync::CancellationToken;
 pub use config::{
     ApprovalHints, ApprovalPolicy,
     CatalogError, CatalogEvent, CatalogOptions, HeldTools, ListState, ListToolsResult, McpTool,
-    ServerConfig, ServerState, ServerStatus, Transport,
+    ProtocolChoice, ServerConfig, ServerState, ServerStatus, Transport,
 };
 pub use elicit::{AskHost, ElicitAction, ElicitMode, ElicitParams, ElicitResult, HostAsks, SampleParams};
 pub use auth::{AuthHost, NoAuthHost, OAuthConfig};
@@ -144,7 +144,8 @@ impl Catalog {
                     Some(s)
                         if s.enabled() == cfg.enabled
                             && s.config().transport == cfg.transport
-                            && s.config().oauth == cfg.oauth =>
+                            && s.config().oauth == cfg.oauth
+                            && s.config().protocol_version == cfg.protocol_version =>
                     {
                         s.set_config(cfg);
                         s

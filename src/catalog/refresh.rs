@@ -18,6 +18,7 @@
 //!   are refused.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
@@ -101,6 +102,9 @@ pub(crate) struct Server {
     shared: Arc<Shared>,
     /// OAuth for an HTTP server the host gave no `Authorization` header.
     auth: Option<Arc<ServerAuth>>,
+    /// The last `auto` connect ended on 2025-11-25: the next goes straight to `initialize`.
+    /// Forgotten when a connect fails, so a server that changed is asked again.
+    legacy: AtomicBool,
 }
 
 impl Server {
@@ -138,6 +142,7 @@ impl Server {
             persist_lock: Arc::new(Mutex::new(())),
             shared,
             auth,
+            legacy: AtomicBool::new(false),
         });
         if let Some(auth) = &server.auth {
             let weak = Arc::downgrade(&server);
@@ -335,6 +340,10 @@ impl Server {
 
     pub fn status(&self) -> ServerStatus {
         let name = lock(&self.config).name.clone();
+        let protocol_version = match &*lock(&self.session) {
+            Session::Live(conn) => Some(conn.protocol_version()),
+            _ => None,
+        };
         let d = lock(&self.data);
         ServerStatus {
             id: self.id.clone(),
@@ -344,6 +353,7 @@ impl Server {
             tool_count: d.tools.as_ref().map(Vec::len),
             refreshed_at: d.refreshed_at.clone(),
             cached: d.tools.is_some(),
+            protocol_version,
         }
     }
 
@@ -615,9 +625,10 @@ impl Server {
             let opts = &me.shared.opts;
             let config = me.config();
             let connected = tokio::select! {
-                r = client::connect(&config, opts.connect_timeout, opts.max_message_bytes, on_list_changed, me.shared.asker(), me.auth.clone()) => r,
+                r = client::connect(&config, opts.connect_timeout, opts.max_message_bytes, on_list_changed, me.shared.asker(), me.auth.clone(), me.legacy.load(Ordering::Relaxed)) => r,
                 _ = abort.cancelled() => Err("connect abandoned (restart or stop)".into()),
             };
+            me.legacy.store(connected.as_ref().is_ok_and(|c| c.has_initialize()), Ordering::Relaxed);
             let result = me.finish_connect(&mine, connected);
             let _ = tx.send(result);
         });

@@ -100,6 +100,9 @@ class ServerStatus(_ServerStatusRequired, total=False):
     error: Union[str, None]
     toolCount: Union[int, None]
     refreshedAt: Union[str, None]
+    protocolVersion: Union[str, None]
+    """The MCP revision of the live session (`2025-11-25`, `2026-07-28`); absent while there
+    is none."""
 
 
 ServerState = Union[Literal["connecting", "ready", "error", "disabled"], Literal["needsAuth"]]
@@ -781,6 +784,14 @@ class ProgressParams(TypedDict):
     value: Any
 
 
+# `auto` (default): ask the server (`server/discover`) and speak 2026-07-28 if it can, else
+# fall back to the `initialize` handshake of 2025-11-25; a 2025-11-25 verdict is kept while
+# the sidecar runs, so reconnects do not ask again. `2025-11-25`: only `initialize` (for a
+# server that never answers an unknown request: `auto` waits 10 s for it at each start).
+# `2026-07-28`: only `server/discover`; a server without it fails to connect.
+ProtocolChoice = Literal["auto", "2025-11-25", "2026-07-28"]
+
+
 class RegisterParams(TypedDict):
     entries: list["ToolEntry"]
 
@@ -890,6 +901,8 @@ class ServerConfig(_ServerConfigRequired, total=False):
     """OAuth for an `http` server (MCP authorization): a pre-registered client and flow
     choices. Without it a server that answers 401 is still authorized, with a client this
     sidecar registers (client ID metadata document or dynamic registration)."""
+    protocolVersion: "ProtocolChoice"
+    """The MCP revision to speak with the server; see `ProtocolChoice`."""
 
 
 Transport = Union["TransportStdio", "TransportHttp"]

@@ -132,6 +132,14 @@ export type Predicate =
   | {
       not: Predicate;
     };
+/**
+ * `auto` (default): ask the server (`server/discover`) and speak 2026-07-28 if it can, else
+ * fall back to the `initialize` handshake of 2025-11-25; a 2025-11-25 verdict is kept while
+ * the sidecar runs, so reconnects do not ask again. `2025-11-25`: only `initialize` (for a
+ * server that never answers an unknown request: `auto` waits 10 s for it at each start).
+ * `2026-07-28`: only `server/discover`; a server without it fails to connect.
+ */
+export type ProtocolChoice = 'auto' | '2025-11-25' | '2026-07-28';
 export type Transport =
   | {
       type: 'stdio';
@@ -225,6 +233,7 @@ export interface ProtocolTypes {
   PlanUnchanged?: PlanUnchanged;
   Predicate?: Predicate;
   ProgressParams?: ProgressParams;
+  ProtocolChoice?: ProtocolChoice;
   Reason?: Reason;
   RegisterParams?: RegisterParams;
   RegisterResult?: RegisterResult;
@@ -339,6 +348,11 @@ export interface ServerStatus {
    * The server has a last-known-good tool list (from a refresh or from disk).
    */
   cached: boolean;
+  /**
+   * The MCP revision of the live session (`2025-11-25`, `2026-07-28`); absent while there
+   * is none.
+   */
+  protocolVersion?: string | null;
 }
 export interface ClientInfo {
   name: string;
@@ -1123,6 +1137,7 @@ export interface ServerConfig {
    * sidecar registers (client ID metadata document or dynamic registration).
    */
   oauth?: OAuthConfig | null;
+  protocolVersion?: ProtocolChoice;
 }
 export interface ServerIdParams {
   serverId: string;
