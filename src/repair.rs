@@ -159,6 +159,7 @@ fn coerce(v: &mut Value, schema: &Value, root: &Value, path: &str, fixes: &mut V
     }
     match v {
         Value::Object(map) => {
+            drop_null_optionals(map, s, root, path, fixes);
             for (key, child) in map.iter_mut() {
                 if let Some(sub) = find_property(root, s, key, 0) {
                     coerce(child, sub, root, &format!("{path}/{}", escape_pointer(key)), fixes, depth + 1);
@@ -173,6 +174,28 @@ fn coerce(v: &mut Value, schema: &Value, root: &Value, path: &str, fixes: &mut V
             }
         }
         _ => {}
+    }
+}
+
+/// `null` for an optional property whose schema does not take null means "not given" (models
+/// and hosts send it so; SEP-2243 omits a null header parameter): the key is dropped. A
+/// required key, or one whose type is unknown, is left for validation to judge.
+fn drop_null_optionals(map: &mut Map<String, Value>, s: &Value, root: &Value, path: &str, fixes: &mut Vec<String>) {
+    let required = |k: &str| s.get("required").and_then(Value::as_array).is_some_and(|r| r.iter().any(|x| x == k));
+    let drop: Vec<String> = map
+        .iter()
+        .filter(|(k, v)| v.is_null() && !required(k))
+        .filter(|(k, _)| {
+            let Some(sub) = find_property(root, s, k, 0) else { return false };
+            let mut types = Vec::new();
+            collect_types(root, deref(root, sub), &mut types, 0);
+            !types.is_empty() && !types.contains(&"null")
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
+    for key in drop {
+        map.remove(&key);
+        fixes.push(format!("dropped null for optional {key} at {}", show_path(&format!("{path}/{}", escape_pointer(&key)))));
     }
 }
 
@@ -511,6 +534,16 @@ mod tests {
                 "converted \"7\" to number at /opt",
             ])
         );
+    }
+
+    #[test]
+    fn null_for_an_optional_property_that_takes_no_null_is_dropped() {
+        let r = first(json!({"query": "q", "flag": null, "gone": null, "opt": null, "nothing": null, "filter": {"since": null}, "extra": null}));
+        // `gone`, `opt`, `nothing` take null; `extra` is not in the schema: all kept.
+        assert_eq!(r.arguments, json!({"query": "q", "gone": null, "opt": null, "nothing": null, "filter": {}, "extra": null}));
+        assert_eq!(r.fixes, fixes(&["dropped null for optional flag at /flag", "dropped null for optional since at /filter/since"]));
+        // A required key keeps its null: validation refuses it, nothing is invented.
+        assert_eq!(candidates(&json!({"query": null}), &schema()), vec![]);
     }
 
     #[test]

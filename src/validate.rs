@@ -1,8 +1,10 @@
 //! Validation of tool-call arguments against a tool's JSON Schema.
 //!
 //! Uses the `jsonschema` crate with default features off, so a `$ref` can never
-//! trigger a network (or file) fetch: unresolvable external references make the
-//! schema fail to compile, which is reported as "tool schema is invalid: ...".
+//! trigger a network (or file) fetch: a reference to another document is never
+//! dereferenced (SSRF, and a schema that changes behind our back) and the part it
+//! names is left unchecked here, as `tool_inspect` shows it (`unknown`); the server
+//! checks its own arguments. A tool with such a schema stays callable.
 //! Compiled validators are cached by content: a 64-bit hash picks the bucket and the schema
 //! itself is compared on a hit, so a schema is only ever checked by its own validator (a
 //! crafted hash collision finds a different schema in the bucket and gets compiled anew).
@@ -157,12 +159,22 @@ fn compile(schema: &Value) -> Compiled {
         if detected == jsonschema::Draft::Unknown {
             options = options.with_draft(jsonschema::Draft::Draft202012);
         }
-        options.build(schema)
+        options.with_retriever(Unchecked).build(schema)
     });
     match result {
         Ok(Ok(v)) => Ok(Arc::new(v)),
         Ok(Err(e)) => Err(truncate(&e.to_string())),
         Err(_) => Err("the validator could not compile it".to_string()),
+    }
+}
+
+/// Every document outside the schema reads as `{}`, which any value satisfies: nothing is
+/// fetched, and what it would constrain is not checked here.
+struct Unchecked;
+
+impl jsonschema::Retrieve for Unchecked {
+    fn retrieve(&self, _: &jsonschema::Uri<String>) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(Value::Object(Default::default()))
     }
 }
 
@@ -296,11 +308,16 @@ mod tests {
     }
 
     #[test]
-    fn remote_ref_is_not_fetched() {
-        let schema = json!({"$ref": "https://example.com/schema.json"});
-        let e = errs(schema, json!({}));
-        assert_eq!(e.len(), 1);
-        assert!(e[0].starts_with("tool schema is invalid: "), "{e:?}");
+    fn remote_ref_is_not_fetched_and_its_part_is_unchecked() {
+        // Nothing listens at this address: a fetch would fail to compile the schema.
+        let schema = json!({"type": "object", "required": ["user"], "properties": {
+            "user": {"$ref": "http://127.0.0.1:9/profile.json"}, "n": {"type": "integer"}}});
+        assert_eq!(Validators::new().validate(&schema, &json!({"user": {"anything": [1, 2]}})), Ok(()));
+        // The local parts are still checked.
+        let e = errs(schema.clone(), json!({"user": 1, "n": "x"}));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].starts_with("at /n: "), "{e:?}");
+        assert_eq!(errs(schema, json!({})).len(), 1);
     }
 
     #[test]

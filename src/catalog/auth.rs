@@ -104,6 +104,11 @@ pub(crate) struct Registration {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<Secret>,
     pub redirect_uri: String,
+    /// The authorization server that issued it: a client is never presented to another one
+    /// (SEP-2352: a resource can move to a new authorization server). `None` in records from
+    /// before this was kept, which are then not reused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
 }
 
 /// What is saved under `secret_key`. No `Debug`: it holds tokens.

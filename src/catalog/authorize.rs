@@ -237,6 +237,7 @@ impl ServerAuth {
             .get("client_id_metadata_document_supported")
             .and_then(|v| v.as_bool())
             .unwrap_or(false);
+        let issuer = resolution.metadata.issuer.clone();
         manager.set_metadata(resolution.metadata);
 
         // Scopes (spec 2025-11-25): the host's, else the challenge's, else the resource's
@@ -246,7 +247,13 @@ impl ServerAuth {
             None => manager.select_initial_scopes(&[]).await,
         };
         if is_insufficient_scope(&challenge) && oauth.scopes.is_none() {
-            let granted = saved.credentials.as_ref().map(|c| c.granted_scopes.clone()).unwrap_or_default();
+            // Scopes granted by another authorization server say nothing about this one.
+            let granted = saved
+                .credentials
+                .as_ref()
+                .filter(|c| c.issuer.is_none() || c.issuer == issuer)
+                .map(|c| c.granted_scopes.clone())
+                .unwrap_or_default();
             for s in granted {
                 if !scopes.contains(&s) {
                     scopes.push(s);
@@ -257,7 +264,7 @@ impl ServerAuth {
         // Registration, in the spec's order of preference.
         let (client_id, client_secret) = if let Some(id) = &oauth.client_id {
             (id.clone(), oauth.client_secret.as_ref().map(|s| s.expose().to_owned()))
-        } else if let Some(r) = saved.registration.as_ref().filter(|r| r.redirect_uri == redirect_uri) {
+        } else if let Some(r) = saved.registration.as_ref().filter(|r| reusable(r, &redirect_uri, &issuer)) {
             (r.client_id.clone(), r.client_secret.as_ref().map(|s| s.expose().to_owned()))
         } else if let (Some(url), true) = (&oauth.client_metadata_url, cimd) {
             (url.clone(), None)
@@ -271,6 +278,7 @@ impl ServerAuth {
                 client_id: config.client_id.clone(),
                 client_secret: config.client_secret.clone().map(crate::secret::Secret::new),
                 redirect_uri: redirect_uri.clone(),
+                issuer: issuer.clone(),
             };
             if let Err(e) = self.store.update(|s| s.registration = Some(registration)).await {
                 tracing::warn!(server = %self.server_id, error = %e, "client registration kept in memory only");
@@ -324,6 +332,13 @@ impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// A registration is used again only with the same redirect URI at the authorization server
+/// that issued it. A record from before issuers were kept names none: it is reused only where
+/// the metadata names none either (the 2025-03-26 fallback endpoints), else registered anew.
+fn reusable(r: &Registration, redirect_uri: &str, issuer: &Option<String>) -> bool {
+    r.redirect_uri == redirect_uri && r.issuer == *issuer
 }
 
 fn blocked(p: &Phase) -> String {
@@ -423,6 +438,27 @@ mod tests {
         assert_eq!(port_of("http://127.0.0.1:8123/callback"), Some(8123));
         assert_eq!(port_of("https://x/callback"), None);
         assert!(is_insufficient_scope(r#"Bearer error="insufficient_scope", scope="a b""#));
+    }
+
+    #[test]
+    fn a_registration_is_presented_only_to_the_server_that_issued_it() {
+        let reg = |issuer: Option<&str>| Registration {
+            client_id: "c".into(),
+            client_secret: None,
+            redirect_uri: "http://127.0.0.1:1/callback".into(),
+            issuer: issuer.map(str::to_owned),
+        };
+        let as1 = Some("https://as1".to_owned());
+        let uri = "http://127.0.0.1:1/callback";
+        assert!(reusable(&reg(Some("https://as1")), uri, &as1));
+        // The resource moved to another authorization server: register there (SEP-2352).
+        assert!(!reusable(&reg(Some("https://as1")), uri, &Some("https://as2".into())));
+        // Issuers compare as strings, no normalisation.
+        assert!(!reusable(&reg(Some("https://as1")), uri, &Some("https://as1/".into())));
+        // A record from before issuers were kept, at a server that names one.
+        assert!(!reusable(&reg(None), uri, &as1));
+        assert!(reusable(&reg(None), uri, &None));
+        assert!(!reusable(&reg(Some("https://as1")), "http://127.0.0.1:2/callback", &as1));
     }
 
     /// One connection to the redirect listener, `parts` written one at a time: its status line.
