@@ -34,7 +34,7 @@ pub mod auth;
 mod authorize;
 pub(crate) mod cache;
 mod call;
-mod canonical;
+pub(crate) mod canonical;
 mod child;
 mod client;
 mod config;

@@ -13,15 +13,36 @@ use futures::future::BoxFuture;
 use rmcp::model::{ProgressNotificationParam, ProgressToken, ServerRequest};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{json, Value};
-use std::sync::{Arc, OnceLock, Weak};
+use sha2::{Digest, Sha256};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// How the user is asked before a gated call runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 pub enum Asking {
     /// The client declared `elicitation`: ask with a form.
     Elicit,
+    /// A 2026-07-28 client that declared `elicitation`: a server may not send it requests, so
+    /// the call ends with an input-required result carrying the form, and the client's retry
+    /// brings the answer (`approval_round`).
+    Round(Arc<ApprovalRound>),
     /// The config trusts the client: run without asking.
     Trusted,
+}
+
+/// One round of a multi round-trip approval: the answer the retry brought (for the call it was
+/// asked about), and the question this round leaves to ask.
+#[derive(Default)]
+pub struct ApprovalRound {
+    /// (digest of the call the user answered about, their decision).
+    pub answered: Option<(String, Decision)>,
+    pub asked: Mutex<Option<ApprovalRequest>>,
+}
+
+/// What an approval answer is bound to: the tool and its arguments (canonical JSON), so an
+/// answer given for one call never lets another run.
+pub fn call_digest(name: &str, arguments: &Value) -> String {
+    let text = crate::catalog::canonical::canonical(&json!([name, arguments]));
+    data_encoding::HEXLOWER.encode(&Sha256::digest(text.as_bytes()))
 }
 
 /// One call's host: the client that made it.
@@ -50,7 +71,7 @@ impl ClientHost {
 impl HostPort for ClientHost {
     fn approval_request(&self, req: ApprovalRequest) {
         let approvals = self.approvals.clone();
-        match self.asking {
+        match &self.asking {
             // `invoke` opened the approval before calling us: answering at once is safe.
             Some(Asking::Trusted) => {
                 approvals.respond(&req.approval_id, Decision::Approve);
@@ -62,6 +83,21 @@ impl HostPort for ClientHost {
                     let decision = ask_approval(&peer, &server, &tool, &req).await;
                     approvals.respond(&req.approval_id, decision);
                 });
+            }
+            Some(Asking::Round(round)) => {
+                // The answer the retry brought counts only for the very call it was given for.
+                let answer = round.answered.as_ref().filter(|(digest, _)| *digest == call_digest(&req.name, &req.arguments));
+                match answer {
+                    Some((_, decision)) => {
+                        approvals.respond(&req.approval_id, decision.clone());
+                    }
+                    None => {
+                        let id = req.approval_id.clone();
+                        *lock(&round.asked) = Some(req);
+                        // Not run this round; the session turns the refusal into the question.
+                        approvals.respond(&id, Decision::Deny { reason: Some("waiting for the user's answer".into()) });
+                    }
+                }
             }
             // `invoke` refuses before asking when the host cannot approve.
             None => {
@@ -99,27 +135,52 @@ impl HostPort for ClientHost {
 /// What the user reads shows every hidden character (`\u{202E}`): the server's own tool name
 /// and the model's arguments may carry some.
 async fn ask_approval(peer: &Peer<RoleServer>, server: &str, tool: &str, req: &ApprovalRequest) -> Decision {
+    let request = json!({"method": "elicitation/create", "params": approval_form(server, tool, req)});
+    let answer = match serde_json::from_value::<ServerRequest>(request) {
+        Ok(r) => peer.send_request(r).await.map(|r| serde_json::to_value(&r).unwrap_or(Value::Null)),
+        Err(e) => return Decision::Deny { reason: Some(format!("internal error: {e}")) },
+    };
+    match answer {
+        Ok(v) => decision_of(&v),
+        Err(e) => Decision::Deny { reason: Some(format!("the client did not answer: {e}")) },
+    }
+}
+
+/// The `elicitation/create` params of the approval question, shown every hidden character.
+pub fn approval_form(server: &str, tool: &str, req: &ApprovalRequest) -> Value {
     let args = serde_json::to_string_pretty(&req.arguments).unwrap_or_default();
     let args = hidden::visible(&args);
     let (server, tool) = (hidden::visible(server), hidden::visible(tool));
-    let request = json!({"method": "elicitation/create", "params": {
+    json!({
         "mode": "form",
         "message": format!("Allow the tool {tool} of the MCP server {server} to run with these arguments?\n{args}"),
         "requestedSchema": {"type": "object", "properties": {
             "decision": {"type": "string", "title": "Decision", "enum": ["approve", "deny"],
                 "description": format!("approve: run {tool} on {server} once; deny: do not run it")}
         }, "required": ["decision"]}
-    }});
-    let answer = match serde_json::from_value::<ServerRequest>(request) {
-        Ok(r) => peer.send_request(r).await.map(|r| serde_json::to_value(&r).unwrap_or(Value::Null)),
-        Err(e) => return Decision::Deny { reason: Some(format!("internal error: {e}")) },
-    };
-    match answer {
-        Ok(v) if v["action"] == "accept" && v["content"]["decision"] == "approve" => Decision::Approve,
-        Ok(v) if v["action"] == "accept" => Decision::Deny { reason: None },
-        Ok(v) => Decision::Deny { reason: Some(format!("the user chose {}", v["action"].as_str().unwrap_or("nothing"))) },
-        Err(e) => Decision::Deny { reason: Some(format!("the client did not answer: {e}")) },
+    })
+}
+
+/// The user's decision in an elicitation answer: only an accepted form that says approve runs.
+pub fn decision_of(answer: &Value) -> Decision {
+    match answer["action"].as_str() {
+        Some("accept") if answer["content"]["decision"] == "approve" => Decision::Approve,
+        Some("accept") => Decision::Deny { reason: None },
+        other => Decision::Deny { reason: Some(format!("the user chose {}", other.unwrap_or("nothing"))) },
     }
+}
+
+impl ClientHost {
+    /// The approval question of the tool `req` names, as this client's form.
+    pub fn approval_form_for(&self, req: &ApprovalRequest) -> Value {
+        let (server, tool) = self.server_of(&req.name).unwrap_or_else(|| ("toolreg".into(), req.name.clone()));
+        approval_form(&server, &tool, req)
+    }
+}
+
+/// Whether the client speaks 2026-07-28 or later, and so takes no requests from a server.
+fn stateless(peer: &Peer<RoleServer>) -> bool {
+    peer.peer_info().is_some_and(|i| !i.protocol_version.has_initialize())
 }
 
 /// Upstream servers' questions, to the client whose call they belong to.
@@ -148,7 +209,9 @@ impl AskHost for Questions {
         let peer = self.peer(params.call_id.as_deref());
         Box::pin(async move {
             let peer = peer.ok_or("no client call to ask through")?;
-            if peer.peer_info().and_then(|i| i.capabilities.elicitation.clone()).is_none() {
+            // A 2026-07-28 client may not be sent requests (passing the question on as an
+            // input-required result is not done yet): declined, as by a client that cannot ask.
+            if peer.peer_info().and_then(|i| i.capabilities.elicitation.clone()).is_none() || stateless(&peer) {
                 return Ok(ElicitResult::action(ElicitAction::Decline));
             }
             let mut p = json!({"mode": params.mode, "message": params.message});
@@ -169,7 +232,7 @@ impl AskHost for Questions {
         let peer = self.peer(params.call_id.as_deref());
         Box::pin(async move {
             let peer = peer.ok_or("no client call to ask through")?;
-            if peer.peer_info().and_then(|i| i.capabilities.sampling.clone()).is_none() {
+            if peer.peer_info().and_then(|i| i.capabilities.sampling.clone()).is_none() || stateless(&peer) {
                 return Err("the client does not offer sampling".into());
             }
             let request: ServerRequest =

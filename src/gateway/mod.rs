@@ -18,6 +18,8 @@
 mod client_host;
 pub mod config;
 mod http;
+mod rounds;
+mod seal;
 mod session;
 
 use crate::approval::Approvals;
@@ -75,6 +77,11 @@ pub struct Gateway {
     /// Calls in flight by call id, with the client that made them: where an upstream server's
     /// question (elicitation, sampling) during that call goes.
     pub(crate) calls: Mutex<HashMap<String, Peer<RoleServer>>>,
+    /// Seals the `requestState` of 2026-07-28 approval rounds (`rounds`); an error when the
+    /// OS gave no randomness, and then such clients are not asked (their gated calls refused).
+    pub(crate) sealer: Result<seal::Sealer, String>,
+    /// Nonces of approval states already answered, with when: each state runs one call.
+    pub(crate) spent_states: Mutex<HashMap<String, Instant>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -113,6 +120,8 @@ impl Gateway {
             resyncing: Mutex::new(()),
             peers: Mutex::new(Vec::new()),
             calls: Mutex::new(HashMap::new()),
+            sealer: seal::Sealer::new(),
+            spent_states: Mutex::new(HashMap::new()),
             cfg,
         });
         asker.attach(&gw);
@@ -130,6 +139,11 @@ impl Gateway {
 
     pub fn config(&self) -> &GatewayConfig {
         &self.cfg
+    }
+
+    /// How long a user may take to answer an approval, and so how long its round's state lives.
+    pub(crate) fn approval_timeout(&self) -> Duration {
+        self.cfg.gateway.approval_timeout_ms.map_or(crate::invoke::Settings::APPROVAL_TIMEOUT, Duration::from_millis)
     }
 
     pub fn listing(&self) -> Arc<Listing> {

@@ -2,7 +2,7 @@
 //! sandwiches as in `server`: MCP types in, the core (listing, `route::call`), MCP types out.
 
 use super::client_host::{Asking, ClientHost};
-use super::Gateway;
+use super::{rounds, Gateway};
 use crate::invoke::{Call, Executor, HostAbilities, InvokeError, Invoked, Settings};
 use crate::output::ModelOutput;
 use crate::upstream::Mcp;
@@ -11,7 +11,6 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 use std::sync::Arc;
-use std::time::Duration;
 
 #[derive(Clone)]
 pub struct Session {
@@ -72,11 +71,22 @@ impl ServerHandler for Session {
         let name = request.name.to_string();
         let name = listing.aliases.get(&name).cloned().unwrap_or(name);
         let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
-        let elicits = context.peer.peer_info().is_some_and(|i| i.capabilities.elicitation.is_some());
-        let asking = match (gw.config().gateway.trusted_client, elicits) {
-            (true, _) => Some(Asking::Trusted),
-            (false, true) => Some(Asking::Elicit),
-            (false, false) => None,
+        // A 2026-07-28 request names its client's capabilities in `_meta`; a session's, at start.
+        let capabilities = context.meta.client_capabilities().or_else(|| context.peer.peer_info().map(|i| i.capabilities.clone()));
+        let elicits = capabilities.is_some_and(|c| c.elicitation.is_some());
+        // A 2026-07-28 client is asked by input-required results, never by a request of ours.
+        let stateless = context.protocol_version().is_some_and(|v| !v.has_initialize());
+        let approval_timeout = gw.approval_timeout();
+        let asking = match (gw.config().gateway.trusted_client, elicits, stateless) {
+            (true, _, _) => Some(Asking::Trusted),
+            (false, true, false) => Some(Asking::Elicit),
+            (false, true, true) => Some(Asking::Round(Arc::new(rounds::answered(gw, &name, request.request_state.as_deref(), request.input_responses.as_ref())?))),
+            (false, false, _) => None,
+        };
+        let approves = asking.is_some();
+        let round = match &asking {
+            Some(Asking::Round(r)) => Some(r.clone()),
+            _ => None,
         };
         let registry = gw.registry();
         let host = ClientHost {
@@ -88,17 +98,19 @@ impl ServerHandler for Session {
             progress_token: context.meta.get_progress_token(),
         };
         let mcp = Mcp(Some(&gw.catalog));
-        let settings = Settings {
-            abilities: HostAbilities { approval: asking.is_some(), host_tools: false, repair: false },
-            approval_timeout: gw.config().gateway.approval_timeout_ms.map_or(Settings::APPROVAL_TIMEOUT, Duration::from_millis),
-        };
+        let settings = Settings { abilities: HostAbilities { approval: approves, host_tools: false, repair: false }, approval_timeout };
         let exec = Executor::new(&host, &mcp, &gw.validators, &gw.approvals, settings, context.ct.clone());
         let call_id = gw.next_call_id();
         super::lock(&gw.calls).insert(call_id.clone(), context.peer.clone());
         let _in_flight = InFlight(gw, call_id.clone());
         let plan_id = if crate::meta::is_meta(&name) { Some(gw.plan_id().await) } else { None };
         let call = Call { name: name.clone(), arguments, call_id, plan_id };
-        match crate::route::call(&exec, &mcp, &registry, &gw.plans, None, call).await {
+        let outcome = crate::route::call(&exec, &mcp, &registry, &gw.plans, None, call).await;
+        // The call stopped at its approval: the question goes back as this round's result.
+        if let Some(asked) = round.and_then(|r| super::lock(&r.asked).take()) {
+            return rounds::ask(gw, &host, &name, &asked, approval_timeout).map(Into::into);
+        }
+        match outcome {
             Ok(done) => Ok(to_result(done).into()),
             Err(InvokeError::UnknownTool(_)) => match crate::sync::held_refusal(&registry, &gw.catalog, &name) {
                 Some(refusal) => Ok(to_result(Invoked::error(refusal)).into()),
