@@ -129,7 +129,14 @@ fn a_non_loopback_address_is_refused() {
 
 /// A 2026-07-28 request: no session, its version, client and capabilities in `_meta` and the
 /// version and method in headers. Returns the JSON-RPC `result`.
-fn call_2026(addr: &str, bearer: &str, method: &str, name: Option<&str>, mut params: Value) -> Value {
+fn call_2026(addr: &str, bearer: &str, method: &str, name: Option<&str>, params: Value) -> Value {
+    let raw = raw_2026(addr, bearer, method, name, params);
+    let response: Value = serde_json::from_str(&raw).unwrap_or_else(|e| panic!("{e}: {raw}"));
+    response.get("result").cloned().unwrap_or_else(|| panic!("no result: {raw}"))
+}
+
+/// `call_2026`'s JSON-RPC response, as the bytes that came.
+fn raw_2026(addr: &str, bearer: &str, method: &str, name: Option<&str>, mut params: Value) -> String {
     params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
         "io.modelcontextprotocol/clientInfo": {"name": "http-test", "version": "0"}});
@@ -142,8 +149,7 @@ fn call_2026(addr: &str, bearer: &str, method: &str, name: Option<&str>, mut par
     // A JSON body, or an SSE event whose data line holds the response.
     let body = text.split("\r\n\r\n").nth(1).unwrap_or_default();
     let json = body.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(body);
-    let response: Value = serde_json::from_str(json.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
-    response.get("result").cloned().unwrap_or_else(|| panic!("no result: {text}"))
+    json.trim().to_string()
 }
 
 #[test]
@@ -158,4 +164,21 @@ fn a_2026_client_gets_results_marked_complete() {
     let call = call_2026(&addr, &bearer, "tools/call", Some("echo"), json!({"name": "echo", "arguments": {"a": 1}}));
     assert_eq!(call["resultType"], "complete", "{call}");
     assert_eq!(call["content"][0]["text"], "{\"a\":1}", "{call}");
+}
+
+#[test]
+fn every_client_gets_the_same_tools_list_with_hints_consistent_with_list_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"servers": [fixture("fx", &["--tools", "6"])], "gateway": {"defer": "never"}});
+    let (_c, addr, token) = start_with(dir.path(), &config, Some("s3cret-token"));
+    let bearer = format!("Bearer {token}");
+    // Each 2026-07-28 request is a client of its own (no session): the bytes must not differ.
+    let first = raw_2026(&addr, &bearer, "tools/list", None, json!({}));
+    let second = raw_2026(&addr, &bearer, "tools/list", None, json!({}));
+    assert_eq!(first, second);
+    let list: Value = serde_json::from_str(&first).unwrap();
+    let names: Vec<&str> = list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(names.len() > 6, "{names:?}");
+    // Fresh for no time, private: a change is announced (listChanged), the next read asks again.
+    assert_eq!((&list["result"]["ttlMs"], &list["result"]["cacheScope"]), (&json!(0), &json!("private")), "{list}");
 }
