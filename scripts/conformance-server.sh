@@ -15,7 +15,9 @@
 # fixture server (`--conformance` offers test_simple_text, test_error_handling,
 # test_tool_with_progress, test_elicitation, test_image_content, test_audio_content,
 # test_embedded_resource, test_multiple_content_types, test_sampling,
-# test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums and json_schema_2020_12_tool)
+# test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums, and for the 2026-07-28
+# scenarios json_schema_2020_12_tool, test_missing_capability, test_logging_tool,
+# test_trigger_tool_change and test_custom_header)
 # listed under their upstream names (`toolNames: upstream`).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -135,7 +135,15 @@ fn call_2026(addr: &str, bearer: &str, method: &str, name: Option<&str>, params:
 }
 
 /// As `call_2026` for a client with these capabilities; the whole JSON-RPC response.
-fn rpc_2026(addr: &str, bearer: &str, method: &str, name: Option<&str>, mut params: Value, capabilities: Value) -> Value {
+fn rpc_2026(addr: &str, bearer: &str, method: &str, name: Option<&str>, params: Value, capabilities: Value) -> Value {
+    let raw = raw_2026(addr, bearer, method, name, params, capabilities);
+    let response: Value = serde_json::from_str(&raw).unwrap_or_else(|e| panic!("{e}: {raw}"));
+    assert!(response.get("result").is_some() || response.get("error").is_some(), "{raw}");
+    response
+}
+
+/// `rpc_2026`'s JSON-RPC response, as the bytes that came.
+fn raw_2026(addr: &str, bearer: &str, method: &str, name: Option<&str>, mut params: Value, capabilities: Value) -> String {
     params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": capabilities,
         "io.modelcontextprotocol/clientInfo": {"name": "http-test", "version": "0"}});
@@ -144,12 +152,11 @@ fn rpc_2026(addr: &str, bearer: &str, method: &str, name: Option<&str>, mut para
         headers.push(("Mcp-Name", name));
     }
     let (status, text) = post_body(addr, &headers, &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}));
+    assert!(status == 200 || status == 400, "{text}");
     // A JSON body, or an SSE event whose data line holds the response.
     let body = text.split("\r\n\r\n").nth(1).unwrap_or_default();
     let json = body.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(body);
-    let response: Value = serde_json::from_str(json.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
-    assert!(status == 200 || response.get("error").is_some(), "{text}");
-    response
+    json.trim().to_string()
 }
 
 #[test]
@@ -220,4 +227,21 @@ fn a_2026_client_approves_a_gated_call_by_input_required_rounds() {
     let r = rpc_2026(&addr, &bearer, "tools/call", Some("echo"), json!({"name": "echo", "arguments": {"a": 5}}), json!({}));
     assert_eq!(r["result"]["isError"], true, "{r}");
     assert_eq!(ran(), "echo\n");
+}
+
+#[test]
+fn every_client_gets_the_same_tools_list_with_hints_consistent_with_list_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"servers": [fixture("fx", &["--tools", "6"])], "gateway": {"defer": "never"}});
+    let (_c, addr, token) = start_with(dir.path(), &config, Some("s3cret-token"));
+    let bearer = format!("Bearer {token}");
+    // Each 2026-07-28 request is a client of its own (no session): the bytes must not differ.
+    let first = raw_2026(&addr, &bearer, "tools/list", None, json!({}), json!({}));
+    let second = raw_2026(&addr, &bearer, "tools/list", None, json!({}), json!({}));
+    assert_eq!(first, second);
+    let list: Value = serde_json::from_str(&first).unwrap();
+    let names: Vec<&str> = list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(names.len() > 6, "{names:?}");
+    // Fresh for no time, private: a change is announced (listChanged), the next read asks again.
+    assert_eq!((&list["result"]["ttlMs"], &list["result"]["cacheScope"]), (&json!(0), &json!("private")), "{list}");
 }

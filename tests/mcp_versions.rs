@@ -112,3 +112,52 @@ fn a_pinned_version_is_the_one_spoken() {
     assert!(bad["error"].to_string().contains("2024-01-01"), "{bad}");
     s.shutdown();
 }
+
+/// Whether server `id`'s list in the catalog has a tool named `name`.
+fn lists(s: &mut Sidecar, id: &str, name: &str) -> bool {
+    let list = s.ok_past_notes("catalog/listTools", json!({"serverId": id}));
+    list["tools"].as_array().unwrap().iter().any(|t| t["name"] == name)
+}
+
+#[test]
+fn a_modern_servers_list_change_arrives_on_its_listen_stream() {
+    // The fixture's change timer starts at the first `subscriptions/listen`: the notice can only
+    // come through the stream the catalog opened.
+    let mut s = start(json!([server("live26", &["--modern", "--tools", "1", "--change-after-ms", "300"], None)]));
+    assert_eq!(settled(&mut s, "live26")["protocolVersion"], "2026-07-28");
+    let start = Instant::now();
+    while !lists(&mut s, "live26", "tool_added") {
+        assert!(start.elapsed() < TIMEOUT, "the listen stream never refreshed the list");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!lists(&mut s, "live26", "tool_0"));
+    s.shutdown();
+}
+
+#[test]
+fn a_ttl_schedules_the_next_refresh_and_a_private_list_stays_off_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let defs = dir.path().join("defs.json");
+    let cache = dir.path().join("cache");
+    let mut s = Sidecar::spawn();
+    s.ok("initialize", json!({"timeouts": {"connectMs": 5000, "listMs": 5000}, "cacheDir": cache.to_str().unwrap()}));
+    let defs_arg = ["--modern", "--defs-file", defs.to_str().unwrap()];
+    let ttl: Vec<&str> = defs_arg.iter().copied().chain(["--ttl-ms", "1000"]).collect();
+    s.ok_past_notes("catalog/setServers", json!({"servers": [server("ttl", &ttl, None), server("private", &defs_arg, None)]}));
+    settled(&mut s, "ttl");
+    settled(&mut s, "private");
+    assert!(!lists(&mut s, "ttl", "later"));
+    // No notice, no explicit refresh: only the ttl brings the new tool.
+    std::fs::write(&defs, json!([{"name": "later", "description": "d", "inputSchema": {"type": "object"}}]).to_string()).unwrap();
+    let start = Instant::now();
+    while !lists(&mut s, "ttl", "later") {
+        assert!(start.elapsed() < Duration::from_secs(5), "ttlMs never refreshed the list");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // rmcp's default hints (ttlMs 0, private): no timer, and nothing written to disk.
+    assert!(!lists(&mut s, "private", "later"));
+    let files: Vec<String> = std::fs::read_dir(&cache).map(|d| d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
+    assert!(files.iter().any(|f| f.starts_with("mcp-ttl-")), "{files:?}");
+    assert!(!files.iter().any(|f| f.starts_with("mcp-private-")), "{files:?}");
+    s.shutdown();
+}

@@ -113,6 +113,15 @@ pub fn store(dir: &Path, server_id: &str, identity: &str, list: &CachedList) -> 
     write_atomic(dir, &path_for(dir, server_id), &bytes)
 }
 
+/// Forget a server's list: a list the server marked `cacheScope: private` is not kept on disk,
+/// and the file of an earlier public one would otherwise serve it after a restart.
+pub fn remove(dir: &Path, server_id: &str) -> std::io::Result<()> {
+    match std::fs::remove_file(path_for(dir, server_id)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// Temp file in the same directory, fsync, rename, fsync of the directory: a reader sees the
 /// old file or the new one. Also used for the pins (`pins.rs`).
 pub fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -191,6 +200,10 @@ mod tests {
         let size = std::fs::metadata(&p).unwrap().len();
         assert_eq!(load_within(&dir, "s/1", "id", size), Some(list()));
         assert_eq!(load_within(&dir, "s/1", "id", size - 1), None);
+        // Removed (a private list), and removing again is no error.
+        remove(&dir, "s/1").unwrap();
+        assert_eq!(load(&dir, "s/1", "id"), None);
+        remove(&dir, "s/1").unwrap();
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

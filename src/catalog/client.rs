@@ -1,4 +1,5 @@
-//! Our small adapter over `rmcp`, the only file besides `stdio.rs` (our stdio reader) that names it: one live MCP session with one
+//! Our small adapter over `rmcp`, the only file besides `stdio.rs` (our stdio reader) and
+//! `listen.rs` (the 2026-07-28 notice stream) that names it: one live MCP session with one
 //! server (a child process over stdio, or Streamable HTTP), and the three things we ask of it:
 //! list tools (following `nextCursor`), call a tool, notice `tools/list_changed`; and the
 //! server's questions during a call (`elicitation/create`, `sampling/createMessage`), which go
@@ -14,8 +15,11 @@
 //!   `initialize` when the probe's answer is neither 2026 nor a legacy error). On 2026-07-28
 //!   every request carries our version, info and capabilities in `_meta` (rmcp adds them; the
 //!   direct stdio path adds the same members, serialised once per connection).
-//!   On 2026-07-28 list_changed arrives only on a `subscriptions/listen` stream, which we do not
-//!   open yet: such a server's list is fresh at each refresh only.
+//!   On 2026-07-28 list_changed arrives only on a `subscriptions/listen` stream (`listen.rs`,
+//!   one per connection, ending with it).
+//! - A list's caching hints (`ttlMs`, `cacheScope`) are merged over its pages as rmcp's
+//!   `list_all_tools_with_cache_hint` does: the earliest expiry, none if a page has none,
+//!   private if any page is.
 //! - rmcp's own response cache is bypassed (we send raw requests): a refresh must ask the
 //!   server, and a failure must surface instead of rmcp's stale cached answer.
 //! - A stdio server is a child owned through `child.rs`; stopping a session kills its group.
@@ -186,6 +190,18 @@ pub(crate) struct Connection {
     /// What every direct request adds to its `_meta` (2026-07-28 has no session to remember
     /// who we are): the members, serialised once here, or empty.
     request_meta: Box<str>,
+    /// Ends the `subscriptions/listen` task (`listen.rs`) with the connection.
+    _listening: Option<tokio_util::sync::DropGuard>,
+}
+
+/// One `tools/list`, all pages, with its caching hints (2026-07-28; legacy servers send none).
+#[derive(Debug)]
+pub(crate) struct Listed {
+    pub tools: Vec<McpTool>,
+    /// How long the list is fresh: `None` when a page gave no `ttlMs`.
+    pub ttl: Option<Duration>,
+    /// A page said `cacheScope: private`.
+    pub private: bool,
 }
 
 /// Why a connect failed: `Verdict` when the server's answer to `server/discover` rules out
@@ -378,7 +394,24 @@ impl Connection {
             // `{...}` without its braces: members for `call::request_line`.
             object.get(1..object.len().saturating_sub(1)).unwrap_or_default().into()
         };
-        Connection { peer, service: tokio::sync::Mutex::new(Some(service)), handler, child, auth, direct: None, version, request_meta }
+        let listening = super::listen::wanted(&peer).then(|| {
+            let stop = CancellationToken::new();
+            let h = handler.clone();
+            let changed: Arc<dyn Fn() + Send + Sync> = Arc::new(move || (h.on_list_changed)());
+            tokio::spawn(super::listen::run(handler.server_id.clone(), peer.clone(), changed, stop.clone()));
+            stop.drop_guard()
+        });
+        Connection {
+            peer,
+            service: tokio::sync::Mutex::new(Some(service)),
+            handler,
+            child,
+            auth,
+            direct: None,
+            version,
+            request_meta,
+            _listening: listening,
+        }
     }
 
     /// The revision the session speaks (`2025-11-25`, `2026-07-28`).
@@ -420,9 +453,10 @@ impl Connection {
     }
 
     /// All tools, following `nextCursor`, within `timeout` for all pages together.
-    pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<McpTool>, CatalogError> {
+    pub async fn list_tools(&self, timeout: Duration) -> Result<Listed, CatalogError> {
         let deadline = Instant::now() + timeout;
         let mut tools: Vec<McpTool> = Vec::new();
+        let mut hints = Hints::default();
         let mut seen_cursors = std::collections::HashSet::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {
@@ -443,6 +477,7 @@ impl Connection {
             let ServerResult::ListToolsResult(page) = response else {
                 return Err(CatalogError::Mcp("unexpected response to tools/list".into()));
             };
+            hints.page(page.ttl_ms, page.cache_scope);
             for tool in page.tools {
                 let tool = to_mcp_tool(serde_json::to_value(&tool).unwrap_or(Value::Null));
                 match tool {
@@ -460,7 +495,7 @@ impl Connection {
                     }
                     cursor = Some(next);
                 }
-                _ => return Ok(tools),
+                _ => return Ok(hints.listed(tools)),
             }
         }
         Err(CatalogError::Mcp(format!("tools/list has more than {MAX_PAGES} pages")))
@@ -599,6 +634,33 @@ impl Connection {
             // Grandchildren may outlive the leader; the group goes in any case.
             kill_group(child.pgid, child::SIGKILL);
         }
+    }
+}
+
+/// The caching hints of a list's pages, merged (rmcp's `MergedList` rule).
+struct Hints {
+    /// The earliest expiry so far; `None` once a page had no `ttlMs`.
+    expires: Option<Instant>,
+    first: bool,
+    private: bool,
+}
+
+impl Default for Hints {
+    fn default() -> Self {
+        Hints { expires: None, first: true, private: false }
+    }
+}
+
+impl Hints {
+    fn page(&mut self, ttl_ms: Option<u64>, scope: Option<rmcp::model::CacheScope>) {
+        let expiry = ttl_ms.and_then(|ms| Instant::now().checked_add(Duration::from_millis(ms)));
+        self.expires = if std::mem::take(&mut self.first) { expiry } else { self.expires.zip(expiry).map(|(a, b)| a.min(b)) };
+        self.private |= scope == Some(rmcp::model::CacheScope::Private);
+    }
+
+    fn listed(self, tools: Vec<McpTool>) -> Listed {
+        let ttl = self.expires.map(|at| at.saturating_duration_since(Instant::now()));
+        Listed { tools, ttl, private: self.private }
     }
 }
 

@@ -39,6 +39,7 @@ mod child;
 mod client;
 mod config;
 pub mod elicit;
+mod listen;
 pub mod pins;
 mod refresh;
 mod result_cap;

@@ -12,6 +12,11 @@
 //!   the warm-up concurrency limit.
 //! - Events are edge-triggered: `DidChange` only when (state, error, tool count, tools, held
 //!   tools) changed, `ToolsChanged` only when a different list was stored.
+//! - A list's `ttlMs` (2026-07-28) schedules the next automatic refresh, no sooner than
+//!   `TTL_FLOOR` and no later than `TTL_CAP`; a reader never waits for it. `ttlMs: 0` (what
+//!   rmcp fills in for a server that says nothing) and a missing ttl schedule nothing: such a
+//!   list is fresh until list_changed or an explicit refresh, as a 2025-11-25 one, rather than
+//!   re-read every second. A `cacheScope: private` list is kept in memory only (`persist`).
 //! - The held tools (`pins.rs`) are recomputed under the data lock whenever the list, the pins
 //!   or the rules (trust, approval settings) change, so `held` always describes the current
 //!   list. While the pins are read from disk `held` is `None`: sync keeps what it had and calls
@@ -31,11 +36,16 @@ use super::authorize::ServerAuth;
 use super::cache::{self, CachedList};
 use super::lock;
 use super::pins::{self, Held, Pins, Rules, ToolPin};
-use super::client::{self, Connection};
+use super::client::{self, Connection, Listed};
 use super::config::{
     now_rfc3339, CatalogError, CatalogEvent, CatalogOptions, HeldTools, McpTool, ServerConfig,
     ServerState, ServerStatus, Transport,
 };
+
+/// Bounds of a ttl-scheduled refresh: a server asking every millisecond is re-read once a
+/// second; one asking for a day is still re-read hourly.
+pub(crate) const TTL_FLOOR: std::time::Duration = std::time::Duration::from_secs(1);
+pub(crate) const TTL_CAP: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// What every server shares with the catalog.
 pub(crate) struct Shared {
@@ -89,6 +99,10 @@ pub(crate) struct Data {
     /// The tools of the current list that the pins hold; `None` while the pins load.
     held: Option<Held>,
     held_published: Held,
+    /// The last list was `cacheScope: private`: not written to disk.
+    private: bool,
+    /// Bumped per stored list: a ttl timer of an older list does nothing.
+    ttl_generation: u64,
 }
 
 pub(crate) struct Server {
@@ -454,16 +468,16 @@ impl Server {
             return self.status();
         }
         match result {
-            Ok(tools) => self.record_success(tools),
+            Ok(listed) => self.record_success(listed),
             Err(e) => self.record_failure(e),
         }
         self.status()
     }
 
-    async fn fetch(self: &Arc<Self>) -> Result<Vec<McpTool>, String> {
+    async fn fetch(self: &Arc<Self>) -> Result<Listed, String> {
         let conn = self.connection().await.map_err(|e| e.to_string())?;
         match conn.list_tools(self.shared.opts.list_timeout).await {
-            Ok(tools) => Ok(tools),
+            Ok(listed) => Ok(listed),
             Err(e) => {
                 // A session that timed out or closed is not worth reusing.
                 if matches!(e, CatalogError::Timeout { .. } | CatalogError::Closed(_)) || !conn.is_alive() {
@@ -474,13 +488,17 @@ impl Server {
         }
     }
 
-    fn record_success(self: &Arc<Self>, tools: Vec<McpTool>) {
+    fn record_success(self: &Arc<Self>, listed: Listed) {
         if let Some(auth) = &self.auth {
             auth.succeeded();
         }
+        let Listed { tools, ttl, private } = listed;
         let mut d = lock(&self.data);
         let changed = d.tools.as_ref() != Some(&tools);
         d.tools = Some(tools);
+        d.private = private;
+        d.ttl_generation = d.ttl_generation.wrapping_add(1);
+        let generation = d.ttl_generation;
         d.refreshed_at = Some(now_rfc3339());
         d.state = Some(ServerState::Ready);
         d.error = None;
@@ -493,6 +511,35 @@ impl Server {
         if persist_pins {
             self.persist_pins();
         }
+        if let Some(ttl) = ttl.filter(|t| !t.is_zero()) {
+            self.refresh_after(ttl.clamp(TTL_FLOOR, TTL_CAP), generation);
+        }
+    }
+
+    /// The list stored as `generation` goes stale after `delay`: refresh then, unless another
+    /// list was stored meanwhile (it has its own timer) or the server stopped.
+    fn refresh_after(self: &Arc<Self>, delay: std::time::Duration, generation: u64) {
+        self.after(delay, move |me| {
+            if lock(&me.data).ttl_generation == generation {
+                tracing::debug!(server = %me.id, "tool list past its ttlMs; refreshing");
+                me.start_refresh(false);
+            }
+        });
+    }
+
+    /// Runs `then` after `delay`, unless the server stopped or went meanwhile.
+    fn after(self: &Arc<Self>, delay: std::time::Duration, then: impl FnOnce(Arc<Self>) + Send + 'static) {
+        let me = Arc::downgrade(self);
+        let stop = self.stop.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = stop.cancelled() => return,
+            }
+            if let Some(me) = me.upgrade() {
+                then(me);
+            }
+        });
     }
 
     pub fn record_failure(self: &Arc<Self>, error: String) {
@@ -520,22 +567,14 @@ impl Server {
         let schedule = !std::mem::replace(&mut d.retry_scheduled, true);
         drop(d);
         if schedule {
-            let me = Arc::downgrade(self);
-            let stop = self.stop.clone();
-            tokio::spawn(async move {
-                tokio::select! {
-                    _ = tokio::time::sleep(delay) => {}
-                    _ = stop.cancelled() => return,
-                }
-                if let Some(me) = me.upgrade() {
-                    let still_failing = {
-                        let mut d = lock(&me.data);
-                        d.retry_scheduled = false;
-                        d.state == Some(ServerState::Error)
-                    };
-                    if still_failing {
-                        me.start_refresh(false);
-                    }
+            self.after(delay, |me| {
+                let still_failing = {
+                    let mut d = lock(&me.data);
+                    d.retry_scheduled = false;
+                    d.state == Some(ServerState::Error)
+                };
+                if still_failing {
+                    me.start_refresh(false);
                 }
             });
         }
@@ -550,7 +589,12 @@ impl Server {
         tokio::task::spawn_blocking(move || {
             let _guard = lock(&persist_lock);
             let Some(list) = me.last_known_good() else { return };
-            if let Err(e) = cache::store(&dir, &me.id, &me.identity, &list) {
+            let written = if lock(&me.data).private {
+                cache::remove(&dir, &me.id)
+            } else {
+                cache::store(&dir, &me.id, &me.identity, &list)
+            };
+            if let Err(e) = written {
                 tracing::warn!(server = %me.id, error = %e, "cannot write MCP tool cache");
             }
         });

@@ -74,6 +74,9 @@ pub struct Gateway {
     resyncing: Mutex<()>,
     /// Connected clients, told when the listing changes.
     peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// Bumped when the listing's tools change: each `subscriptions/listen` stream of a
+    /// 2026-07-28 client (`session.rs`) tells its client, as `peers` are told on their session.
+    pub(crate) list_changes: watch::Sender<u64>,
     /// Calls in flight by call id, with the client that made them: where an upstream server's
     /// question (elicitation, sampling) during that call goes.
     pub(crate) calls: Mutex<HashMap<String, Peer<RoleServer>>>,
@@ -119,6 +122,7 @@ impl Gateway {
             warm: watch::channel(false).0,
             resyncing: Mutex::new(()),
             peers: Mutex::new(Vec::new()),
+            list_changes: watch::channel(0).0,
             calls: Mutex::new(HashMap::new()),
             sealer: seal::Sealer::new(),
             spent_states: Mutex::new(HashMap::new()),
@@ -333,6 +337,7 @@ async fn follow_catalog(gw: std::sync::Weak<Gateway>, mut events: mpsc::Unbounde
         if changed {
             let l = gw.listing();
             tracing::info!(tools = l.tools.len(), deferred = l.deferred, tokens = l.tokens, "tools/list changed");
+            gw.list_changes.send_modify(|n| *n = n.wrapping_add(1));
             for peer in gw.peers() {
                 if let Err(e) = peer.notify_tool_list_changed().await {
                     tracing::debug!("list_changed not delivered: {e}");

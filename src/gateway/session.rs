@@ -1,13 +1,21 @@
 //! One MCP client session: rmcp's `ServerHandler` over the shared `Gateway`. Handlers are
 //! sandwiches as in `server`: MCP types in, the core (listing, `route::call`), MCP types out.
+//!
+//! A 2026-07-28 client has no session to be told on: it opens `subscriptions/listen`, and each
+//! stream is told of every listing change (`Gateway::list_changes`). `tools/list` says
+//! `ttlMs: 0, cacheScope: private`: the list is answered from memory (asking again is cheap),
+//! a change is announced at once, and what a client sees depends on the gateway's config.
 
 use super::client_host::{Asking, ClientHost};
 use super::{rounds, Gateway};
 use crate::invoke::{Call, Executor, HostAbilities, InvokeError, Invoked, Settings};
 use crate::output::ModelOutput;
 use crate::upstream::Mcp;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, InitializeResult, ListToolsResult, PaginatedRequestParams, ResultType};
-use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ResultType, SubscriptionFilter, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -61,7 +69,41 @@ impl ServerHandler for Session {
             serde_json::from_value(json!({"tools": listing.tools})).map_err(|e| ErrorData::internal_error(format!("tool list: {e}"), None))?;
         // Required from 2026-07-28; JSON without it reads as None. rmcp strips it for older peers.
         result.result_type = Some(ResultType::COMPLETE);
+        result.ttl_ms = Some(0);
+        result.cache_scope = Some(CacheScope::Private);
         Ok(result)
+    }
+
+    /// The listed tool, for rmcp to check a 2026 request's `Mcp-Param-*` headers against the
+    /// `x-mcp-header` parameters it declares.
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let listing = self.gw.listing();
+        let tool = listing.tools.iter().find(|t| t["name"] == name)?;
+        serde_json::from_value(tool.clone()).ok()
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let tools = requested.tools_list_changed == Some(true);
+        Some(if tools { SubscriptionFilter::builder().tools_list_changed().build() } else { SubscriptionFilter::new() })
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.gw.list_changes.subscribe();
+        changes.mark_unchanged();
+        let tools = context.accepted().tools_list_changed == Some(true);
+        loop {
+            tokio::select! {
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    if tools && context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+                _ = context.cancelled() => return Ok(()),
+            }
+        }
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {

@@ -1,0 +1,94 @@
+//! The `subscriptions/listen` stream of a 2026-07-28 session: such a server sends
+//! `notifications/tools/list_changed` only there (a 2025-11-25 one sends it on the session, to
+//! `client.rs`'s handler). Each notice runs the same callback as the legacy one (`refresh.rs`
+//! `on_list_changed`).
+//!
+//! Invariants: one stream per connection, opened only when the server's capabilities say
+//! `tools.listChanged`; it ends with the connection (its token is cancelled when the
+//! `Connection` goes, and a closed transport ends it). A stream that ends otherwise (abrupt
+//! close, lag, a graceful end the server chose) is opened again after a back-off that doubles
+//! from `BACKOFF_MIN` to `BACKOFF_MAX` and starts over once a stream lived `STABLE`; the
+//! reopened stream refreshes once, since a notice sent in the gap was lost.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{ServerNotification, SubscriptionFilter};
+use rmcp::service::{Peer, RoleClient, ServiceError};
+use tokio_util::sync::CancellationToken;
+
+const BACKOFF_MIN: Duration = Duration::from_millis(500);
+const BACKOFF_MAX: Duration = Duration::from_secs(30);
+const STABLE: Duration = Duration::from_secs(30);
+
+/// Whether a session's server wants a listen stream: 2026-07-28 and `tools.listChanged`.
+pub(super) fn wanted(peer: &Peer<RoleClient>) -> bool {
+    peer.peer_info().is_some_and(|info| {
+        !info.protocol_version.has_initialize()
+            && info.capabilities.tools.as_ref().and_then(|t| t.list_changed) == Some(true)
+    })
+}
+
+/// Keeps one stream open until `stop` or the transport closes; `changed` runs per notice.
+pub(super) async fn run(server_id: String, peer: Peer<RoleClient>, changed: Arc<dyn Fn() + Send + Sync>, stop: CancellationToken) {
+    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+    let mut backoff = BACKOFF_MIN;
+    let mut reopened = false;
+    loop {
+        let started = Instant::now();
+        let opened = tokio::select! {
+            s = peer.listen(filter.clone()) => s,
+            _ = stop.cancelled() => return,
+        };
+        match opened {
+            Ok(mut stream) => {
+                tracing::debug!(server = %server_id, "subscriptions/listen open");
+                if reopened {
+                    changed();
+                }
+                loop {
+                    let next = tokio::select! {
+                        n = stream.next() => n,
+                        _ = stop.cancelled() => {
+                            let _ = stream.cancel().await;
+                            return;
+                        }
+                    };
+                    match next {
+                        Ok(Some(ServerNotification::ToolListChangedNotification(_))) => {
+                            tracing::debug!(server = %server_id, "tools/list_changed (listen)");
+                            changed();
+                        }
+                        Ok(Some(_)) => {}
+                        Ok(None) => {
+                            tracing::debug!(server = %server_id, end = ?stream.end(), "subscriptions/listen ended");
+                            break;
+                        }
+                        Err(e) => {
+                            tracing::debug!(server = %server_id, error = %e, "subscriptions/listen failed");
+                            break;
+                        }
+                    }
+                }
+            }
+            // The server advertised listChanged but knows no listen: nothing to wait for.
+            Err(ServiceError::McpError(e)) if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND => {
+                tracing::info!(server = %server_id, "server has no subscriptions/listen; its list is fresh at each refresh only");
+                return;
+            }
+            Err(e) => tracing::debug!(server = %server_id, error = %e, "subscriptions/listen refused"),
+        }
+        if peer.is_transport_closed() || stop.is_cancelled() {
+            return;
+        }
+        if started.elapsed() >= STABLE {
+            backoff = BACKOFF_MIN;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(backoff) => {}
+            _ = stop.cancelled() => return,
+        }
+        backoff = (backoff * 2).min(BACKOFF_MAX);
+        reopened = true;
+    }
+}
