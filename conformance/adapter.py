@@ -11,6 +11,7 @@ the way a headless host would:
 - `host/secrets/get|set|delete`: an in-memory keychain.
 - `host/elicit`: accept with no content of our own, so the schema's defaults apply (SEP-1034).
 - `host/sample`: a fixed assistant text.
+- `host/roots`: one root, `file:///conformance`.
 
 Which calls: the ones the scenario names in MCP_CONFORMANCE_CONTEXT.toolCalls (`[{name,
 arguments}]`) when it names some; for json-schema-2020-12-preservation, one call of
@@ -96,6 +97,8 @@ class Host:
             return {"action": "accept", "content": {}}
         if method == "host/sample":
             return {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "conformance-host", "stopReason": "endTurn"}
+        if method == "host/roots":
+            return {"roots": [{"uri": "file:///conformance", "name": "conformance"}]}
         raise LookupError(f"the adapter does not answer {method}")
 
 
@@ -188,7 +191,7 @@ async def run(url: str) -> int:
     log("scenario", scenario or "(none)", "url", url)
     client = await ToolregClient.spawn(
         binary,
-        capabilities={"openUrl": True, "secrets": True, "elicitation": True, "sampling": True},  # type: ignore[arg-type]  # keys newer than the generated types
+        capabilities={"openUrl": True, "secrets": True, "elicitation": True, "sampling": True, "roots": True},  # type: ignore[arg-type]  # keys newer than the generated types
         on_approval_request=lambda req: {"decision": "allow"},
         on_request=host.on_request,
         on_stderr=lambda line: print(line, file=sys.stderr, flush=True),

@@ -200,15 +200,8 @@ fn an_unanswered_elicitation_times_out_as_cancel_and_is_withdrawn_from_the_host(
 fn cancelling_the_tool_call_withdraws_its_elicitation_from_the_host_and_cancels_it_upstream() {
     let mut x = session("cancelled", json!({"elicitation": true}), json!({}));
     let name = x.wire("ask");
-    let id = send_req(&mut x.s, "tool/invoke", json!({"name": name, "arguments": {}, "callId": "k1"}));
-    let mut asked = Vec::new();
-    let r = pump(&mut x.s, std::slice::from_ref(&id), &mut |s, m| {
-        if method(m) == "host/elicit" {
-            asked.push(m.clone());
-            s.notify("$/cancelRequest", json!({"id": id}));
-        }
-    });
-    assert_eq!(r[0]["error"]["code"], -32800, "{:?}", r[0]);
+    let (r, asked) = invoke_cancelled_at(&mut x.s, &name, "k1", "host/elicit");
+    assert_eq!(r["error"]["code"], -32800, "{r}");
     assert_eq!(asked.len(), 1);
     // The question is withdrawn from the host ...
     let start = Instant::now();

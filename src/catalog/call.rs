@@ -14,6 +14,8 @@
 //!   A request stopped half-way is still written whole (by `stdio::LineWrite`, in a task of its
 //!   own): a half line would corrupt the next message of the session.
 //! - A JSON-RPC error answer is `CatalogError::Mcp` with the server's message.
+//! - An input-required result (2026-07-28) is not the end: `mrtr.rs` asks the host and sends
+//!   the call again, within the same timeout.
 //! - A result is a `CallToolResult`: an object with a `content` array, without rmcp's
 //!   `resultType` tag; anything else is `CatalogError::Mcp`. `isError: true` is a result.
 //! - A result over `maxResultBytes` is cut with a note (`result_cap.rs`), never dropped.
@@ -36,6 +38,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::config::CatalogError;
+use super::mrtr::Retry;
 use super::result_cap;
 
 pub(crate) const METHOD: &str = "tools/call";
@@ -64,7 +67,14 @@ pub(crate) fn arguments(arguments: Value) -> Result<Option<Map<String, Value>>, 
 /// `meta` the members every request of the connection adds to `_meta` (on 2026-07-28: protocol
 /// version, client info and capabilities), serialised once per connection, or empty. Written by
 /// hand: the hot path copies those bytes instead of building and serialising them per call.
-pub(crate) fn request_line(id: &str, tool: &str, arguments: Option<&Map<String, Value>>, meta: &str) -> Result<Vec<u8>, CatalogError> {
+/// `retry`: a later round of a multi round-trip call (`mrtr.rs`).
+pub(crate) fn request_line(
+    id: &str,
+    tool: &str,
+    arguments: Option<&Map<String, Value>>,
+    meta: &str,
+    retry: Option<&Retry>,
+) -> Result<Vec<u8>, CatalogError> {
     let bad = |e: serde_json::Error| CatalogError::Mcp(e.to_string());
     let mut line = Vec::with_capacity(160 + meta.len() + tool.len());
     line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
@@ -81,8 +91,25 @@ pub(crate) fn request_line(id: &str, tool: &str, arguments: Option<&Map<String, 
         line.extend_from_slice(br#","arguments":"#);
         serde_json::to_writer(&mut line, arguments).map_err(bad)?;
     }
+    if let Some(retry) = retry {
+        line.extend_from_slice(br#","inputResponses":"#);
+        serde_json::to_writer(&mut line, &retry.responses).map_err(bad)?;
+        if let Some(state) = &retry.state {
+            line.extend_from_slice(br#","requestState":"#);
+            serde_json::to_writer(&mut line, state).map_err(bad)?;
+        }
+    }
     line.extend_from_slice(b"}}\n");
     Ok(line)
+}
+
+/// What every round of one call shares: its in-flight slot (`elicit::InFlight`), its limits,
+/// its one timer and its cancellation.
+pub(crate) struct Round<'a> {
+    pub slot: u64,
+    pub limits: Limits,
+    pub deadline: &'a Deadline,
+    pub cancel: &'a CancellationToken,
 }
 
 /// The one timer of a call: started before its request is sent, it bounds send and answer.
@@ -97,11 +124,11 @@ impl Deadline {
         Deadline { timeout, at: Instant::now() + timeout }
     }
 
-    async fn passed(&self) {
+    pub async fn passed(&self) {
         tokio::time::sleep_until(self.at).await;
     }
 
-    fn error(&self) -> CatalogError {
+    pub fn error(&self) -> CatalogError {
         CatalogError::timed_out(METHOD, self.timeout)
     }
 }
@@ -159,9 +186,8 @@ pub(crate) fn error_answer(error: &Value) -> CatalogError {
 }
 
 /// The answer's `result` as read from the wire, parsed once.
-pub(crate) fn result_from_raw(raw: &RawValue, max_bytes: usize) -> Result<Value, CatalogError> {
-    let value = serde_json::from_str(raw.get()).map_err(|e| CatalogError::Mcp(format!("{METHOD}: {e}")))?;
-    result(value, max_bytes)
+pub(crate) fn parse_raw(raw: &RawValue) -> Result<Value, CatalogError> {
+    serde_json::from_str(raw.get()).map_err(|e| CatalogError::Mcp(format!("{METHOD}: {e}")))
 }
 
 /// The answer's `result`, checked to be a `CallToolResult` and cut to `max_bytes`.
@@ -306,14 +332,23 @@ mod tests {
     #[test]
     fn a_request_line_is_one_json_rpc_request_with_the_connection_meta() {
         let args = json!({"q": "a \"quoted\"\nline"});
-        let line = request_line("c7", "say \"hi\"", args.as_object(), r#""v":"2026-07-28","caps":{}"#).unwrap();
+        let line = request_line("c7", "say \"hi\"", args.as_object(), r#""v":"2026-07-28","caps":{}"#, None).unwrap();
         assert_eq!(line.last(), Some(&b'\n'));
         assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
         let v: Value = serde_json::from_slice(&line).unwrap();
         assert_eq!(v, json!({"jsonrpc": "2.0", "id": "c7", "method": "tools/call", "params": {
             "_meta": {"progressToken": "c7", "v": "2026-07-28", "caps": {}}, "name": "say \"hi\"", "arguments": args}}));
-        let bare: Value = serde_json::from_slice(&request_line("c8", "t", None, "").unwrap()).unwrap();
+        let bare: Value = serde_json::from_slice(&request_line("c8", "t", None, "", None).unwrap()).unwrap();
         assert_eq!(bare["params"], json!({"_meta": {"progressToken": "c8"}, "name": "t"}));
+        // A retry: the responses, and the state as the same string (JSON inside it untouched).
+        let state = r#"{"b": 1,  "a":"\u00e9"}"#;
+        let retry = Retry { responses: json!({"k": {"action": "accept"}}).as_object().cloned().unwrap(), state: Some(state.into()) };
+        let again: Value = serde_json::from_slice(&request_line("c9", "t", None, "", Some(&retry)).unwrap()).unwrap();
+        assert_eq!(again["params"]["inputResponses"], json!({"k": {"action": "accept"}}));
+        assert_eq!(again["params"]["requestState"].as_str(), Some(state));
+        let stateless = Retry { state: None, ..retry };
+        let again: Value = serde_json::from_slice(&request_line("c9", "t", None, "", Some(&stateless)).unwrap()).unwrap();
+        assert!(again["params"].get("requestState").is_none(), "{again}");
     }
 
     #[test]
@@ -324,9 +359,10 @@ mod tests {
         }
         let raw = RawValue::from_string(r#"{"content":[],"isError":true,"resultType":"x"}"#.into()).unwrap();
         // A failed tool is a result; rmcp's tag is not the server's.
-        assert_eq!(result_from_raw(&raw, 1000).unwrap(), json!({"content": [], "isError": true}));
+        assert_eq!(result(parse_raw(&raw).unwrap(), 1000).unwrap(), json!({"content": [], "isError": true}));
         let raw = RawValue::from_string(r#"{"tools":[]}"#.into()).unwrap();
-        assert!(result_from_raw(&raw, 1000).is_err());
+        assert!(result(parse_raw(&raw).unwrap(), 1000).is_err());
+        assert!(parse_raw(&RawValue::from_string("[1]".into()).unwrap()).is_ok());
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! `listen.rs` (the 2026-07-28 notice stream) that names it: one live MCP session with one
 //! server (a child process over stdio, or Streamable HTTP), and the three things we ask of it:
 //! list tools (following `nextCursor`), call a tool, notice `tools/list_changed`; and the
-//! server's questions during a call (`elicitation/create`, `sampling/createMessage`), which go
-//! to the host through `elicit.rs`.
+//! server's questions during a call (`elicitation/create`, `sampling/createMessage`,
+//! `roots/list`), which go to the host through `elicit.rs`. A call's rounds (a 2026-07-28
+//! server's input-required results) are driven by `mrtr.rs`; each path here sends one round.
 //!
 //! Invariants:
 //! - Every request is bounded by a caller-given deadline; on expiry the server gets
@@ -35,12 +36,12 @@ use rmcp::model::{
     ClientNotification,
     ClientConfig, ClientJsonRpcMessage, ClientRequest, ElicitRequestParams, NumberOrString, ProgressToken, RequestId,
     ElicitationCapability, FormElicitationCapability, Implementation, ListToolsRequest,
-    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, SamplingCapability, ServerResult,
-    UrlElicitationCapability,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, RootsCapabilities, SamplingCapability, ServerResult,
+    UrlElicitationCapability, DEFAULT_MRTR_MAX_ROUNDS,
 };
-// Sampling is deprecated in 2026-07-28; 2025-11-25 servers still ask for it.
+// Sampling and roots are deprecated in 2026-07-28 (SEP-2577); servers still ask for them.
 #[allow(deprecated)]
-use rmcp::model::{CreateMessageRequestParams, CreateMessageResult};
+use rmcp::model::{CreateMessageRequestParams, CreateMessageResult, ListRootsResult};
 use rmcp::model::RequestMetaObject;
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, InboundStreamOrigin, NotificationContext, Peer, PeerRequestOptions, RequestContext, RoleClient, RunningService,
@@ -57,6 +58,7 @@ use super::call;
 use super::lock;
 use super::config::{CatalogError, McpTool, ProtocolChoice, ServerConfig, Transport};
 use super::elicit::{self, Asker, CallOrigin, InFlight, InFlightGuard, Unanswered};
+use super::mrtr;
 use super::stdio::{BoundedStdio, DirectCalls, Pending};
 use crate::secret::redactor::Redactor;
 
@@ -96,6 +98,9 @@ impl ClientHandler for Handler {
         if asks.sampling {
             caps.sampling = Some(SamplingCapability::default());
         }
+        if asks.roots {
+            caps.roots = Some(RootsCapabilities::default());
+        }
         ClientConfig::new(caps, Implementation::new("toolreg", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
@@ -107,18 +112,7 @@ impl ClientHandler for Handler {
     ) -> Result<rmcp::model::ElicitResult, ErrorData> {
         let origin = self.0.origin(&cx);
         let v = serde_json::to_value(&request).unwrap_or(Value::Null);
-        let text = |k: &str| v.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
-        let mode = if matches!(request, ElicitRequestParams::UrlElicitationParams { .. }) { elicit::ElicitMode::Url } else { elicit::ElicitMode::Form };
-        let params = elicit::ElicitParams {
-            server_id: self.0.server_id.clone(),
-            call_id: origin.as_ref().and_then(|o| o.call_id.clone()),
-            tool: origin.as_ref().map(|o| o.tool.clone()),
-            mode,
-            message: text("message").unwrap_or_default(),
-            requested_schema: v.get("requestedSchema").cloned(),
-            url: text("url"),
-            elicitation_id: text("elicitationId"),
-        };
+        let params = elicit::ElicitParams::from_request(&self.0.server_id, origin.as_ref(), &v);
         let answer = self.0.asker.elicit(params, origin.as_ref(), &cx.ct).await.map_err(|e| ErrorData::internal_error(e, None))?;
         let mut result = rmcp::model::ElicitResult::new(match answer.action {
             elicit::ElicitAction::Accept => rmcp::model::ElicitationAction::Accept,
@@ -136,20 +130,20 @@ impl ClientHandler for Handler {
         cx: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
         let origin = self.0.origin(&cx);
-        let params = elicit::SampleParams {
-            server_id: self.0.server_id.clone(),
-            call_id: origin.as_ref().and_then(|o| o.call_id.clone()),
-            tool: origin.as_ref().map(|o| o.tool.clone()),
-            request: serde_json::to_value(&request).unwrap_or(Value::Null),
-        };
-        match self.0.asker.sample(params, origin.as_ref(), &cx.ct).await {
-            Ok(v) => serde_json::from_value(v)
-                .map_err(|e| ErrorData::internal_error(format!("the host's sampling result is not a CreateMessageResult: {e}"), None)),
-            Err(Unanswered::NotSupported) => Err(ErrorData::method_not_found::<rmcp::model::CreateMessageRequestMethod>()),
-            Err(Unanswered::TimedOut(t)) => Err(ErrorData::internal_error(format!("the host did not answer within {} ms", t.as_millis()), None)),
-            Err(Unanswered::Cancelled) => Err(ErrorData::internal_error("cancelled", None)),
-            Err(Unanswered::Failed(e)) => Err(ErrorData::internal_error(format!("the host could not sample: {e}"), None)),
-        }
+        let params = elicit::SampleParams::from_request(&self.0.server_id, origin.as_ref(), serde_json::to_value(&request).unwrap_or(Value::Null));
+        let v = self.0.asker.sample(params, origin.as_ref(), &cx.ct).await.map_err(|u| refused::<rmcp::model::CreateMessageRequestMethod>(u, "sample"))?;
+        serde_json::from_value(v).map_err(|e| ErrorData::internal_error(format!("the host's sampling result is not a CreateMessageResult: {e}"), None))
+    }
+
+    /// A 2025-11-25 server's `roots/list`: the host's roots (`host/roots`). Without the host's
+    /// capability we declared none, and a server that asks anyway gets `-32601`.
+    #[allow(deprecated)] // roots: deprecated by SEP-2577, still asked
+    async fn list_roots(&self, cx: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        let origin = self.0.origin(&cx);
+        let params = elicit::RootsParams::new(&self.0.server_id, origin.as_ref());
+        let r = self.0.asker.roots(params, origin.as_ref(), &cx.ct).await.map_err(|u| refused::<rmcp::model::ListRootsRequestMethod>(u, "list its roots"))?;
+        serde_json::from_value(serde_json::to_value(r).unwrap_or(Value::Null))
+            .map_err(|e| ErrorData::internal_error(format!("the host's roots are not a ListRootsResult: {e}"), None))
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _cx: NotificationContext<RoleClient>) {
@@ -161,6 +155,17 @@ impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
         tracing::debug!(server = %self.0.server_id, "tools/list_changed");
         (self.0.on_list_changed)();
+    }
+}
+
+/// A question the host did not answer, as the error the server gets: `-32601` when the host
+/// cannot answer that kind (`M`, the request's method).
+fn refused<M: rmcp::model::ConstString>(u: Unanswered, doing: &str) -> ErrorData {
+    match u {
+        Unanswered::NotSupported => ErrorData::method_not_found::<M>(),
+        Unanswered::TimedOut(t) => ErrorData::internal_error(format!("the host did not answer within {} ms", t.as_millis()), None),
+        Unanswered::Cancelled => ErrorData::internal_error("cancelled", None),
+        Unanswered::Failed(e) => ErrorData::internal_error(format!("the host could not {doing}: {e}"), None),
     }
 }
 
@@ -503,7 +508,8 @@ impl Connection {
 
     /// One `tools/call`, under the rules of `call.rs`. Returns the `CallToolResult` as JSON; a
     /// tool-level failure is `Ok` with `isError: true`, only protocol/transport failures are
-    /// `Err`. `call_id` names the call in the questions the server asks meanwhile.
+    /// `Err`. `call_id` names the call in the questions the server asks meanwhile, whether as
+    /// requests (2025-11-25) or as input-required results (2026-07-28, `mrtr.rs`).
     pub async fn call_tool(
         &self,
         tool: &str,
@@ -518,65 +524,78 @@ impl Connection {
             return Err(CatalogError::Cancelled);
         }
         let origin = CallOrigin { call_id: call_id.map(str::to_owned), tool: tool.to_owned(), cancel: cancel.clone() };
-        let slot = lock(&self.handler.in_flight).enter(origin);
+        let slot = lock(&self.handler.in_flight).enter(origin.clone());
         let _in_flight = InFlightGuard(&self.handler.in_flight, slot);
-        match &self.direct {
-            Some(direct) => self.call_direct(direct, tool, arguments.as_ref(), slot, limits, &cancel, progress).await,
-            None => {
-                let mut params = CallToolRequestParams::new(tool.to_owned());
-                if let Some(map) = arguments {
-                    params = params.with_arguments(map);
-                }
-                self.call_rmcp(params, slot, limits, &cancel, progress).await
-            }
-        }
-    }
-
-    /// `call_tool` through rmcp's service (Streamable HTTP). rmcp gets no timeout of its own:
-    /// `call::answer` keeps the time and tells the server as rmcp would.
-    async fn call_rmcp(
-        &self,
-        params: CallToolRequestParams,
-        slot: u64,
-        limits: call::Limits,
-        cancel: &CancellationToken,
-        progress: Option<mpsc::UnboundedSender<Value>>,
-    ) -> Result<Value, CatalogError> {
+        // One timer for every round of the call, the host's answers included.
         let deadline = call::Deadline::start(limits.timeout);
-        let failed = |e| self.failed(call::METHOD, limits.timeout, e);
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let handle = self.peer.send_request_with_option(request, PeerRequestOptions::no_options()).await.map_err(failed)?;
-        self.track(slot, &handle.id, &handle.progress_token, progress);
-        let id = handle.id.clone();
-        let answer = async { handle.await_response().await.map_err(failed) };
-        let response = call::answer(answer, &deadline, cancel, |reason| self.tell_cancelled(id, reason)).await?;
-        let value = serde_json::to_value(&response).map_err(|e| CatalogError::Mcp(e.to_string()))?;
+        let rounds = mrtr::Rounds {
+            asker: &self.handler.asker,
+            server_id: &self.handler.server_id,
+            origin: &origin,
+            deadline: &deadline,
+            max_rounds: DEFAULT_MRTR_MAX_ROUNDS,
+        };
+        let round = call::Round { slot, limits, deadline: &deadline, cancel: &cancel };
+        let value = match &self.direct {
+            Some(direct) => rounds.drive(|retry| self.call_direct(direct, tool, arguments.as_ref(), &round, progress.clone(), retry)).await?,
+            None => {
+                rounds
+                    .drive(|retry| {
+                        let mut params = CallToolRequestParams::new(tool.to_owned());
+                        if let Some(map) = &arguments {
+                            params = params.with_arguments(map.clone());
+                        }
+                        if let Some(retry) = retry {
+                            params = params.with_input_responses(retry.responses.into_iter().collect());
+                            params.request_state = retry.state;
+                        }
+                        self.call_rmcp(params, &round, progress.clone())
+                    })
+                    .await?
+            }
+        };
         call::result(value, limits.max_result_bytes)
     }
 
-    /// `call_tool` on a stdio session: the request is written from here and its response
-    /// handed back by the reader (`stdio::DirectCalls`), not routed through rmcp's loop.
-    #[allow(clippy::too_many_arguments)]
+    /// One round of `call_tool` through rmcp's service (Streamable HTTP): its `result`. rmcp
+    /// gets no timeout of its own: `call::answer` keeps the time and tells the server as rmcp would.
+    async fn call_rmcp(&self, params: CallToolRequestParams, round: &call::Round<'_>, progress: Option<mpsc::UnboundedSender<Value>>) -> Result<Value, CatalogError> {
+        let timeout = round.limits.timeout;
+        let failed = |e| self.failed(call::METHOD, timeout, e);
+        if round.cancel.is_cancelled() {
+            return Err(CatalogError::Cancelled);
+        }
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = self.peer.send_request_with_option(request, PeerRequestOptions::no_options()).await.map_err(failed)?;
+        self.track(round.slot, &handle.id, &handle.progress_token, progress);
+        let id = handle.id.clone();
+        let answer = async { handle.await_response().await.map_err(failed) };
+        let response = call::answer(answer, round.deadline, round.cancel, |reason| self.tell_cancelled(id, reason)).await?;
+        serde_json::to_value(&response).map_err(|e| CatalogError::Mcp(e.to_string()))
+    }
+
+    /// One round of `call_tool` on a stdio session: its `result`. The request is written from
+    /// here and its response handed back by the reader (`stdio::DirectCalls`), not routed
+    /// through rmcp's loop.
     async fn call_direct(
         &self,
         direct: &DirectCalls,
         tool: &str,
         arguments: Option<&serde_json::Map<String, Value>>,
-        slot: u64,
-        limits: call::Limits,
-        cancel: &CancellationToken,
+        round: &call::Round<'_>,
         progress: Option<mpsc::UnboundedSender<Value>>,
+        retry: Option<mrtr::Retry>,
     ) -> Result<Value, CatalogError> {
-        let deadline = call::Deadline::start(limits.timeout);
+        let (deadline, cancel) = (round.deadline, round.cancel);
         let closed = || CatalogError::closed(call::METHOD);
         let Pending { id: key, reply } = direct.register().ok_or_else(closed)?;
         let id = RequestId::String(key.clone().into());
         let token = ProgressToken(NumberOrString::String(key.clone().into()));
-        self.track(slot, &id, &token, progress);
-        let line = call::request_line(&key, tool, arguments, &self.request_meta)?;
+        self.track(round.slot, &id, &token, progress);
+        let line = call::request_line(&key, tool, arguments, &self.request_meta, retry.as_ref())?;
         // The timeout covers the write: a server that stops reading its stdin fills the pipe.
         let mut write = None;
-        let sent = call::send(async { write.insert(direct.start_line(line).await).run().await }, &deadline, cancel).await;
+        let sent = call::send(async { write.insert(direct.start_line(line).await).run().await }, deadline, cancel).await;
         match sent {
             Ok(Ok(())) => drop(write),
             Ok(Err(_)) => {
@@ -599,8 +618,8 @@ impl Connection {
             direct.send_later(cancelled_line(id, reason));
             std::future::ready(())
         };
-        match call::answer(answer, &deadline, cancel, tell).await? {
-            Ok(raw) => call::result_from_raw(&raw, limits.max_result_bytes),
+        match call::answer(answer, deadline, cancel, tell).await? {
+            Ok(raw) => call::parse_raw(&raw),
             Err(error) => Err(call::error_answer(&error)),
         }
     }

@@ -1,12 +1,14 @@
 //! Questions an MCP server asks while one of its tools runs: `elicitation/create` (ask the user
-//! for input, in a form or at a URL) and `sampling/createMessage` (ask the host's model). The
+//! for input, in a form or at a URL), `sampling/createMessage` (ask the host's model) and
+//! `roots/list` (the host's directories), as requests (2025-11-25) or as the input requests of
+//! a multi round-trip call (2026-07-28, `mrtr.rs`). The
 //! catalog owns the MCP sessions, so it receives them; the host owns the user and the model, so
 //! they go to it through the `AskHost` port, which the server layer implements over reverse
 //! requests. This module knows no rmcp and no JSON-RPC: `client.rs` converts.
 //!
 //! Invariants:
 //! - A question is asked only when the host declared it can answer (`HostAsks`); otherwise an
-//!   elicitation is declined and a sampling request refused, without asking. We declare the
+//!   elicitation is declined and a sampling or roots request refused, without asking. We declare the
 //!   matching MCP client capabilities only as far as the host declared them (`client.rs`).
 //! - Every question is bounded: by `elicitation_timeout` (no answer in time: `cancel`, or an
 //!   error for sampling), by the tool call it belongs to (cancelled call: the question is
@@ -34,6 +36,8 @@ use super::lock;
 pub struct HostAsks {
     pub elicitation: bool,
     pub sampling: bool,
+    /// The host answers `host/roots`: only then are servers offered the `roots` capability.
+    pub roots: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -111,12 +115,42 @@ pub struct SampleParams {
     pub request: Value,
 }
 
+/// A server's `roots/list`, as the host gets it (`host/roots`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RootsParams {
+    pub server_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+}
+
+/// A directory or file the host lets MCP servers work in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Root {
+    /// A `file://` URI.
+    pub uri: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// The host's answer to `host/roots`, and what goes back to the server (`ListRootsResult`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RootsResult {
+    pub roots: Vec<Root>,
+}
+
 /// The port to the host. Futures are `'static`: they run in the MCP session's tasks. Dropping
 /// one withdraws the question.
 pub trait AskHost: Send + Sync {
     fn elicit(&self, params: ElicitParams) -> BoxFuture<'static, Result<ElicitResult, String>>;
     /// The MCP `CreateMessageResult`, as the host gave it.
     fn sample(&self, params: SampleParams) -> BoxFuture<'static, Result<Value, String>>;
+    /// The host's roots. Asked only of a host that declared `HostAsks::roots`.
+    fn roots(&self, _params: RootsParams) -> BoxFuture<'static, Result<RootsResult, String>> {
+        Box::pin(async { Err("the host does not list roots".into()) })
+    }
 }
 
 /// A host that answers nothing (the catalog built without one: tests, benches).
@@ -145,6 +179,36 @@ pub(crate) struct CallOrigin {
     pub call_id: Option<String>,
     pub tool: String,
     pub cancel: CancellationToken,
+}
+
+impl ElicitParams {
+    /// An `elicitation/create`'s params as the server sent them (JSON), for the host.
+    pub(crate) fn from_request(server_id: &str, origin: Option<&CallOrigin>, v: &Value) -> Self {
+        let text = |k: &str| v.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+        let mode = if v.get("mode").and_then(Value::as_str) == Some("url") { ElicitMode::Url } else { ElicitMode::Form };
+        ElicitParams {
+            server_id: server_id.to_owned(),
+            call_id: origin.and_then(|o| o.call_id.clone()),
+            tool: origin.map(|o| o.tool.clone()),
+            mode,
+            message: text("message").unwrap_or_default(),
+            requested_schema: v.get("requestedSchema").cloned(),
+            url: text("url"),
+            elicitation_id: text("elicitationId"),
+        }
+    }
+}
+
+impl SampleParams {
+    pub(crate) fn from_request(server_id: &str, origin: Option<&CallOrigin>, request: Value) -> Self {
+        SampleParams { server_id: server_id.to_owned(), call_id: origin.and_then(|o| o.call_id.clone()), tool: origin.map(|o| o.tool.clone()), request }
+    }
+}
+
+impl RootsParams {
+    pub(crate) fn new(server_id: &str, origin: Option<&CallOrigin>) -> Self {
+        RootsParams { server_id: server_id.to_owned(), call_id: origin.and_then(|o| o.call_id.clone()), tool: origin.map(|o| o.tool.clone()) }
+    }
 }
 
 /// The `tools/call`s in flight on one session, so a question can name its call. A call is
@@ -246,6 +310,14 @@ impl Asker {
             return Err(Unanswered::NotSupported);
         }
         self.wait(self.host.sample(params), origin, upstream).await
+    }
+
+    /// Asks the host for its roots; none without the capability.
+    pub async fn roots(&self, params: RootsParams, origin: Option<&CallOrigin>, upstream: &CancellationToken) -> Result<RootsResult, Unanswered> {
+        if !self.asks.roots {
+            return Err(Unanswered::NotSupported);
+        }
+        self.wait(self.host.roots(params), origin, upstream).await
     }
 
     async fn wait<T>(&self, asked: BoxFuture<'static, Result<T, String>>, origin: Option<&CallOrigin>, upstream: &CancellationToken) -> Result<T, Unanswered> {

@@ -38,6 +38,7 @@ pub(crate) mod canonical;
 mod child;
 mod client;
 mod config;
+mod mrtr;
 pub mod elicit;
 mod listen;
 pub mod pins;
@@ -59,7 +60,7 @@ pub use config::{
     CatalogError, CatalogEvent, CatalogOptions, HeldTools, ListState, ListToolsResult, McpTool,
     ProtocolChoice, ServerConfig, ServerState, ServerStatus, Transport,
 };
-pub use elicit::{AskHost, ElicitAction, ElicitMode, ElicitParams, ElicitResult, HostAsks, SampleParams};
+pub use elicit::{AskHost, ElicitAction, ElicitMode, ElicitParams, ElicitResult, HostAsks, Root, RootsParams, RootsResult, SampleParams};
 pub use auth::{AuthHost, NoAuthHost, OAuthConfig};
 pub use pins::{PinDiff, PinState, ToolPin, Trust};
 use refresh::{Server, Shared};

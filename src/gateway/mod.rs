@@ -100,7 +100,7 @@ impl Gateway {
             cache_dir: cfg.gateway.cache_dir.clone(),
             // Upstream questions go to the client of the call; `client_host` declines what it
             // cannot ask.
-            host_asks: HostAsks { elicitation: true, sampling: true },
+            host_asks: HostAsks { elicitation: true, sampling: true, roots: false },
             ..CatalogOptions::default()
         };
         let asker = Arc::new(client_host::Questions::default());

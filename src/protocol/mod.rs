@@ -71,6 +71,7 @@ request!(HostExecuteTool, "host/executeTool", ExecuteToolParams, CallToolResult)
 request!(HostRepairToolCall, "host/repairToolCall", RepairToolCallParams, Option<RepairToolCallResult>);
 request!(HostElicit, "host/elicit", ElicitParams, ElicitResult);
 request!(HostSample, "host/sample", SampleParams, CreateMessageResult);
+request!(HostRoots, "host/roots", RootsParams, RootsResult);
 request!(HostEmbed, "host/embed", EmbedParams, EmbedResult);
 request!(HostOpenUrl, "host/openUrl", OpenUrlParams, Empty);
 request!(HostSecretsGet, "host/secrets/get", SecretKeyParams, SecretValue);

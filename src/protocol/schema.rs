@@ -86,6 +86,7 @@ pub fn generate() -> BTreeMap<String, String> {
     request::<HostRepairToolCall>(&mut out, FROM);
     request::<HostElicit>(&mut out, FROM);
     request::<HostSample>(&mut out, FROM);
+    request::<HostRoots>(&mut out, FROM);
     request::<HostEmbed>(&mut out, FROM);
     request::<HostOpenUrl>(&mut out, FROM);
     request::<HostSecretsGet>(&mut out, FROM);

@@ -1,6 +1,6 @@
 //! Params and results of every method and notification (camelCase on the wire).
 
-pub use crate::catalog::{ElicitAction, ElicitMode, ElicitParams, ElicitResult, SampleParams};
+pub use crate::catalog::{ElicitAction, ElicitMode, ElicitParams, ElicitResult, Root, RootsParams, RootsResult, SampleParams};
 use crate::catalog::{ServerConfig, ServerState, ServerStatus, ToolPin};
 use crate::exposition::render::{Rendering, SearchBy};
 use crate::exposition::{Include, Plan, ToolDefinition};
@@ -61,6 +61,11 @@ pub struct HostCapabilities {
     /// sampling and a request is refused (`-32601`).
     #[serde(default)]
     pub sampling: bool,
+    /// The host answers `host/roots` (the directories MCP servers may work in). Without it,
+    /// MCP servers are not offered roots; a 2025-11-25 server that asks gets `-32601`, and a
+    /// 2026-07-28 call whose server needs them fails.
+    #[serde(default)]
+    pub roots: bool,
     /// The host answers `host/openUrl` (shows the user an OAuth authorization page). Without
     /// it an MCP server that needs authorization stays `needsAuth`.
     #[serde(default)]

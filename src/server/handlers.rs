@@ -42,7 +42,7 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         call_timeout: ms(t.call_ms, defaults.call_timeout),
         max_message_bytes: p.mcp.max_message_bytes.map_or(defaults.max_message_bytes, |b| b as usize),
         max_result_bytes: p.mcp.max_result_bytes.map_or(defaults.max_result_bytes, |b| b as usize),
-        host_asks: HostAsks { elicitation: p.capabilities.elicitation, sampling: p.capabilities.sampling },
+        host_asks: HostAsks { elicitation: p.capabilities.elicitation, sampling: p.capabilities.sampling, roots: p.capabilities.roots },
         elicitation_timeout: ms(t.elicitation_ms, defaults.elicitation_timeout),
         ..defaults
     };

@@ -1,13 +1,13 @@
 //! The host as the core sees it, over the sidecar's reverse messages: invoke's `HostPort`
 //! (`Host`), the catalog's `AskHost` for the questions MCP servers ask mid-call (`host/elicit`,
-//! `host/sample`), and embed's `Embedder` (`host/embed`). The MCP side of a call speaks no host
+//! `host/sample`, `host/roots`), and embed's `Embedder` (`host/embed`). The MCP side of a call speaks no host
 //! protocol: it is `upstream::Mcp`, which the gateway runs calls through too.
 
 use super::outgoing::Outgoing;
-use crate::catalog::{AskHost, ElicitParams, ElicitResult, SampleParams};
+use crate::catalog::{AskHost, ElicitParams, ElicitResult, RootsParams, RootsResult, SampleParams};
 use crate::invoke::{ApprovalRequest, HostPort};
 use crate::protocol::{
-    ApprovalRequestNotification, ApprovalWithdrawn, HostElicit, HostEmbed, HostExecuteTool, HostRepairToolCall, HostSample, Notification, Request,
+    ApprovalRequestNotification, ApprovalWithdrawn, HostElicit, HostEmbed, HostExecuteTool, HostRepairToolCall, HostRoots, HostSample, Notification, Request,
 };
 use futures::future::BoxFuture;
 use std::sync::Arc;
@@ -72,6 +72,14 @@ impl AskHost for Questions {
     fn sample(&self, params: SampleParams) -> BoxFuture<'static, Result<Value, String>> {
         let out = self.0.clone();
         Box::pin(async move { out.request(HostSample::METHOD, params).await.map_err(|e| e.message) })
+    }
+
+    fn roots(&self, params: RootsParams) -> BoxFuture<'static, Result<RootsResult, String>> {
+        let out = self.0.clone();
+        Box::pin(async move {
+            let v = out.request(HostRoots::METHOD, params).await.map_err(|e| e.message)?;
+            serde_json::from_value(v).map_err(|e| format!("the host's answer to {} is not a RootsResult: {e}", HostRoots::METHOD))
+        })
     }
 }
 

@@ -40,6 +40,20 @@ pub fn call(s: &mut Sidecar, method: &str, params: Value, on: &mut dyn FnMut(&mu
     pump(s, &[id], on).remove(0)
 }
 
+/// `tool/invoke` of `name`, cancelled (`$/cancelRequest`) as soon as the sidecar sends the
+/// host a `question`: the invoke's response and the questions seen.
+pub fn invoke_cancelled_at(s: &mut Sidecar, name: &str, call_id: &str, question: &str) -> (Value, Vec<Value>) {
+    let id = send_req(s, "tool/invoke", json!({"name": name, "arguments": {}, "callId": call_id}));
+    let mut asked = Vec::new();
+    let mut r = pump(s, std::slice::from_ref(&id), &mut |s, m| {
+        if method(m) == question {
+            asked.push(m.clone());
+            s.notify("$/cancelRequest", json!({"id": id}));
+        }
+    });
+    (r.remove(0), asked)
+}
+
 /// Answers the sidecar's request `m` with this result.
 pub fn answer(s: &mut Sidecar, m: &Value, result: Value) {
     s.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": result}));

@@ -75,3 +75,27 @@ async def test_a_withdrawn_question_cancels_on_elicit_and_the_server_hears_cance
         assert cancelled == ["py-3"]
     finally:
         await c.close()
+
+
+async def test_on_roots_answers_a_2026_server_that_needs_the_roots(spawn_real):
+    asked: list[dict[str, Any]] = []
+
+    def on_roots(p):
+        asked.append(p)
+        return {"roots": [{"uri": "file:///py", "name": "py"}]}
+
+    s = await spawn_real(on_roots=on_roots)
+    c = s.client
+    try:
+        caps = [m for m in s.transcript() if m["dir"] == "in" and m["msg"].get("method") == "initialize"][0]["msg"]["params"]["capabilities"]
+        assert caps["roots"] is True
+        await c.catalog_set_servers([fixture_server("--modern")])
+        assert (await c.catalog_refresh("fx"))["state"] == "ready"
+        registered = (await c.registry_sync_mcp())["registered"]
+        tool = "test_input_required_result_list_roots"
+        name = [n for n in registered if n.endswith("__testInputRequiredResultListRoots")][0]  # the registry's rendering
+        r = await c.tool_invoke(name, {}, call_id="py-r")
+        assert r["output"]["value"] == "Roots: file:///py"
+        assert asked == [{"serverId": "fx", "callId": "py-r", "tool": tool}]
+    finally:
+        assert (await c.close()).code == 0

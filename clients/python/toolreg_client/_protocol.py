@@ -316,6 +316,10 @@ class HostCapabilities(TypedDict, total=False):
     sampling: bool
     """The host answers `host/sample` (MCP sampling). Without it, MCP servers are not offered
     sampling and a request is refused (`-32601`)."""
+    roots: bool
+    """The host answers `host/roots` (the directories MCP servers may work in). Without it,
+    MCP servers are not offered roots; a 2025-11-25 server that asks gets `-32601`, and a
+    2026-07-28 call whose server needs them fails."""
     openUrl: bool
     """The host answers `host/openUrl` (shows the user an OAuth authorization page). Without
     it an MCP server that needs authorization stays `needsAuth`."""
@@ -844,6 +848,31 @@ class ResolveResult(TypedDict):
     """Wire names, in byte order."""
 
 
+class _RootRequired(TypedDict):
+    uri: str
+    """A `file://` URI."""
+
+
+class Root(_RootRequired, total=False):
+    """A directory or file the host lets MCP servers work in."""
+    name: Union[str, None]
+
+
+class _RootsParamsRequired(TypedDict):
+    serverId: str
+
+
+class RootsParams(_RootsParamsRequired, total=False):
+    """A server's `roots/list`, as the host gets it (`host/roots`)."""
+    callId: Union[str, None]
+    tool: Union[str, None]
+
+
+class RootsResult(TypedDict):
+    """The host's answer to `host/roots`, and what goes back to the server (`ListRootsResult`)."""
+    roots: list["Root"]
+
+
 class _SampleParamsRequired(TypedDict):
     serverId: str
     request: Any
@@ -974,6 +1003,7 @@ SCHEMA_METHODS: dict[str, dict[str, Any]] = {
     'host/executeTool': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'ExecuteToolParams', 'result': 'CallToolResult', 'python_name': 'host_execute_tool'},
     'host/openUrl': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'OpenUrlParams', 'result': 'Empty', 'python_name': 'host_open_url'},
     'host/repairToolCall': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'RepairToolCallParams', 'result': 'HostRepairToolCallResult', 'python_name': 'host_repair_tool_call'},
+    'host/roots': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'RootsParams', 'result': 'RootsResult', 'python_name': 'host_roots'},
     'host/sample': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'SampleParams', 'result': 'CreateMessageResult', 'python_name': 'host_sample'},
     'host/secrets/delete': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'SecretKeyParams', 'result': 'Empty', 'python_name': 'host_secrets_delete'},
     'host/secrets/get': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'SecretKeyParams', 'result': 'SecretValue', 'python_name': 'host_secrets_get'},

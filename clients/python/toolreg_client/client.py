@@ -48,6 +48,8 @@ from ._protocol import (
     SearchSettings,
     RegisterResult,
     RepairToolCallParams,
+    RootsParams,
+    RootsResult,
     ResolveResult,
     SampleParams,
     Scope,
@@ -204,6 +206,7 @@ class ToolregClient:
         on_repair_tool_call: Optional[Callable[[RepairToolCallParams], Union[HostRepairToolCallResult, Awaitable[HostRepairToolCallResult]]]] = None,
         on_elicit: Optional[Callable[[ElicitParams], Union[ElicitResult, Awaitable[ElicitResult]]]] = None,
         on_sample: Optional[Callable[[SampleParams], Union[CreateMessageResult, Awaitable[CreateMessageResult]]]] = None,
+        on_roots: Optional[Callable[[RootsParams], Union[RootsResult, Awaitable[RootsResult]]]] = None,
         on_embed: Optional[Callable[[EmbedParams], Union[EmbedResult, Awaitable[EmbedResult]]]] = None,
         on_catalog_did_change: Optional[Callable[[DidChangeParams], MaybeAwaitable]] = None,
         on_progress: Optional[Callable[[ProgressParams], MaybeAwaitable]] = None,
@@ -219,7 +222,7 @@ class ToolregClient:
         """Spawns the sidecar (default binary: env TOOLREG_BIN, else the one the `toolreg` wheel put
         in this Python's scripts directory, else `toolreg` on PATH; see `find_binary`) and runs
         `initialize` + `initialized`. Capabilities `approval` / `hostTools` / `repair` /
-        `elicitation` / `sampling` are declared for the callbacks given (and can be overridden
+        `elicitation` / `sampling` / `roots` are declared for the callbacks given (and can be overridden
         with `capabilities`).
 
         `on_elicit` answers an MCP server's question during a tool call (`host/elicit`) with
@@ -227,7 +230,9 @@ class ToolregClient:
         defaults), `{"action": "accept"}` (URL mode: the user agreed to open the URL),
         `{"action": "decline"}` or `{"action": "cancel"}`. `on_sample` answers an MCP
         `sampling/createMessage` (`host/sample`; `params["request"]` as the server sent it) with an
-        MCP `CreateMessageResult`. `on_embed` answers `host/embed` for `tool_search`'s semantic
+        MCP `CreateMessageResult`. `on_roots` answers an MCP server's `roots/list` (`host/roots`)
+        with `{"roots": [{"uri": "file:///...", "name": ...}]}`: the directories it may work in.
+        `on_embed` answers `host/embed` for `tool_search`'s semantic
         signal with `{"vectors": [[...], ...], "model": name}` (one vector per text, in order) from
         the host's embedding model; giving it sends `search={"embeddings": {"kind": "host"}}`
         unless `search` names its own source. A coroutine callback is cancelled when the sidecar withdraws the
@@ -264,6 +269,7 @@ class ToolregClient:
             repair=on_repair_tool_call,
             elicit=on_elicit,
             sample=on_sample,
+            roots=on_roots,
             embed=on_embed,
             catalog=on_catalog_did_change,
             progress=on_progress,
@@ -282,6 +288,7 @@ class ToolregClient:
             "repair": on_repair_tool_call is not None,
             "elicitation": on_elicit is not None,
             "sampling": on_sample is not None,
+            "roots": on_roots is not None,
             "openUrl": on_open_url is not None,
             "secrets": secrets is not None,
         }
@@ -486,6 +493,7 @@ class ToolregClient:
             "host/repairToolCall": self._cb.get("repair"),
             "host/elicit": self._cb.get("elicit"),
             "host/sample": self._cb.get("sample"),
+            "host/roots": self._cb.get("roots"),
             "host/embed": self._cb.get("embed"),
         }.get(method)
         if cb is None:

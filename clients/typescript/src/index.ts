@@ -62,6 +62,8 @@ export type ElicitParams = SP<'host/elicit'>;
 export type ElicitAnswer = SR<'host/elicit'>;
 export type SampleParams = SP<'host/sample'>;
 export type SampleAnswer = SR<'host/sample'>;
+export type RootsParams = SP<'host/roots'>;
+export type RootsAnswer = SR<'host/roots'>;
 export type OpenUrlParams = SP<'host/openUrl'>;
 export type EmbedParams = SP<'host/embed'>;
 export type EmbedAnswer = SR<'host/embed'>;
@@ -172,6 +174,11 @@ export interface SpawnOptions {
    * both. `signal` as for `onElicit`. Giving it declares `sampling`.
    */
   onSample?: (params: SampleParams, signal: AbortSignal) => SampleAnswer | Promise<SampleAnswer>;
+  /**
+   * An MCP server asks for the directories it may work in (`roots/list`, `host/roots`): answer
+   * `{roots: [{uri: 'file:///...', name?}]}`. `signal` as for `onElicit`. Giving it declares `roots`.
+   */
+  onRoots?: (params: RootsParams, signal: AbortSignal) => RootsAnswer | Promise<RootsAnswer>;
   /**
    * Embeds texts for `tool_search` (`host/embed`) with the host's embedding model (e.g. the one
    * its knowledge base uses): one vector per text, in order, and the model's name. `purpose` is
@@ -346,6 +353,7 @@ export class ToolregClient {
       repair: !!options.onRepairToolCall,
       elicitation: !!options.onElicit,
       sampling: !!options.onSample,
+      roots: !!options.onRoots,
       openUrl: !!options.onOpenUrl,
       secrets: !!options.secrets,
       ...options.capabilities,
@@ -425,6 +433,10 @@ export class ToolregClient {
     connection.onRequest('host/sample', async (p: SampleParams, token: CancellationToken) => {
       if (!options.onSample) throw new ResponseError(-32601, 'host has no onSample handler');
       return this.callbackResult(token, () => options.onSample!(p, tokenToSignal(token)));
+    });
+    connection.onRequest('host/roots', async (p: RootsParams, token: CancellationToken) => {
+      if (!options.onRoots) throw new ResponseError(-32601, 'host has no onRoots handler');
+      return this.callbackResult(token, () => options.onRoots!(p, tokenToSignal(token)));
     });
     connection.onRequest('host/embed', async (p: EmbedParams, token: CancellationToken) => {
       if (!options.onEmbed) throw new ResponseError(-32601, 'host has no onEmbed handler');

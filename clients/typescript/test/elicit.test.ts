@@ -2,7 +2,7 @@
 // fixture MCP server (`--elicit`: its tools ask the client mid-call and return what they got).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ElicitParams, SampleParams } from '../src/index.js';
+import type { ElicitParams, RootsParams, SampleParams } from '../src/index.js';
 import { fixtureServers, spawnReal } from './helpers.js';
 
 /** The fixture's tool result: what its elicitation/sampling request got back, as JSON. */
@@ -68,6 +68,27 @@ describe('elicitation and sampling (real binary)', () => {
       assert.equal(aborted, true);
     } finally {
       await client.close();
+    }
+  });
+
+  it('onRoots answers a 2026-07-28 server that needs the roots, with its call named', async () => {
+    const asked: RootsParams[] = [];
+    const { client, transcript } = await spawnReal({
+      onRoots: (p) => (asked.push(p), { roots: [{ uri: 'file:///ts', name: 'ts' }] }),
+    });
+    try {
+      const init = transcript().find((x) => x.dir === 'in' && x.msg.method === 'initialize')!;
+      assert.equal(init.msg.params.capabilities.roots, true);
+      await client.catalogSetServers(fixtureServers(['--modern']));
+      assert.equal((await client.catalogRefresh({ serverId: 'fx' })).state, 'ready');
+      const names = (await client.registrySyncMcp({})).registered;
+      const tool = 'test_input_required_result_list_roots';
+      // Registered under the registry's rendering of the name.
+      const r = await client.toolInvoke({ name: names.find((n) => n.endsWith('__testInputRequiredResultListRoots'))!, arguments: {}, callId: 'ts-r' });
+      assert.equal(r.output.value, 'Roots: file:///ts');
+      assert.deepEqual(asked, [{ serverId: 'fx', callId: 'ts-r', tool }]);
+    } finally {
+      assert.equal((await client.close()).code, 0);
     }
   });
 });

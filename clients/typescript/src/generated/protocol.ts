@@ -243,6 +243,9 @@ export interface ProtocolTypes {
   RepairToolCallResult?: RepairToolCallResult;
   ResolveParams?: ResolveParams;
   ResolveResult?: ResolveResult;
+  Root?: Root;
+  RootsParams?: RootsParams;
+  RootsResult?: RootsResult;
   SampleParams?: SampleParams;
   Scope?: Scope;
   SearchBy?: SearchBy;
@@ -527,6 +530,12 @@ export interface HostCapabilities {
    * sampling and a request is refused (`-32601`).
    */
   sampling?: boolean;
+  /**
+   * The host answers `host/roots` (the directories MCP servers may work in). Without it,
+   * MCP servers are not offered roots; a 2025-11-25 server that asks gets `-32601`, and a
+   * 2026-07-28 call whose server needs them fails.
+   */
+  roots?: boolean;
   /**
    * The host answers `host/openUrl` (shows the user an OAuth authorization page). Without
    * it an MCP server that needs authorization stays `needsAuth`.
@@ -1082,6 +1091,30 @@ export interface ResolveResult {
   toolIds: string[];
 }
 /**
+ * A directory or file the host lets MCP servers work in.
+ */
+export interface Root {
+  /**
+   * A `file://` URI.
+   */
+  uri: string;
+  name?: string | null;
+}
+/**
+ * A server's `roots/list`, as the host gets it (`host/roots`).
+ */
+export interface RootsParams {
+  serverId: string;
+  callId?: string | null;
+  tool?: string | null;
+}
+/**
+ * The host's answer to `host/roots`, and what goes back to the server (`ListRootsResult`).
+ */
+export interface RootsResult {
+  roots: Root[];
+}
+/**
  * A `sampling/createMessage` of an MCP server, as the host gets it (`host/sample`).
  */
 export interface SampleParams {
@@ -1195,6 +1228,7 @@ export interface SidecarRequests {
   'host/executeTool': { params: ExecuteToolParams; result: CallToolResult };
   'host/openUrl': { params: OpenUrlParams; result: Empty };
   'host/repairToolCall': { params: RepairToolCallParams; result: HostRepairToolCallResult };
+  'host/roots': { params: RootsParams; result: RootsResult };
   'host/sample': { params: SampleParams; result: CreateMessageResult };
   'host/secrets/delete': { params: SecretKeyParams; result: Empty };
   'host/secrets/get': { params: SecretKeyParams; result: SecretValue };
@@ -1289,6 +1323,10 @@ export const SCHEMA_METHODS = {
     'direction': 'sidecarToHost'
   },
   'host/repairToolCall': {
+    'kind': 'request',
+    'direction': 'sidecarToHost'
+  },
+  'host/roots': {
     'kind': 'request',
     'direction': 'sidecarToHost'
   },
