@@ -34,6 +34,7 @@ async def test_lifecycle_initialize_capabilities_close(spawn_real):
         "repair": False,
         "elicitation": False,
         "sampling": False,
+        "roots": False,
         "openUrl": False,
         "secrets": False,
     }

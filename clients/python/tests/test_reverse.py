@@ -49,6 +49,7 @@ async def test_no_callbacks_no_capabilities_no_reverse_requests(spawn_real):
             "repair": False,
             "elicitation": False,
             "sampling": False,
+            "roots": False,
             "openUrl": False,
             "secrets": False,
         }

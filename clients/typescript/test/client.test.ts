@@ -30,6 +30,7 @@ describe('lifecycle', () => {
       repair: false,
       elicitation: false,
       sampling: false,
+      roots: false,
       openUrl: false,
       secrets: false,
     });

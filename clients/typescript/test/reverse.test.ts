@@ -27,6 +27,7 @@ describe('reverse traffic (real binary)', () => {
         repair: false,
         elicitation: false,
         sampling: false,
+        roots: false,
         openUrl: false,
         secrets: false,
       });
