@@ -393,10 +393,12 @@ impl Server {
                     return tracing::warn!("$/cancelRequest without a string or integer id: ignored");
                 };
                 if let Some(token) = self.in_flight.take(id.key()) {
-                    // The handler sees the token and stops cleanly (an MCP call tells its
+                    // The answer goes out before the token fires: a handler on another thread
+                    // that stops at once (withdrawing its own request to the host) must not
+                    // write before it. The handler then stops cleanly (an MCP call tells its
                     // server); the task drops it anyway after `CANCEL_BACKSTOP`.
-                    token.cancel();
                     self.out.error(Some(&id), RpcError::new(ErrorCode::REQUEST_CANCELLED, "request cancelled"));
+                    token.cancel();
                 }
             }
             // LSP: notifications starting with `$/` may be ignored.
