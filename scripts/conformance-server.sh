@@ -18,7 +18,14 @@
 # test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums, and for the 2026-07-28
 # scenarios json_schema_2020_12_tool, test_missing_capability, test_logging_tool,
 # test_trigger_tool_change and test_custom_header)
-# listed under their upstream names (`toolNames: upstream`).
+# listed under their upstream names (`toolNames: upstream`). It also serves the suite's resources
+# (test://static-text, test://static-binary, test://watched-resource with subscribe/unsubscribe, the
+# template test://template/{id}/data; an unknown URI is resource-not-found with the URI in data),
+# prompts (test_simple_prompt, test_prompt_with_arguments, test_prompt_with_embedded_resource,
+# test_prompt_with_image; with --modern also test_input_required_result_prompt, which answers an
+# input-required result first) and completion/complete, declaring those capabilities; the
+# resources-*, prompts-*, completion-complete, sep-2164-resource-not-found and
+# input-required-result-non-tool-request scenarios pass against the fixture itself over HTTP.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/conformance-lib.sh
