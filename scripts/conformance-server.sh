@@ -17,15 +17,14 @@
 # test_embedded_resource, test_multiple_content_types, test_sampling,
 # test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums, and for the 2026-07-28
 # scenarios json_schema_2020_12_tool, test_missing_capability, test_logging_tool,
-# test_trigger_tool_change and test_custom_header)
+# test_trigger_tool_change and test_custom_header; with `--modern`, the
+# test_input_required_result_* tools of mrtr.rs and test_streaming_elicitation)
 # listed under their upstream names (`toolNames: upstream`). It also serves the suite's resources
 # (test://static-text, test://static-binary, test://watched-resource with subscribe/unsubscribe, the
 # template test://template/{id}/data; an unknown URI is resource-not-found with the URI in data),
 # prompts (test_simple_prompt, test_prompt_with_arguments, test_prompt_with_embedded_resource,
 # test_prompt_with_image; with --modern also test_input_required_result_prompt, which answers an
-# input-required result first) and completion/complete, declaring those capabilities; the
-# resources-*, prompts-*, completion-complete, sep-2164-resource-not-found and
-# input-required-result-non-tool-request scenarios pass against the fixture itself over HTTP.
+# input-required result first) and completion/complete, declaring those capabilities.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/conformance-lib.sh
@@ -36,27 +35,59 @@ conformance_setup
 bin="${TOOLREG_BIN:-$PWD/target/release/toolreg}"
 fixture="${TOOLREG_FIXTURE_MCP:-$(dirname "$bin")/toolreg-fixture-mcp}"
 work="$conformance_work"
-config="$work/gateway.json"
-cat >"$config" <<JSON
-{"servers": [{"id": "fx", "name": "fx", "transport": {"type": "stdio", "command": "$fixture", "args": ["--tools", "3", "--conformance"]}}],
+export TOOLREG_MCP_TOKEN="conformance-$RANDOM$RANDOM$RANDOM"
+gateways=()
+trap 'for g in "${gateways[@]}"; do kill "$g" 2>/dev/null || true; done' EXIT
+
+# start_gateway NAME FIXTURE-ARGS...: a gateway over the fixture with these flags; sets $url.
+start_gateway() {
+  local name="$1"; shift
+  local config="$work/gateway-$name.json" port_log="$work/gateway-$name-http.log" args
+  args="$(printf '"%s",' "$@")"
+  cat >"$config" <<JSON
+{"servers": [{"id": "fx", "name": "fx", "transport": {"type": "stdio", "command": "$fixture", "args": [${args%,}]}}],
  "gateway": {"defer": "never", "toolNames": "upstream"}}
 JSON
-export TOOLREG_MCP_TOKEN="conformance-$RANDOM$RANDOM$RANDOM"
-port_log="$work/gateway-http.log"
-"$bin" mcp --config "$config" --http 127.0.0.1:0 --log-level warn 2>"$port_log" &
-gateway=$!
-trap 'kill $gateway 2>/dev/null || true' EXIT
-url=""
-for _ in $(seq 100); do
-  url="$(grep -o 'http://[0-9.:]*/mcp' "$port_log" | head -1 || true)"
-  [ -n "$url" ] && break
-  sleep 0.1
+  "$bin" mcp --config "$config" --http 127.0.0.1:0 --log-level warn 2>"$port_log" &
+  gateways+=($!)
+  url=""
+  for _ in $(seq 100); do
+    url="$(grep -o 'http://[0-9.:]*/mcp' "$port_log" | head -1 || true)"
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  [ -n "$url" ] || { echo "toolreg mcp --http ($name) did not start:"; cat "$port_log"; exit 1; }
+  # The suite checks for a localhost URL by name.
+  url="${url/127.0.0.1/localhost}"
+}
+
+# One gateway per upstream: the 2025-11-25 scenarios ask their questions by server-to-client
+# requests (a legacy fixture, which the catalog answers by asking the client); the 2026-07-28
+# ones by input-required results (a `--modern` fixture, which the gateway passes through).
+export CONFORMANCE_URL_LEGACY="" CONFORMANCE_URL_MODERN=""
+for spec in $CONFORMANCE_SPECS; do
+  case "$spec" in
+    2025-11-25) start_gateway legacy --tools 3 --conformance; CONFORMANCE_URL_LEGACY="$url" ;;
+    2026-07-28) start_gateway modern --tools 3 --conformance --modern; CONFORMANCE_URL_MODERN="$url" ;;
+    *) echo "no gateway for spec version $spec"; exit 1 ;;
+  esac
 done
-[ -n "$url" ] || { echo "toolreg mcp --http did not start:"; cat "$port_log"; exit 1; }
-# The suite checks for a localhost URL by name.
-url="${url/127.0.0.1/localhost}"
-echo "conformance (server): suite $conformance_version, node $("$node" --version), spec versions $CONFORMANCE_SPECS, $url"
+echo "conformance (server): suite $conformance_version, node $("$node" --version), spec versions $CONFORMANCE_SPECS, ${CONFORMANCE_URL_LEGACY:+2025: $CONFORMANCE_URL_LEGACY }${CONFORMANCE_URL_MODERN:+2026: $CONFORMANCE_URL_MODERN}"
+
+# The suite, told the URL of the gateway of the version it runs at (`--spec-version`).
+suite_at_version="$work/suite-server.sh"
+cat >"$suite_at_version" <<'SH'
+#!/usr/bin/env bash
+spec="" prev=""
+for a in "$@"; do [ "$prev" = --spec-version ] && spec="$a"; prev="$a"; done
+case "$spec" in
+  2026-07-28) url="$CONFORMANCE_URL_MODERN" ;;
+  *) url="$CONFORMANCE_URL_LEGACY" ;;
+esac
+exec "$CONFORMANCE_NODE" "$CONFORMANCE_SUITE" server --url "$url" "$@"
+SH
+chmod +x "$suite_at_version"
 
 conformance_run server "conformance (server)" \
   env NODE_OPTIONS="--require $PWD/conformance/bearer.cjs" NODE_PATH="$PWD/conformance/node_modules" \
-  "$node" "$suite" server --url "$url" -- "$@"
+  CONFORMANCE_NODE="$node" CONFORMANCE_SUITE="$suite" "$suite_at_version" -- "$@"

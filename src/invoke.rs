@@ -61,6 +61,22 @@ pub trait McpPort: Send + Sync {
 pub enum McpCallError {
     Cancelled,
     Failed(String),
+    /// A JSON-RPC error the caller can act on (a missing capability, refused params), for a
+    /// port whose caller is an MCP client that reads codes; the sidecar's port makes it text.
+    Rpc { code: i32, message: String, data: Option<Value> },
+    /// The server needs input that the caller gives itself (MCP 2026-07-28, passed through).
+    InputRequired(InputAsked),
+}
+
+/// An upstream server's input requests for the caller, as the server sent them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputAsked {
+    pub server_id: String,
+    pub tool: String,
+    /// Key → `elicitation/create` | `sampling/createMessage` | `roots/list` request (JSON).
+    pub requests: Vec<(String, Value)>,
+    /// The server's `requestState`, never read.
+    pub state: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -127,6 +143,12 @@ pub enum InvokeError {
     UnknownPlan(String),
     #[error("the call was cancelled")]
     Cancelled,
+    /// `McpCallError::Rpc`: the call ends as that error (only where the port keeps codes).
+    #[error("MCP error: {message} (JSON-RPC error {code})")]
+    Rpc { code: i32, message: String, data: Option<Value> },
+    /// `McpCallError::InputRequired`: the call ends as the server's question to the caller.
+    #[error("the MCP server {} needs input for {}", .0.server_id, .0.tool)]
+    InputRequired(InputAsked),
 }
 
 /// What the host's session allows a call (from `initialize`).
@@ -415,6 +437,8 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
                 match result {
                     Ok(v) => v,
                     Err(McpCallError::Cancelled) => return Err(InvokeError::Cancelled),
+                    Err(McpCallError::Rpc { code, message, data }) => return Err(InvokeError::Rpc { code, message, data }),
+                    Err(McpCallError::InputRequired(asked)) => return Err(InvokeError::InputRequired(asked)),
                     Err(McpCallError::Failed(e)) => {
                         // May quote the server's own tool name: the model reads it shown.
                         let e = crate::registry::hidden::visible(&e);

@@ -245,3 +245,87 @@ fn every_client_gets_the_same_tools_list_with_hints_consistent_with_list_changed
     // Fresh for no time, private: a change is announced (listChanged), the next read asks again.
     assert_eq!((&list["result"]["ttlMs"], &list["result"]["cacheScope"]), (&json!(0), &json!("private")), "{list}");
 }
+
+/// An upstream tool that needs input (a 2026-07-28 fixture): the 2026-07-28 client gets the
+/// upstream's input requests unchanged under a state of the gateway's, and its retry reaches the
+/// upstream with its answers and the upstream's own state. A tampered state, or one made for
+/// another tool, is refused before anything reaches the upstream; a second round gets a new state.
+#[test]
+fn a_2026_client_answers_an_upstream_tools_input_requests_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = dir.path().join("answers.jsonl");
+    let server = fixture("fx", &["--modern", "--answers-file", answers.to_str().unwrap()]);
+    let config = json!({"servers": [server], "gateway": {"defer": "never", "toolNames": "upstream"}});
+    let (_c, addr, token) = start_with(dir.path(), &config, Some("s3cret-token"));
+    let bearer = format!("Bearer {token}");
+    let rounds = || -> Vec<Value> { std::fs::read_to_string(&answers).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect() };
+    let caps = json!({"elicitation": {"form": {}}, "sampling": {}});
+    let call = |tool: &str, extra: Value, caps: &Value| {
+        let mut params = json!({"name": tool, "arguments": {}});
+        params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        rpc_2026(&addr, &bearer, "tools/call", Some(tool), params, caps.clone())
+    };
+    let tool = "test_input_required_result_request_state";
+
+    let r = call(tool, json!({}), &caps)["result"].clone();
+    assert_eq!(r["resultType"], "input_required", "{r}");
+    assert_eq!(r["inputRequests"]["confirm"]["method"], "elicitation/create", "{r}");
+    assert_eq!(r["inputRequests"]["confirm"]["params"]["requestedSchema"]["required"], json!(["ok"]), "{r}");
+    let state = r["requestState"].as_str().expect("a state").to_owned();
+    let upstream_state = rounds()[0].clone();
+    assert!(upstream_state["requestState"].is_null(), "the first round carries no state");
+    let confirm = json!({"confirm": {"action": "accept", "content": {"ok": true}}});
+
+    // Tampered, or sealed for another tool: refused, nothing reaches the upstream.
+    let r = call(tool, json!({"inputResponses": confirm, "requestState": format!("{state}-TAMPERED")}), &caps);
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let other = "test_input_required_result_tampered_state";
+    let r = call(other, json!({"inputResponses": confirm, "requestState": state}), &caps);
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(rounds().len(), 1, "{:?}", rounds());
+
+    // The retry: answers unchanged, and the upstream's state as the upstream sent it.
+    let r = call(tool, json!({"inputResponses": confirm, "requestState": state}), &caps)["result"].clone();
+    assert_eq!(r["resultType"], "complete", "{r}");
+    assert!(r["content"][0]["text"].as_str().unwrap().starts_with("state-ok"), "{r}");
+    let retry = rounds()[1].clone();
+    assert_eq!(retry["inputResponses"], confirm);
+    let sent = retry["requestState"].as_str().expect("the upstream's state");
+    assert!(sent.contains("\"tool\":\"request_state\"") && sent.contains('é'), "verbatim: {sent}");
+    assert!(!state.contains(sent), "the client never sees the upstream's state in clear");
+
+    // Two rounds, each with a new state.
+    let multi = "test_input_required_result_multi_round";
+    let r = call(multi, json!({}), &caps)["result"].clone();
+    let s1 = r["requestState"].as_str().unwrap().to_owned();
+    let name = json!({"step1": {"action": "accept", "content": {"name": "Ada"}}});
+    let r = call(multi, json!({"inputResponses": name, "requestState": s1}), &caps)["result"].clone();
+    assert_eq!(r["resultType"], "input_required", "{r}");
+    assert!(r["inputRequests"]["step2"].is_object(), "{r}");
+    let s2 = r["requestState"].as_str().unwrap().to_owned();
+    assert_ne!(s1, s2);
+    let color = json!({"step2": {"action": "accept", "content": {"color": "green"}}});
+    let r = call(multi, json!({"inputResponses": color, "requestState": s2}), &caps)["result"].clone();
+    assert_eq!(r["content"][0]["text"], "state-ok: \"Ada\" likes \"green\"", "{r}");
+
+    // The upstream asks only for what the client can do.
+    let r = call("test_input_required_result_capabilities", json!({}), &json!({"sampling": {}}))["result"].clone();
+    let keys: Vec<&String> = r["inputRequests"].as_object().unwrap_or_else(|| panic!("{r}")).keys().collect();
+    assert_eq!(keys, ["greeting"], "{r}");
+}
+
+/// An upstream's JSON-RPC error that the client can act on keeps its code and data: a tool
+/// that needs the client's sampling answers -32021, and runs for a client that declares it.
+#[test]
+fn an_upstream_missing_capability_error_reaches_the_client_with_its_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"servers": [fixture("fx", &["--modern", "--conformance"])], "gateway": {"defer": "never", "toolNames": "upstream"}});
+    let (_c, addr, token) = start_with(dir.path(), &config, Some("s3cret-token"));
+    let bearer = format!("Bearer {token}");
+    let tool = "test_missing_capability";
+    let r = rpc_2026(&addr, &bearer, "tools/call", Some(tool), json!({"name": tool, "arguments": {}}), json!({}));
+    assert_eq!(r["error"]["code"], -32021, "{r}");
+    assert_eq!(r["error"]["data"]["requiredCapabilities"], json!({"sampling": {}}), "{r}");
+    let r = rpc_2026(&addr, &bearer, "tools/call", Some(tool), json!({"name": tool, "arguments": {}}), json!({"sampling": {}}));
+    assert_eq!(r["result"]["content"][0]["text"], "the client can sample", "{r}");
+}

@@ -13,9 +13,10 @@
 //!   and the call fails as `Timeout` or `Cancelled`. An answer already there wins over both.
 //!   A request stopped half-way is still written whole (by `stdio::LineWrite`, in a task of its
 //!   own): a half line would corrupt the next message of the session.
-//! - A JSON-RPC error answer is `CatalogError::Mcp` with the server's message.
+//! - A JSON-RPC error answer is `CatalogError::Mcp` with the server's message; one of
+//!   `KEPT_CODES` is `CatalogError::Rpc`, with its code and `data`.
 //! - An input-required result (2026-07-28) is not the end: `mrtr.rs` asks the host and sends
-//!   the call again, within the same timeout.
+//!   the call again, within the same timeout, or hands it to the caller (`mrtr::Inputs`).
 //! - A result is a `CallToolResult`: an object with a `content` array, without rmcp's
 //!   `resultType` tag; anything else is `CatalogError::Mcp`. `isError: true` is a result.
 //! - A result over `maxResultBytes` is cut with a note (`result_cap.rs`), never dropped.
@@ -179,10 +180,25 @@ where
     Err(error)
 }
 
+/// The JSON-RPC error codes of a `tools/call` answer that mean something to whoever made the
+/// call, so they are kept (`CatalogError::Rpc`): `-32021` a client capability the call needs
+/// is missing (`data.requiredCapabilities`), `-32602` the server refused the params (an
+/// input-required retry's `inputResponses` among them). Others are the server's business.
+pub(crate) const KEPT_CODES: [i32; 2] = [-32021, -32602];
+
 /// A JSON-RPC error answer (its `error` object).
 pub(crate) fn error_answer(error: &Value) -> CatalogError {
     let message = error.get("message").and_then(Value::as_str).unwrap_or("the server answered with an error");
-    CatalogError::Mcp(message.to_owned())
+    let code = error.get("code").and_then(Value::as_i64).and_then(|c| i32::try_from(c).ok());
+    rpc_error(code, message, error.get("data").cloned())
+}
+
+/// `CatalogError::Rpc` for a kept code, `CatalogError::Mcp` (the message only) otherwise.
+pub(crate) fn rpc_error(code: Option<i32>, message: &str, data: Option<Value>) -> CatalogError {
+    match code {
+        Some(code) if KEPT_CODES.contains(&code) => CatalogError::Rpc { code, message: message.to_owned(), data: data.filter(|d| !d.is_null()) },
+        _ => CatalogError::Mcp(message.to_owned()),
+    }
 }
 
 /// The answer's `result` as read from the wire, parsed once.
@@ -374,7 +390,11 @@ mod tests {
 
     #[test]
     fn an_error_answer_carries_the_servers_message() {
-        assert_eq!(error_answer(&json!({"code": -32602, "message": "no such tool"})).to_string(), "MCP error: no such tool");
+        assert_eq!(error_answer(&json!({"code": -32601, "message": "no such method"})).to_string(), "MCP error: no such method");
+        // A code the caller can act on is kept, with its data; the text names it.
+        let missing = error_answer(&json!({"code": -32021, "message": "needs sampling", "data": {"requiredCapabilities": {"sampling": {}}}}));
+        assert_eq!(missing, CatalogError::Rpc { code: -32021, message: "needs sampling".into(), data: Some(json!({"requiredCapabilities": {"sampling": {}}})) });
+        assert_eq!(error_answer(&json!({"code": -32602, "message": "no such tool"})).to_string(), "MCP error: no such tool (JSON-RPC error -32602)");
         assert_eq!(error_answer(&json!({"code": 1})).to_string(), "MCP error: the server answered with an error");
     }
 

@@ -509,7 +509,9 @@ impl Connection {
     /// One `tools/call`, under the rules of `call.rs`. Returns the `CallToolResult` as JSON; a
     /// tool-level failure is `Ok` with `isError: true`, only protocol/transport failures are
     /// `Err`. `call_id` names the call in the questions the server asks meanwhile, whether as
-    /// requests (2025-11-25) or as input-required results (2026-07-28, `mrtr.rs`).
+    /// requests (2025-11-25) or as input-required results (2026-07-28, `mrtr.rs`), which are
+    /// asked of the host or, under `Inputs::PassThrough`, handed back as `Answer::InputRequired`.
+    #[allow(clippy::too_many_arguments)]
     pub async fn call_tool(
         &self,
         tool: &str,
@@ -518,7 +520,8 @@ impl Connection {
         cancel: CancellationToken,
         progress: Option<mpsc::UnboundedSender<Value>>,
         call_id: Option<&str>,
-    ) -> Result<Value, CatalogError> {
+        inputs: &mrtr::Inputs,
+    ) -> Result<mrtr::Answer, CatalogError> {
         let arguments = call::arguments(arguments)?;
         if cancel.is_cancelled() {
             return Err(CatalogError::Cancelled);
@@ -528,45 +531,73 @@ impl Connection {
         let _in_flight = InFlightGuard(&self.handler.in_flight, slot);
         // One timer for every round of the call, the host's answers included.
         let deadline = call::Deadline::start(limits.timeout);
-        let rounds = mrtr::Rounds {
-            asker: &self.handler.asker,
-            server_id: &self.handler.server_id,
-            origin: &origin,
-            deadline: &deadline,
-            max_rounds: DEFAULT_MRTR_MAX_ROUNDS,
-        };
         let round = call::Round { slot, limits, deadline: &deadline, cancel: &cancel };
-        let value = match &self.direct {
-            Some(direct) => rounds.drive(|retry| self.call_direct(direct, tool, arguments.as_ref(), &round, progress.clone(), retry)).await?,
-            None => {
-                rounds
-                    .drive(|retry| {
-                        let mut params = CallToolRequestParams::new(tool.to_owned());
-                        if let Some(map) = &arguments {
-                            params = params.with_arguments(map.clone());
-                        }
-                        if let Some(retry) = retry {
-                            params = params.with_input_responses(retry.responses.into_iter().collect());
-                            params.request_state = retry.state;
-                        }
-                        self.call_rmcp(params, &round, progress.clone())
-                    })
-                    .await?
+        let arguments = arguments.as_ref();
+        let answer = match inputs {
+            mrtr::Inputs::Fulfil => {
+                let rounds = mrtr::Rounds {
+                    asker: &self.handler.asker,
+                    server_id: &self.handler.server_id,
+                    origin: &origin,
+                    deadline: &deadline,
+                    max_rounds: DEFAULT_MRTR_MAX_ROUNDS,
+                };
+                let meta = &*self.request_meta;
+                let value = match &self.direct {
+                    Some(direct) => rounds.drive(|retry| self.call_direct(direct, tool, arguments, &round, progress.clone(), retry, meta)).await?,
+                    None => rounds.drive(|retry| self.call_rmcp(call_params(tool, arguments, retry), &round, progress.clone(), None)).await?,
+                };
+                mrtr::Answer::Complete(value)
+            }
+            mrtr::Inputs::PassThrough { capabilities, retry } => {
+                let meta = self.caller_meta(capabilities);
+                let value = match (&self.direct, &meta) {
+                    (Some(direct), Some(meta)) => {
+                        let object = serde_json::to_string(meta).unwrap_or_default();
+                        let members = object.get(1..object.len().saturating_sub(1)).unwrap_or_default();
+                        self.call_direct(direct, tool, arguments, &round, progress, retry.clone(), members).await?
+                    }
+                    (Some(direct), None) => self.call_direct(direct, tool, arguments, &round, progress, retry.clone(), &self.request_meta).await?,
+                    (None, meta) => self.call_rmcp(call_params(tool, arguments, retry.clone()), &round, progress, meta.clone()).await?,
+                };
+                mrtr::read(value)?
             }
         };
-        call::result(value, limits.max_result_bytes)
+        match answer {
+            mrtr::Answer::Complete(value) => Ok(mrtr::Answer::Complete(call::result(value, limits.max_result_bytes)?)),
+            asked => Ok(asked),
+        }
+    }
+
+    /// A 2026-07-28 request's `_meta` naming the caller's capabilities instead of ours (a
+    /// session of an older revision has none: its server knows us from `initialize`).
+    fn caller_meta(&self, capabilities: &Value) -> Option<RequestMetaObject> {
+        if self.version.has_initialize() {
+            return None;
+        }
+        let capabilities: ClientCapabilities = serde_json::from_value(capabilities.clone()).unwrap_or_default();
+        let me = Handler(self.handler.clone()).get_info();
+        Some(RequestMetaObject::with_client_context(self.version.clone(), me.client_info, capabilities))
     }
 
     /// One round of `call_tool` through rmcp's service (Streamable HTTP): its `result`. rmcp
     /// gets no timeout of its own: `call::answer` keeps the time and tells the server as rmcp would.
-    async fn call_rmcp(&self, params: CallToolRequestParams, round: &call::Round<'_>, progress: Option<mpsc::UnboundedSender<Value>>) -> Result<Value, CatalogError> {
+    async fn call_rmcp(
+        &self,
+        params: CallToolRequestParams,
+        round: &call::Round<'_>,
+        progress: Option<mpsc::UnboundedSender<Value>>,
+        meta: Option<RequestMetaObject>,
+    ) -> Result<Value, CatalogError> {
         let timeout = round.limits.timeout;
         let failed = |e| self.failed(call::METHOD, timeout, e);
         if round.cancel.is_cancelled() {
             return Err(CatalogError::Cancelled);
         }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let handle = self.peer.send_request_with_option(request, PeerRequestOptions::no_options()).await.map_err(failed)?;
+        let mut options = PeerRequestOptions::no_options();
+        options.meta = meta;
+        let handle = self.peer.send_request_with_option(request, options).await.map_err(failed)?;
         self.track(round.slot, &handle.id, &handle.progress_token, progress);
         let id = handle.id.clone();
         let answer = async { handle.await_response().await.map_err(failed) };
@@ -576,7 +607,8 @@ impl Connection {
 
     /// One round of `call_tool` on a stdio session: its `result`. The request is written from
     /// here and its response handed back by the reader (`stdio::DirectCalls`), not routed
-    /// through rmcp's loop.
+    /// through rmcp's loop. `meta`: the members the request's `_meta` adds.
+    #[allow(clippy::too_many_arguments)]
     async fn call_direct(
         &self,
         direct: &DirectCalls,
@@ -585,6 +617,7 @@ impl Connection {
         round: &call::Round<'_>,
         progress: Option<mpsc::UnboundedSender<Value>>,
         retry: Option<mrtr::Retry>,
+        meta: &str,
     ) -> Result<Value, CatalogError> {
         let (deadline, cancel) = (round.deadline, round.cancel);
         let closed = || CatalogError::closed(call::METHOD);
@@ -592,7 +625,7 @@ impl Connection {
         let id = RequestId::String(key.clone().into());
         let token = ProgressToken(NumberOrString::String(key.clone().into()));
         self.track(round.slot, &id, &token, progress);
-        let line = call::request_line(&key, tool, arguments, &self.request_meta, retry.as_ref())?;
+        let line = call::request_line(&key, tool, arguments, meta, retry.as_ref())?;
         // The timeout covers the write: a server that stops reading its stdin fills the pipe.
         let mut write = None;
         let sent = call::send(async { write.insert(direct.start_line(line).await).run().await }, deadline, cancel).await;
@@ -727,10 +760,23 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     crate::secret::redact_urls_in(&out).into_owned()
 }
 
+/// A `tools/call` request's params, with a retry's answers and state.
+fn call_params(tool: &str, arguments: Option<&serde_json::Map<String, Value>>, retry: Option<mrtr::Retry>) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    if let Some(map) = arguments {
+        params = params.with_arguments(map.clone());
+    }
+    if let Some(retry) = retry {
+        params = params.with_input_responses(retry.responses.into_iter().collect());
+        params.request_state = retry.state;
+    }
+    params
+}
+
 fn service_error(what: &str, timeout: Duration, e: ServiceError) -> CatalogError {
     match e {
         ServiceError::Timeout { .. } => CatalogError::timed_out(what, timeout),
-        ServiceError::McpError(data) => CatalogError::Mcp(data.message.to_string()),
+        ServiceError::McpError(data) => call::rpc_error(Some(data.code.0), &data.message, data.data),
         ServiceError::TransportClosed => CatalogError::closed(what),
         ServiceError::Cancelled { .. } => CatalogError::Cancelled,
         other => CatalogError::Mcp(crate::secret::redact_urls_in(&format!("{what}: {other}")).into_owned()),

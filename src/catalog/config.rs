@@ -372,6 +372,11 @@ pub enum CatalogError {
     Cancelled,
     #[error("MCP error: {0}")]
     Mcp(String),
+    /// A JSON-RPC error whose code means something to the caller (`call::KEPT_CODES`: a
+    /// capability the call needs, params the server refused), kept with its code and `data` so
+    /// the gateway can answer its own client with them; the sidecar's model reads the text.
+    #[error("MCP error: {message} (JSON-RPC error {code})")]
+    Rpc { code: i32, message: String, data: Option<Value> },
     #[error("MCP connection closed: {0}")]
     Closed(String),
     /// The tool is held by its pin (changed or new since the user approved the server's tools);
@@ -410,8 +415,21 @@ impl CatalogError {
             CatalogError::Closed(t) => CatalogError::Closed(config.redact(&t)),
             CatalogError::NotConnected(t) => CatalogError::NotConnected(config.redact(&t)),
             CatalogError::NeedsAuth(t) => CatalogError::NeedsAuth(config.redact(&t)),
+            CatalogError::Rpc { code, message, data } => {
+                CatalogError::Rpc { code, message: config.redact(&message), data: data.map(|d| redact_strings(config, d)) }
+            }
             other => other,
         }
+    }
+}
+
+/// `value` with every string (keys kept) passed through `ServerConfig::redact`.
+fn redact_strings(config: &ServerConfig, value: Value) -> Value {
+    match value {
+        Value::String(s) => Value::String(config.redact(&s)),
+        Value::Array(a) => Value::Array(a.into_iter().map(|v| redact_strings(config, v)).collect()),
+        Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, redact_strings(config, v))).collect()),
+        other => other,
     }
 }
 

@@ -61,6 +61,7 @@ pub use config::{
     ProtocolChoice, ServerConfig, ServerState, ServerStatus, Transport,
 };
 pub use elicit::{AskHost, ElicitAction, ElicitMode, ElicitParams, ElicitResult, HostAsks, Root, RootsParams, RootsResult, SampleParams};
+pub use mrtr::{Answer, Inputs, Retry};
 pub use auth::{AuthHost, NoAuthHost, OAuthConfig};
 pub use pins::{PinDiff, PinState, ToolPin, Trust};
 use refresh::{Server, Shared};
@@ -365,6 +366,26 @@ impl Catalog {
         progress: Option<mpsc::UnboundedSender<Value>>,
         call_id: Option<&str>,
     ) -> Result<Value, CatalogError> {
+        match self.call_tool_with(server_id, tool, arguments, cancel, progress, call_id, &Inputs::Fulfil).await? {
+            Answer::Complete(v) => Ok(v),
+            // `Fulfil` answers every input request itself.
+            Answer::InputRequired { .. } => Err(CatalogError::Mcp(format!("{}: the server still asks for input", call::METHOD))),
+        }
+    }
+
+    /// `call_tool`, with what to do about the server's input requests (`Inputs`): under
+    /// `PassThrough` they come back as `Answer::InputRequired`, for the caller to answer.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn call_tool_with(
+        &self,
+        server_id: &str,
+        tool: &str,
+        arguments: Value,
+        cancel: CancellationToken,
+        progress: Option<mpsc::UnboundedSender<Value>>,
+        call_id: Option<&str>,
+        inputs: &Inputs,
+    ) -> Result<Answer, CatalogError> {
         let server = self.enabled_server(server_id)?;
         let config = server.config();
         if config.disabled_tools.iter().any(|t| crate::invisible::names(t, tool)) {
@@ -385,7 +406,7 @@ impl Catalog {
         let conn = conn.inspect_err(|e| server.record_failure(e.to_string())).map_err(|e| e.redacted(&config))?;
         let opts = &self.inner.shared.opts;
         let limits = call::Limits { timeout: opts.call_timeout, max_result_bytes: opts.max_result_bytes };
-        conn.call_tool(tool, arguments, limits, cancel, progress, call_id)
+        conn.call_tool(tool, arguments, limits, cancel, progress, call_id, inputs)
             .await
             .inspect_err(|e| {
                 if let CatalogError::NeedsAuth(why) = e {

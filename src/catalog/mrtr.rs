@@ -16,6 +16,9 @@
 //! - A request kind we do not know, or one the host cannot answer (sampling or roots without the
 //!   host capability), fails the call readably: there is no per-request error to send back.
 //! - A result without `resultType` (or `complete`) is the call's result.
+//! - Under `Inputs::PassThrough` (the gateway's 2026-07-28 client answers for itself) a call is
+//!   one round: the caller's answers and the server's state go out as the caller sent them, the
+//!   server's input requests come back unchanged (keys included), nothing is asked here.
 
 use std::time::Duration;
 
@@ -27,16 +30,28 @@ use super::elicit::{Asker, CallOrigin, ElicitParams, RootsParams, SampleParams, 
 
 /// What a retry adds to the call's params.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Retry {
+pub struct Retry {
     /// `inputResponses`: key → the result of the request of that key.
     pub responses: Map<String, Value>,
     /// `requestState`, echoed.
     pub state: Option<String>,
 }
 
+/// What a call does with the server's input requests.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Inputs {
+    /// Asks the host, and sends the call again until it completes.
+    #[default]
+    Fulfil,
+    /// Hands them back to whoever made the call: one round, sent with `retry` (the caller's
+    /// `inputResponses` and the server's `requestState`, both verbatim) and the caller's
+    /// `clientCapabilities` (JSON), so the server asks only for what the caller can do.
+    PassThrough { capabilities: Value, retry: Option<Retry> },
+}
+
 /// One round's `result`, read.
 #[derive(Debug, PartialEq)]
-pub(crate) enum Answer {
+pub enum Answer {
     Complete(Value),
     InputRequired { requests: Vec<(String, Value)>, state: Option<String> },
 }

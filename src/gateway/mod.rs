@@ -18,6 +18,7 @@
 mod client_host;
 pub mod config;
 mod http;
+mod passthru;
 mod rounds;
 mod seal;
 mod session;

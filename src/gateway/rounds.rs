@@ -41,7 +41,7 @@ pub fn answered(gw: &Gateway, tool: &str, state: Option<&str>, responses: Option
 }
 
 /// Marks a nonce used; false if it was. Entries go when their state could no longer open.
-fn spend(gw: &Gateway, nonce: &str) -> bool {
+pub(super) fn spend(gw: &Gateway, nonce: &str) -> bool {
     let now = Instant::now();
     let keep = gw.approval_timeout();
     let mut spent = lock(&gw.spent_states);

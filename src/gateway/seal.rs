@@ -14,6 +14,9 @@ pub struct Sealer {
     key: hmac::Key,
 }
 
+/// The refusal of a state sealed for another purpose (another tool, or another kind of state).
+pub const OTHER_PURPOSE: &str = "the requestState belongs to another call";
+
 /// Why a state is refused; the text is for the client.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Refused(pub String);
@@ -45,7 +48,7 @@ impl Sealer {
             .and_then(|b| serde_json::from_slice(&b).ok())
             .ok_or_else(altered)?;
         if body["purpose"] != purpose {
-            return Err(Refused("the requestState belongs to another call".into()));
+            return Err(Refused(OTHER_PURPOSE.into()));
         }
         if body["expires"].as_u64().is_none_or(|e| e <= now_ms()) {
             return Err(Refused("the requestState has expired; call the tool again".into()));

@@ -6,13 +6,14 @@
 //! `ttlMs: 0, cacheScope: private`: the list is answered from memory (asking again is cheap),
 //! a change is announced at once, and what a client sees depends on the gateway's config.
 
-use super::client_host::{Asking, ClientHost};
-use super::{rounds, Gateway};
+use super::client_host::{ApprovalRound, Asking, ClientHost};
+use super::{passthru, rounds, Gateway};
+use crate::approval::Decision;
 use crate::invoke::{Call, Executor, HostAbilities, InvokeError, Invoked, Settings};
 use crate::output::ModelOutput;
-use crate::upstream::Mcp;
+use crate::upstream::{Mcp, PassThrough, Relay};
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, InitializeResult, ListToolsResult, PaginatedRequestParams,
     ResultType, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
@@ -115,14 +116,33 @@ impl ServerHandler for Session {
         let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
         // A 2026-07-28 request names its client's capabilities in `_meta`; a session's, at start.
         let capabilities = context.meta.client_capabilities().or_else(|| context.peer.peer_info().map(|i| i.capabilities.clone()));
-        let elicits = capabilities.is_some_and(|c| c.elicitation.is_some());
+        let elicits = capabilities.as_ref().is_some_and(|c| c.elicitation.is_some());
         // A 2026-07-28 client is asked by input-required results, never by a request of ours.
         let stateless = context.protocol_version().is_some_and(|v| !v.has_initialize());
         let approval_timeout = gw.approval_timeout();
+        // It also answers an upstream's input requests itself: its retry's state is either a
+        // pass-through's (`passthru`) or an approval round's (`rounds`).
+        let mut relay = Relay::default();
+        let (mut approval_state, mut approved) = (request.request_state.as_deref(), None);
+        if stateless {
+            let caps = serde_json::to_value(capabilities.unwrap_or_default()).unwrap_or_else(|_| json!({}));
+            let opened = passthru::open(gw, &name, caps.clone(), approval_state, request.input_responses.as_ref())?;
+            relay.pass_through = Some(match opened {
+                Some(o) => {
+                    (approval_state, approved) = (None, o.approved);
+                    o.pass
+                }
+                None => PassThrough { capabilities: caps, retry: None },
+            });
+        }
         let asking = match (gw.config().gateway.trusted_client, elicits, stateless) {
             (true, _, _) => Some(Asking::Trusted),
             (false, true, false) => Some(Asking::Elicit),
-            (false, true, true) => Some(Asking::Round(Arc::new(rounds::answered(gw, &name, request.request_state.as_deref(), request.input_responses.as_ref())?))),
+            (false, true, true) => Some(Asking::Round(Arc::new(match approved {
+                // Approved in an earlier round of this very call (the digest still binds it).
+                Some(digest) => ApprovalRound { answered: Some((digest, Decision::Approve)), ..ApprovalRound::default() },
+                None => rounds::answered(gw, &name, approval_state, request.input_responses.as_ref())?,
+            }))),
             (false, false, _) => None,
         };
         let approves = asking.is_some();
@@ -139,7 +159,7 @@ impl ServerHandler for Session {
             catalog: gw.catalog.clone(),
             progress_token: context.meta.get_progress_token(),
         };
-        let mcp = Mcp(Some(&gw.catalog));
+        let mcp = Mcp(Some(&gw.catalog), Some(&relay));
         let settings = Settings { abilities: HostAbilities { approval: approves, host_tools: false, repair: false }, approval_timeout };
         let exec = Executor::new(&host, &mcp, &gw.validators, &gw.approvals, settings, context.ct.clone());
         let call_id = gw.next_call_id();
@@ -149,7 +169,7 @@ impl ServerHandler for Session {
         let call = Call { name: name.clone(), arguments, call_id, plan_id };
         let outcome = crate::route::call(&exec, &mcp, &registry, &gw.plans, None, call).await;
         // The call stopped at its approval: the question goes back as this round's result.
-        if let Some(asked) = round.and_then(|r| super::lock(&r.asked).take()) {
+        if let Some(asked) = round.as_ref().and_then(|r| super::lock(&r.asked).take()) {
             return rounds::ask(gw, &host, &name, &asked, approval_timeout).map(Into::into);
         }
         match outcome {
@@ -159,6 +179,15 @@ impl ServerHandler for Session {
                 None => Err(ErrorData::invalid_params(format!("no tool is named {name:?}; tools/list has them"), Some(json!({"name": name})))),
             },
             Err(InvokeError::Cancelled) => Err(ErrorData::internal_error("the call was cancelled", None)),
+            // The upstream asks the client (2026-07-28); an approval given this round goes along.
+            Err(InvokeError::InputRequired(asked)) => {
+                let approved = round.as_ref().and_then(|r| match &r.answered {
+                    Some((digest, Decision::Approve)) => Some(digest.clone()),
+                    _ => None,
+                });
+                passthru::ask(gw, &name, asked, approved.as_deref())
+            }
+            Err(InvokeError::Rpc { code, message, data }) => Err(ErrorData::new(ErrorCode(code), message, data)),
             Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
         }
     }

@@ -111,7 +111,7 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
     let t = ctx.timeouts.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let registry = ctx.snapshot();
     let host = Host { out: &ctx.out, call_timeout: Duration::from_millis(t.call_ms.unwrap_or(300_000)) };
-    let mcp = Mcp(ctx.catalog.get());
+    let mcp = Mcp(ctx.catalog.get(), None);
     let settings = Settings {
         abilities: HostAbilities { approval: caps.approval, host_tools: caps.host_tools, repair: caps.repair },
         approval_timeout: t.approval_ms.map_or(Settings::APPROVAL_TIMEOUT, Duration::from_millis),
@@ -133,6 +133,9 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
             InvokeError::PlanRequired(name) => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(json!({"name": name})),
             InvokeError::UnknownPlan(id) => RpcError::new(ErrorCode::UNKNOWN_PLAN, e.to_string()).with_data(json!({"planId": id})),
             InvokeError::Cancelled => RpcError::new(ErrorCode::REQUEST_CANCELLED, e.to_string()),
+            // The sidecar's port (`Mcp` without a `Relay`) makes upstream errors the model's text
+            // and answers input requests through the host: neither reaches here.
+            InvokeError::Rpc { .. } | InvokeError::InputRequired(_) => RpcError::new(ErrorCode::INTERNAL_ERROR, e.to_string()),
         }),
     }
 }
