@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite in server mode against `toolreg mcp --http`, with the
 # fixture MCP server upstream. Every server scenario the suite lists for each spec version we are
-# judged at (2025-11-25 and 2026-07-28; CONFORMANCE_SPECS picks one) runs, all against one gateway
-# (it serves both versions from one listener). The suite cannot send a bearer token, so conformance/bearer.cjs (preloaded) adds it to
+# judged at (2025-11-25 and 2026-07-28; CONFORMANCE_SPECS picks one) runs, against one gateway per
+# version (each serves both versions from one listener; they differ in the fixture's mode, see
+# below). The suite cannot send a bearer token, so conformance/bearer.cjs (preloaded) adds it to
 # every request, as a configured client would; Host and Origin go untouched. Prints each
 # scenario's verdict and a total; fails on a scenario that does not pass and that
 # conformance/expected-failures.yml does not list, on a listed one that passes (stale), and on one
