@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 use rmcp::model::{
-    CacheScope, CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult, ListPromptsResult,
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams, ReadResourceResult, ResourceUpdatedNotificationParam,
     ResultType, SubscriptionFilter,
 };
@@ -149,34 +149,25 @@ fn parse<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> Result<T, Erro
     serde_json::from_value(v).map_err(|e| ErrorData::internal_error(format!("the upstream's {what} result could not be read: {e}"), None))
 }
 
-/// A list result from the shelf: all in one page, complete, answered from memory (hints as
-/// `tools/list`'s: a change is announced, what is listed depends on the gateway's config).
-fn listed<T: serde::de::DeserializeOwned>(field: &str, items: &[Value]) -> Result<T, ErrorData> {
-    parse(field, json!({field: items, "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}))
+/// A list result from the shelf, after the warm-up wait of `tools/list`: all in one page,
+/// complete, `ttlMs: 0, cacheScope: private` as `tools/list` says (answered from memory, a
+/// change is announced, what is listed depends on the gateway's config).
+async fn listed<T: serde::de::DeserializeOwned>(gw: &Gateway, field: &str, pick: fn(&Shelf) -> &[Value]) -> Result<T, ErrorData> {
+    gw.listing_when_warm().await;
+    let shelf = gw.resources.shelf();
+    parse(field, json!({field: pick(&shelf), "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}))
 }
 
 pub(crate) async fn list_resources(gw: &Gateway) -> Result<ListResourcesResult, ErrorData> {
-    gw.listing_when_warm().await;
-    let mut r: ListResourcesResult = listed("resources", &gw.resources.shelf().resources)?;
-    r.result_type = Some(ResultType::COMPLETE);
-    r.cache_scope = Some(CacheScope::Private);
-    Ok(r)
+    listed(gw, "resources", |s| &s.resources).await
 }
 
 pub(crate) async fn list_resource_templates(gw: &Gateway) -> Result<ListResourceTemplatesResult, ErrorData> {
-    gw.listing_when_warm().await;
-    let mut r: ListResourceTemplatesResult = listed("resourceTemplates", &gw.resources.shelf().templates)?;
-    r.result_type = Some(ResultType::COMPLETE);
-    r.cache_scope = Some(CacheScope::Private);
-    Ok(r)
+    listed(gw, "resourceTemplates", |s| &s.templates).await
 }
 
 pub(crate) async fn list_prompts(gw: &Gateway) -> Result<ListPromptsResult, ErrorData> {
-    gw.listing_when_warm().await;
-    let mut r: ListPromptsResult = listed("prompts", &gw.resources.shelf().prompts)?;
-    r.result_type = Some(ResultType::COMPLETE);
-    r.cache_scope = Some(CacheScope::Private);
-    Ok(r)
+    listed(gw, "prompts", |s| &s.prompts).await
 }
 
 pub(crate) async fn read_resource(gw: &Gateway, request: ReadResourceRequestParams) -> Result<ReadResourceResult, ErrorData> {
