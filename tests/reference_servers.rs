@@ -4,15 +4,10 @@
 //! is spoken to on.
 mod support;
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use support::*;
 
-fn node_server(pkg: &str) -> String {
-    let p: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests/reference-servers/node_modules/@modelcontextprotocol", pkg, "dist/index.js"].iter().collect();
-    assert!(p.exists(), "{} is missing: run `npm ci --prefix tests/reference-servers` (.ci/run does)", p.display());
-    p.to_string_lossy().into_owned()
-}
+use support::reference_server as node_server;
 
 fn ok(s: &mut Sidecar, method: &str, params: Value) -> Value {
     let id = s.next_id();

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::config::McpTool;
+use super::resources::Extras;
 
 const FORMAT_VERSION: u32 = 1;
 
@@ -30,6 +31,9 @@ struct CacheFile {
     identity: String,
     refreshed_at: Option<String>,
     tools: Vec<McpTool>,
+    /// Resources, templates and prompts; absent in files written before they were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    extras: Option<Extras>,
 }
 
 /// What a cache file gives back.
@@ -37,6 +41,7 @@ struct CacheFile {
 pub struct CachedList {
     pub tools: Vec<McpTool>,
     pub refreshed_at: Option<String>,
+    pub extras: Option<Extras>,
 }
 
 /// `<dir>/mcp-<sanitized id>-<8 hex of sha256(id)>.json`: the digest keeps two ids that
@@ -85,7 +90,7 @@ fn load_within(dir: &Path, server_id: &str, identity: &str, max: u64) -> Option<
         tracing::warn!(server = server_id, path = %path.display(), "MCP tool cache is for another {reason}; ignoring it");
         return None;
     }
-    Some(CachedList { tools: file.tools, refreshed_at: file.refreshed_at })
+    Some(CachedList { tools: file.tools, refreshed_at: file.refreshed_at, extras: file.extras })
 }
 
 /// The whole file, or an error when it holds more than `max` bytes (counted as read, so a file
@@ -108,6 +113,7 @@ pub fn store(dir: &Path, server_id: &str, identity: &str, list: &CachedList) -> 
         identity: identity.to_owned(),
         refreshed_at: list.refreshed_at.clone(),
         tools: list.tools.clone(),
+        extras: list.extras.clone(),
     };
     let bytes = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
     write_atomic(dir, &path_for(dir, server_id), &bytes)
@@ -159,6 +165,7 @@ mod tests {
                 annotations: None,
             }],
             refreshed_at: Some("2026-01-01T00:00:00Z".into()),
+            extras: Some(Extras { prompts: vec![serde_json::json!({"name": "p"})], ..Extras::default() }),
         }
     }
 

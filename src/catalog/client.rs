@@ -68,6 +68,8 @@ struct HandlerShared {
     server_id: String,
     progress: Mutex<call::Progress>,
     on_list_changed: Box<dyn Fn() + Send + Sync>,
+    /// `notifications/resources/updated`, with the resource's URI.
+    on_updated: Box<dyn Fn(String) + Send + Sync>,
     asker: Asker,
     in_flight: Mutex<InFlight>,
     /// The server's secret values, redacted from the log while the session (rmcp's tasks
@@ -156,6 +158,21 @@ impl ClientHandler for Handler {
         tracing::debug!(server = %self.0.server_id, "tools/list_changed");
         (self.0.on_list_changed)();
     }
+
+    // Resources and prompts are fetched with the tools (`resources.rs`): one refresh for all.
+    async fn on_resource_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.0.server_id, "resources/list_changed");
+        (self.0.on_list_changed)();
+    }
+
+    async fn on_prompt_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.0.server_id, "prompts/list_changed");
+        (self.0.on_list_changed)();
+    }
+
+    async fn on_resource_updated(&self, params: rmcp::model::ResourceUpdatedNotificationParam, _cx: NotificationContext<RoleClient>) {
+        (self.0.on_updated)(params.uri);
+    }
 }
 
 /// A question the host did not answer, as the error the server gets: `-32601` when the host
@@ -239,6 +256,7 @@ pub(crate) async fn connect(
     timeout: Duration,
     max_message_bytes: usize,
     on_list_changed: Box<dyn Fn() + Send + Sync>,
+    on_updated: Box<dyn Fn(String) + Send + Sync>,
     asker: Asker,
     auth: Option<Arc<ServerAuth>>,
     legacy_known: bool,
@@ -249,6 +267,7 @@ pub(crate) async fn connect(
         server_id: config.id.clone(),
         progress: Mutex::new(call::Progress::default()),
         on_list_changed,
+        on_updated,
         asker,
         in_flight: Mutex::new(InFlight::default()),
         _redactor: redactor.clone(),
@@ -399,11 +418,11 @@ impl Connection {
             // `{...}` without its braces: members for `call::request_line`.
             object.get(1..object.len().saturating_sub(1)).unwrap_or_default().into()
         };
-        let listening = super::listen::wanted(&peer).then(|| {
+        let listening = super::listen::wanted(&peer).map(|filter| {
             let stop = CancellationToken::new();
             let h = handler.clone();
             let changed: Arc<dyn Fn() + Send + Sync> = Arc::new(move || (h.on_list_changed)());
-            tokio::spawn(super::listen::run(handler.server_id.clone(), peer.clone(), changed, stop.clone()));
+            tokio::spawn(super::listen::run(handler.server_id.clone(), peer.clone(), filter, changed, stop.clone()));
             stop.drop_guard()
         });
         Connection {
@@ -429,9 +448,13 @@ impl Connection {
         self.version.has_initialize()
     }
 
+    pub(super) fn peer(&self) -> &Peer<RoleClient> {
+        &self.peer
+    }
+
     /// `e` as a `CatalogError`; a 401 or 403 `insufficient_scope` of an OAuth server starts
     /// its authorization and fails the request at once.
-    fn failed(&self, what: &str, timeout: Duration, e: ServiceError) -> CatalogError {
+    pub(super) fn failed(&self, what: &str, timeout: Duration, e: ServiceError) -> CatalogError {
         if let (Some(auth), Some(challenge)) = (&self.auth, e.auth_challenge()) {
             return CatalogError::NeedsAuth(auth.challenged(challenge.to_owned()));
         }

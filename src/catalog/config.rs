@@ -302,6 +302,12 @@ pub enum CatalogEvent {
     /// A new, different tool list was stored: the registry should re-sync this server.
     #[serde(rename_all = "camelCase")]
     ToolsChanged { server_id: String },
+    /// A different set of resources, resource templates or prompts was stored (`resources.rs`).
+    #[serde(rename_all = "camelCase")]
+    ExtrasChanged { server_id: String },
+    /// The server sent `notifications/resources/updated` for `uri` (as the server names it).
+    #[serde(rename_all = "camelCase")]
+    ResourceUpdated { server_id: String, uri: String },
 }
 
 /// The tools of a server held by its pins (names as the server calls them, sorted).

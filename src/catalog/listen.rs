@@ -3,8 +3,11 @@
 //! `client.rs`'s handler). Each notice runs the same callback as the legacy one (`refresh.rs`
 //! `on_list_changed`).
 //!
+//! Resources' and prompts' `list_changed` come the same way and run the same callback (one
+//! refresh fetches all three lists).
+//!
 //! Invariants: one stream per connection, opened only when the server's capabilities say
-//! `tools.listChanged`; it ends with the connection (its token is cancelled when the
+//! `listChanged` for tools, resources or prompts; it ends with the connection (its token is cancelled when the
 //! `Connection` goes, and a closed transport ends it). A stream that ends otherwise (abrupt
 //! close, lag, a graceful end the server chose) is opened again after a back-off that doubles
 //! from `BACKOFF_MIN` to `BACKOFF_MAX` and starts over once a stream lived `STABLE`; the
@@ -21,17 +24,32 @@ const BACKOFF_MIN: Duration = Duration::from_millis(500);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
 const STABLE: Duration = Duration::from_secs(30);
 
-/// Whether a session's server wants a listen stream: 2026-07-28 and `tools.listChanged`.
-pub(super) fn wanted(peer: &Peer<RoleClient>) -> bool {
-    peer.peer_info().is_some_and(|info| {
-        !info.protocol_version.has_initialize()
-            && info.capabilities.tools.as_ref().and_then(|t| t.list_changed) == Some(true)
-    })
+/// The stream's filter for a session's server: `None` unless it speaks 2026-07-28 and declares
+/// `listChanged` for tools, resources or prompts (all three refresh together).
+pub(super) fn wanted(peer: &Peer<RoleClient>) -> Option<SubscriptionFilter> {
+    let info = peer.peer_info()?;
+    if info.protocol_version.has_initialize() {
+        return None;
+    }
+    let caps = &info.capabilities;
+    let tools = caps.tools.as_ref().and_then(|t| t.list_changed) == Some(true);
+    let resources = caps.resources.as_ref().and_then(|r| r.list_changed) == Some(true);
+    let prompts = caps.prompts.as_ref().and_then(|p| p.list_changed) == Some(true);
+    let mut filter = SubscriptionFilter::builder();
+    if tools {
+        filter = filter.tools_list_changed();
+    }
+    if resources {
+        filter = filter.resources_list_changed();
+    }
+    if prompts {
+        filter = filter.prompts_list_changed();
+    }
+    (tools || resources || prompts).then(|| filter.build())
 }
 
 /// Keeps one stream open until `stop` or the transport closes; `changed` runs per notice.
-pub(super) async fn run(server_id: String, peer: Peer<RoleClient>, changed: Arc<dyn Fn() + Send + Sync>, stop: CancellationToken) {
-    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+pub(super) async fn run(server_id: String, peer: Peer<RoleClient>, filter: SubscriptionFilter, changed: Arc<dyn Fn() + Send + Sync>, stop: CancellationToken) {
     let mut backoff = BACKOFF_MIN;
     let mut reopened = false;
     loop {
@@ -55,8 +73,12 @@ pub(super) async fn run(server_id: String, peer: Peer<RoleClient>, changed: Arc<
                         }
                     };
                     match next {
-                        Ok(Some(ServerNotification::ToolListChangedNotification(_))) => {
-                            tracing::debug!(server = %server_id, "tools/list_changed (listen)");
+                        Ok(Some(
+                            ServerNotification::ToolListChangedNotification(_)
+                            | ServerNotification::ResourceListChangedNotification(_)
+                            | ServerNotification::PromptListChangedNotification(_),
+                        )) => {
+                            tracing::debug!(server = %server_id, "list_changed (listen)");
                             changed();
                         }
                         Ok(Some(_)) => {}

@@ -43,6 +43,7 @@ pub mod elicit;
 mod listen;
 pub mod pins;
 mod refresh;
+pub mod resources;
 mod result_cap;
 mod stdio;
 
@@ -64,6 +65,7 @@ pub use elicit::{AskHost, ElicitAction, ElicitMode, ElicitParams, ElicitResult, 
 pub use mrtr::{Answer, Inputs, Retry};
 pub use auth::{AuthHost, NoAuthHost, OAuthConfig};
 pub use pins::{PinDiff, PinState, ToolPin, Trust};
+pub use resources::{Ask, Extras, Features};
 use refresh::{Server, Shared};
 
 /// The catalog's one policy for poisoned mutexes: recover the data (see the module docs).

@@ -36,6 +36,7 @@ use super::authorize::ServerAuth;
 use super::cache::{self, CachedList};
 use super::lock;
 use super::pins::{self, Held, Pins, Rules, ToolPin};
+use super::resources::Extras;
 use super::client::{self, Connection, Listed};
 use super::config::{
     now_rfc3339, CatalogError, CatalogEvent, CatalogOptions, HeldTools, McpTool, ServerConfig,
@@ -103,6 +104,8 @@ pub(crate) struct Data {
     private: bool,
     /// Bumped per stored list: a ttl timer of an older list does nothing.
     ttl_generation: u64,
+    /// Resources, templates and prompts (`resources.rs`), last-known-good like `tools`.
+    pub extras: Option<Extras>,
 }
 
 pub(crate) struct Server {
@@ -133,6 +136,7 @@ impl Server {
         let data = Data {
             state: Some(if config.enabled { ServerState::Connecting } else { ServerState::Disabled }),
             refreshed_at: carry.as_ref().and_then(|c| c.refreshed_at.clone()),
+            extras: carry.as_ref().and_then(|c| c.extras.clone()),
             tools: carry.map(|c| c.tools),
             loading: cache_dir.is_some(),
             // Without a cacheDir, pins live in memory only.
@@ -195,6 +199,10 @@ impl Server {
         if let (Some(list), None) = (cached, &d.tools) {
             d.tools = Some(list.tools);
             d.refreshed_at = list.refreshed_at;
+            if list.extras.is_some() {
+                d.extras = list.extras;
+                let _ = self.shared.events.send(CatalogEvent::ExtrasChanged { server_id: self.id.clone() });
+            }
             let persist_pins = self.reevaluate(&mut d);
             self.publish(&mut d, true);
             drop(d);
@@ -349,7 +357,7 @@ impl Server {
 
     pub fn last_known_good(&self) -> Option<CachedList> {
         let d = lock(&self.data);
-        d.tools.as_ref().map(|t| CachedList { tools: t.clone(), refreshed_at: d.refreshed_at.clone() })
+        d.tools.as_ref().map(|t| CachedList { tools: t.clone(), refreshed_at: d.refreshed_at.clone(), extras: d.extras.clone() })
     }
 
     pub fn status(&self) -> ServerStatus {
@@ -474,10 +482,21 @@ impl Server {
         self.status()
     }
 
-    async fn fetch(self: &Arc<Self>) -> Result<Listed, String> {
+    /// The tools, and the extras the server declares (`None` when their fetch failed: the
+    /// old ones are kept, and the tools still count as refreshed).
+    async fn fetch(self: &Arc<Self>) -> Result<(Listed, Option<Extras>), String> {
         let conn = self.connection().await.map_err(|e| e.to_string())?;
         match conn.list_tools(self.shared.opts.list_timeout).await {
-            Ok(listed) => Ok(listed),
+            Ok(listed) => {
+                let extras = match conn.list_extras(self.shared.opts.list_timeout).await {
+                    Ok(extras) => Some(extras.unwrap_or_default()),
+                    Err(e) => {
+                        tracing::warn!(server = %self.id, error = %self.config().redact(&e.to_string()), "MCP resources/prompts refresh failed; keeping the last lists");
+                        None
+                    }
+                };
+                Ok((listed, extras))
+            }
             Err(e) => {
                 // A session that timed out or closed is not worth reusing.
                 if matches!(e, CatalogError::Timeout { .. } | CatalogError::Closed(_)) || !conn.is_alive() {
@@ -488,12 +507,16 @@ impl Server {
         }
     }
 
-    fn record_success(self: &Arc<Self>, listed: Listed) {
+    fn record_success(self: &Arc<Self>, (listed, extras): (Listed, Option<Extras>)) {
         if let Some(auth) = &self.auth {
             auth.succeeded();
         }
         let Listed { tools, ttl, private } = listed;
         let mut d = lock(&self.data);
+        if let Some(extras) = extras.filter(|e| d.extras.as_ref() != Some(e)) {
+            d.extras = Some(extras);
+            let _ = self.shared.events.send(CatalogEvent::ExtrasChanged { server_id: self.id.clone() });
+        }
         let changed = d.tools.as_ref() != Some(&tools);
         d.tools = Some(tools);
         d.private = private;
@@ -657,6 +680,10 @@ impl Server {
                 s.on_list_changed();
             }
         });
+        let (events, server_id) = (self.shared.events.clone(), self.id.clone());
+        let on_updated = Box::new(move |uri| {
+            let _ = events.send(CatalogEvent::ResourceUpdated { server_id: server_id.clone(), uri });
+        });
         let (tx, rx) = tokio::sync::oneshot::channel();
         let me = self.clone();
         let fut: ConnectFuture = async move {
@@ -669,7 +696,7 @@ impl Server {
             let opts = &me.shared.opts;
             let config = me.config();
             let connected = tokio::select! {
-                r = client::connect(&config, opts.connect_timeout, opts.max_message_bytes, on_list_changed, me.shared.asker(), me.auth.clone(), me.legacy.load(Ordering::Relaxed)) => r,
+                r = client::connect(&config, opts.connect_timeout, opts.max_message_bytes, on_list_changed, on_updated, me.shared.asker(), me.auth.clone(), me.legacy.load(Ordering::Relaxed)) => r,
                 _ = abort.cancelled() => Err("connect abandoned (restart or stop)".into()),
             };
             me.legacy.store(connected.as_ref().is_ok_and(|c| c.has_initialize()), Ordering::Relaxed);

@@ -150,7 +150,7 @@ async fn connect_lists_tools_and_turns_ready() {
 #[tokio::test]
 async fn failed_connect_keeps_last_known_good_and_schedules_back_off() {
     let (shared, mut rx) = shared(opts(Duration::from_secs(60)));
-    let carry = CachedList { tools: vec![a_tool("kept")], refreshed_at: Some("2026-01-01T00:00:00Z".into()) };
+    let carry = CachedList { tools: vec![a_tool("kept")], refreshed_at: Some("2026-01-01T00:00:00Z".into()), extras: None };
     let server = Server::new(config("bad", "/nonexistent/toolreg-test-server", &[]), shared, Some(carry), None);
 
     let status = server.start_refresh(true).unwrap().await;
@@ -260,7 +260,7 @@ async fn single_flight_two_refreshes_one_listing() {
 #[tokio::test]
 async fn list_timeout_is_a_failure_that_keeps_the_list() {
     let (shared, _rx) = shared(CatalogOptions { list_timeout: Duration::from_millis(300), ..opts(Duration::from_secs(60)) });
-    let carry = CachedList { tools: vec![a_tool("kept")], refreshed_at: None };
+    let carry = CachedList { tools: vec![a_tool("kept")], refreshed_at: None, extras: None };
     let server = Server::new(fixture_config("fx", &["--hang-list"]), shared, Some(carry), None);
     let status = server.start_refresh(true).unwrap().await;
     assert_eq!((status.state, status.tool_count), (ServerState::Error, Some(1)));

@@ -10,7 +10,8 @@
 //!   only the first list after start may wait, at most `warmup_ms`, for servers that have no
 //!   cached list yet.
 //! - The listing is rebuilt when the catalog changes; when its tools differ, every connected
-//!   client is sent `notifications/tools/list_changed`.
+//!   client is sent `notifications/tools/list_changed`. Resources, templates and prompts are
+//!   aggregated beside it (`resources.rs`, named by `shelf.rs`), under the same rules.
 //! - A gated call runs only after the user approved it through elicitation, or when the config
 //!   trusts the client; otherwise it is refused with a readable `isError` result.
 //! - stdout is the MCP stream (stdio mode); logs go to stderr or a file.
@@ -19,9 +20,11 @@ mod client_host;
 pub mod config;
 mod http;
 mod passthru;
+mod resources;
 mod rounds;
 mod seal;
 mod session;
+mod shelf;
 
 use crate::approval::Approvals;
 use crate::catalog::{Catalog, CatalogEvent, CatalogOptions, HostAsks, NoAuthHost, ServerState};
@@ -86,6 +89,8 @@ pub struct Gateway {
     pub(crate) sealer: Result<seal::Sealer, String>,
     /// Nonces of approval states already answered, with when: each state runs one call.
     pub(crate) spent_states: Mutex<HashMap<String, Instant>>,
+    /// The upstreams' resources, templates and prompts, and who subscribed to what.
+    pub(crate) resources: resources::Resources,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -127,6 +132,7 @@ impl Gateway {
             calls: Mutex::new(HashMap::new()),
             sealer: seal::Sealer::new(),
             spent_states: Mutex::new(HashMap::new()),
+            resources: resources::Resources::default(),
             cfg,
         });
         asker.attach(&gw);
@@ -332,7 +338,14 @@ async fn follow_catalog(gw: std::sync::Weak<Gateway>, mut events: mpsc::Unbounde
             CatalogEvent::Progress { .. } => continue,
             CatalogEvent::DidChange { server_id, status, .. } => tracing::debug!(server = %server_id, ?status, "upstream changed"),
             CatalogEvent::ToolsChanged { server_id } => tracing::debug!(server = %server_id, "upstream tools changed"),
+            CatalogEvent::ExtrasChanged { server_id } => tracing::debug!(server = %server_id, "upstream resources or prompts changed"),
+            CatalogEvent::ResourceUpdated { server_id, uri } => {
+                gw.resources.updated(server_id, uri).await;
+                continue;
+            }
         }
+        // Before the resync: once it says warm, the shelf is as fresh as the listing.
+        gw.resources.rebuild(&gw.catalog, &gw.peers()).await;
         let g = gw.clone();
         let changed = tokio::task::spawn_blocking(move || g.resync()).await.unwrap_or(false);
         if changed {

@@ -13,8 +13,10 @@ use crate::invoke::{Call, Executor, HostAbilities, InvokeError, Invoked, Setting
 use crate::output::ModelOutput;
 use crate::upstream::{Mcp, PassThrough, Relay};
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ResultType, SubscriptionFilter, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, DiscoverResult, ErrorCode,
+    GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ResultType,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
@@ -42,11 +44,24 @@ impl ServerHandler for Session {
     fn get_info(&self) -> InitializeResult {
         serde_json::from_value(json!({
             "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {"listChanged": true}, "logging": {}},
+            "capabilities": super::resources::capabilities(&self.gw),
             "serverInfo": {"name": "toolreg", "version": env!("CARGO_PKG_VERSION")},
             "instructions": INSTRUCTIONS
         }))
         .expect("a valid InitializeResult")
+    }
+
+    /// Waits for the warm-up as `tools/list` does: the capabilities say which of resources,
+    /// prompts and completions the upstreams offer, known once they listed.
+    async fn initialize(&self, request: InitializeRequestParams, context: RequestContext<RoleServer>) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        self.gw.listing_when_warm().await;
+        self.negotiate_initialize(&request)
+    }
+
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        self.gw.listing_when_warm().await;
+        Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info()))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -84,14 +99,18 @@ impl ServerHandler for Session {
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-        let tools = requested.tools_list_changed == Some(true);
-        Some(if tools { SubscriptionFilter::builder().tools_list_changed().build() } else { SubscriptionFilter::new() })
+        Some(super::resources::accepted(requested))
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let mut changes = self.gw.list_changes.subscribe();
         changes.mark_unchanged();
-        let tools = context.accepted().tools_list_changed == Some(true);
+        let mut extras = self.gw.resources.changes.subscribe();
+        let mut seen = *extras.borrow_and_update();
+        let accepted = context.accepted();
+        let tools = accepted.tools_list_changed == Some(true);
+        let resources = accepted.resources_list_changed == Some(true);
+        let prompts = accepted.prompts_list_changed == Some(true);
         loop {
             tokio::select! {
                 changed = changes.changed() => {
@@ -102,9 +121,57 @@ impl ServerHandler for Session {
                         return Ok(());
                     }
                 }
+                changed = extras.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    let now = *extras.borrow_and_update();
+                    let sink = context.sink();
+                    if resources && now.resources != seen.resources && sink.notify_resource_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                    if prompts && now.prompts != seen.prompts && sink.notify_prompt_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                    seen = now;
+                }
                 _ = context.cancelled() => return Ok(()),
             }
         }
+    }
+
+    async fn list_resources(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {
+        super::resources::list_resources(&self.gw).await
+    }
+
+    async fn list_resource_templates(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourceTemplatesResult, ErrorData> {
+        super::resources::list_resource_templates(&self.gw).await
+    }
+
+    async fn read_resource(&self, request: ReadResourceRequestParams, _context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
+        super::resources::read_resource(&self.gw, request).await.map(Into::into)
+    }
+
+    #[allow(deprecated)] // legacy-only in 2026-07-28; 2025-11-25 clients subscribe this way
+    async fn subscribe(&self, request: SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        super::resources::subscribe(&self.gw, request.uri, context.peer).await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(&self, request: UnsubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        super::resources::unsubscribe(&self.gw, request.uri, context.peer).await
+    }
+
+    async fn list_prompts(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListPromptsResult, ErrorData> {
+        super::resources::list_prompts(&self.gw).await
+    }
+
+    async fn get_prompt(&self, request: GetPromptRequestParams, _context: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
+        super::resources::get_prompt(&self.gw, request).await.map(Into::into)
+    }
+
+    async fn complete(&self, request: CompleteRequestParams, _context: RequestContext<RoleServer>) -> Result<CompleteResult, ErrorData> {
+        super::resources::complete(&self.gw, request).await
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {

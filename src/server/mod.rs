@@ -302,6 +302,8 @@ async fn forward_catalog_events(mut rx: mpsc::UnboundedReceiver<CatalogEvent>, o
             ),
             CatalogEvent::Progress { token, value } => out.notify("$/progress", json!({"token": token, "value": value})),
             CatalogEvent::ToolsChanged { server_id } => tracing::debug!(server = %server_id, "tool list changed"),
+            // The sidecar serves tools only; `toolreg mcp` forwards these.
+            CatalogEvent::ExtrasChanged { .. } | CatalogEvent::ResourceUpdated { .. } => {}
         }
     }
 }

@@ -63,6 +63,14 @@ pub fn write_delete_def(defs: &std::path::Path, annotations: Value) {
     std::fs::rename(&tmp, defs).unwrap();
 }
 
+/// The entry point of an npm reference server (`server-everything`, `server-memory`).
+pub fn reference_server(pkg: &str) -> String {
+    let p: std::path::PathBuf =
+        [env!("CARGO_MANIFEST_DIR"), "tests/reference-servers/node_modules/@modelcontextprotocol", pkg, "dist/index.js"].iter().collect();
+    assert!(p.exists(), "{} is missing: run `npm ci --prefix tests/reference-servers` (.ci/run does)", p.display());
+    p.to_string_lossy().into_owned()
+}
+
 pub fn fixtures() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
 }

@@ -1,0 +1,279 @@
+//! A server's resources, resource templates and prompts (the "extras" beside its tools), and
+//! the requests that use them: `resources/read`, `prompts/get`, `completion/complete`,
+//! `resources/subscribe` / `unsubscribe`.
+//!
+//! Invariants:
+//! - The lists are fetched with the tools, in the same refresh (`refresh.rs`), only as far as
+//!   the server's capabilities declare them, and kept last-known-good the same way: a failed
+//!   fetch keeps the old lists; they persist in the cache file beside the tools.
+//! - Items stay the server's own JSON objects (`Resource`, `ResourceTemplate`, `Prompt`): the
+//!   catalog names no server but its own, so collisions between servers are the reader's
+//!   business (the gateway's `resources.rs`).
+//! - Every request is bounded: a list by `list_timeout` for all its pages, a request by
+//!   `call_timeout`; a server waiting for the user's authorization fails at once.
+
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    ClientRequest, CompleteRequest, GetPromptRequest, ListPromptsRequest, ListResourceTemplatesRequest, ListResourcesRequest,
+    PaginatedRequestParams, ReadResourceRequest,
+};
+// Legacy-only in 2026-07-28; 2025-11-25 servers still subscribe this way.
+#[allow(deprecated)]
+use rmcp::model::{SubscribeRequest, UnsubscribeRequest};
+use rmcp::service::PeerRequestOptions;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::client::Connection;
+use super::config::CatalogError;
+use super::{lock, Catalog};
+
+const MAX_PAGES: usize = 1000;
+
+/// What the server declared it offers beyond tools.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Features {
+    pub resources: bool,
+    pub subscribe: bool,
+    pub resources_list_changed: bool,
+    pub prompts: bool,
+    pub prompts_list_changed: bool,
+    pub completions: bool,
+}
+
+/// A server's last-known-good resources, templates and prompts, as the server sent them.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Extras {
+    #[serde(default)]
+    pub features: Features,
+    #[serde(default)]
+    pub resources: Vec<Value>,
+    #[serde(default)]
+    pub templates: Vec<Value>,
+    #[serde(default)]
+    pub prompts: Vec<Value>,
+}
+
+/// A request about a server's extras; its params are the MCP request's, names as the server
+/// knows them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ask {
+    ReadResource,
+    GetPrompt,
+    Complete,
+    Subscribe,
+    Unsubscribe,
+}
+
+impl Ask {
+    pub fn method(self) -> &'static str {
+        match self {
+            Ask::ReadResource => "resources/read",
+            Ask::GetPrompt => "prompts/get",
+            Ask::Complete => "completion/complete",
+            Ask::Subscribe => "resources/subscribe",
+            Ask::Unsubscribe => "resources/unsubscribe",
+        }
+    }
+
+    /// Whether a server with `features` answers it.
+    fn offered(self, f: &Features) -> bool {
+        match self {
+            Ask::ReadResource => f.resources,
+            Ask::GetPrompt => f.prompts,
+            Ask::Complete => f.completions,
+            Ask::Subscribe | Ask::Unsubscribe => f.subscribe,
+        }
+    }
+
+    fn request(self, params: Value) -> Result<ClientRequest, serde_json::Error> {
+        Ok(match self {
+            Ask::ReadResource => ClientRequest::ReadResourceRequest(ReadResourceRequest::new(serde_json::from_value(params)?)),
+            Ask::GetPrompt => ClientRequest::GetPromptRequest(GetPromptRequest::new(serde_json::from_value(params)?)),
+            Ask::Complete => ClientRequest::CompleteRequest(CompleteRequest::new(serde_json::from_value(params)?)),
+            #[allow(deprecated)]
+            Ask::Subscribe => ClientRequest::SubscribeRequest(SubscribeRequest::new(serde_json::from_value(params)?)),
+            #[allow(deprecated)]
+            Ask::Unsubscribe => ClientRequest::UnsubscribeRequest(UnsubscribeRequest::new(serde_json::from_value(params)?)),
+        })
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Resources,
+    Templates,
+    Prompts,
+}
+
+impl Kind {
+    fn method(self) -> &'static str {
+        match self {
+            Kind::Resources => "resources/list",
+            Kind::Templates => "resources/templates/list",
+            Kind::Prompts => "prompts/list",
+        }
+    }
+
+    fn field(self) -> &'static str {
+        match self {
+            Kind::Resources => "resources",
+            Kind::Templates => "resourceTemplates",
+            Kind::Prompts => "prompts",
+        }
+    }
+
+    fn request(self, cursor: Option<String>) -> ClientRequest {
+        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        match self {
+            Kind::Resources => ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(params)),
+            Kind::Templates => ClientRequest::ListResourceTemplatesRequest(ListResourceTemplatesRequest::with_param(params)),
+            Kind::Prompts => ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(params)),
+        }
+    }
+}
+
+impl Connection {
+    /// What the server's capabilities declare beyond tools.
+    pub(super) fn features(&self) -> Features {
+        let Some(info) = self.peer().peer_info() else { return Features::default() };
+        let caps = &info.capabilities;
+        let resources = caps.resources.as_ref();
+        let prompts = caps.prompts.as_ref();
+        Features {
+            resources: resources.is_some(),
+            subscribe: resources.and_then(|r| r.subscribe) == Some(true),
+            resources_list_changed: resources.and_then(|r| r.list_changed) == Some(true),
+            prompts: prompts.is_some(),
+            prompts_list_changed: prompts.and_then(|p| p.list_changed) == Some(true),
+            completions: caps.completions.is_some(),
+        }
+    }
+
+    /// The declared lists, each with all its pages within `timeout`; `None` when the server
+    /// declares neither resources nor prompts.
+    pub(super) async fn list_extras(&self, timeout: Duration) -> Result<Option<Extras>, CatalogError> {
+        let features = self.features();
+        if !features.resources && !features.prompts && !features.completions {
+            return Ok(None);
+        }
+        let mut extras = Extras { features, ..Extras::default() };
+        if features.resources {
+            extras.resources = self.list_all(Kind::Resources, timeout).await?;
+            extras.templates = self.list_all(Kind::Templates, timeout).await?;
+        }
+        if features.prompts {
+            extras.prompts = self.list_all(Kind::Prompts, timeout).await?;
+        }
+        Ok(Some(extras))
+    }
+
+    async fn list_all(&self, kind: Kind, timeout: Duration) -> Result<Vec<Value>, CatalogError> {
+        let deadline = Instant::now() + timeout;
+        let mut items = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut cursor = None;
+        for _ in 0..MAX_PAGES {
+            let page = self.send(kind.request(cursor.take()), kind.method(), deadline, timeout).await?;
+            if let Some(Value::Array(list)) = page.get(kind.field()) {
+                items.extend(list.iter().cloned());
+            }
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(next) if !next.is_empty() => {
+                    if !seen.insert(next.to_owned()) {
+                        return Err(CatalogError::Mcp(format!("{} repeated cursor {next:?}", kind.method())));
+                    }
+                    cursor = Some(next.to_owned());
+                }
+                _ => return Ok(items),
+            }
+        }
+        Err(CatalogError::Mcp(format!("{} has more than {MAX_PAGES} pages", kind.method())))
+    }
+
+    /// One request's result as JSON (rmcp's result union is untagged: the JSON is what counts).
+    async fn send(&self, request: ClientRequest, what: &str, deadline: Instant, timeout: Duration) -> Result<Value, CatalogError> {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        if remaining.is_zero() {
+            return Err(CatalogError::timed_out(what, timeout));
+        }
+        let response = self
+            .peer()
+            .send_request_with_option(request, PeerRequestOptions::with_timeout(remaining))
+            .await
+            .map_err(|e| self.failed(what, timeout, e))?
+            .await_response()
+            .await
+            .map_err(|e| self.failed(what, timeout, e))?;
+        serde_json::to_value(&response).map_err(|e| CatalogError::Mcp(format!("{what}: {e}")))
+    }
+}
+
+impl Catalog {
+    /// The server's last-known-good extras, from memory only; `None` when it offers none (or
+    /// none is known yet), or it is unknown or disabled.
+    pub fn extras(&self, server_id: &str) -> Option<Extras> {
+        let server = self.enabled_server(server_id).ok()?;
+        let extras = lock(&server.data).extras.clone();
+        extras
+    }
+
+    /// `ask` with `params` through the server's session (connecting if it has none), within
+    /// the call timeout. The result is the server's, as JSON.
+    pub async fn ask(&self, server_id: &str, ask: Ask, params: Value) -> Result<Value, CatalogError> {
+        let server = self.enabled_server(server_id)?;
+        let config = server.config();
+        let method = ask.method();
+        if let Some(known) = lock(&server.data).extras.as_ref().map(|e| e.features) {
+            if !ask.offered(&known) {
+                return Err(CatalogError::Mcp(format!("MCP server {server_id} does not offer {method}")));
+            }
+        }
+        if let Some(why) = server.needs_user() {
+            return Err(CatalogError::NeedsAuth(why));
+        }
+        let request = ask.request(params).map_err(|e| CatalogError::Mcp(format!("{method}: invalid params: {e}")))?;
+        let timeout = self.inner.shared.opts.call_timeout;
+        let deadline = Instant::now() + timeout;
+        let conn = tokio::time::timeout(timeout, server.connection())
+            .await
+            .unwrap_or_else(|_| Err(CatalogError::timed_out(method, timeout)))
+            .inspect_err(|e| server.record_failure(e.to_string()))
+            .map_err(|e| e.redacted(&config))?;
+        if !ask.offered(&conn.features()) {
+            return Err(CatalogError::Mcp(format!("MCP server {server_id} does not offer {method}")));
+        }
+        conn.send(request, method, deadline, timeout).await.map_err(|e| e.redacted(&config))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extras_without_fields_read_as_empty_and_round_trip() {
+        let e: Extras = serde_json::from_value(serde_json::json!({})).unwrap();
+        assert_eq!(e, Extras::default());
+        let full = Extras {
+            features: Features { resources: true, subscribe: true, ..Features::default() },
+            resources: vec![serde_json::json!({"uri": "test://a", "name": "a"})],
+            templates: vec![],
+            prompts: vec![serde_json::json!({"name": "p"})],
+        };
+        let back: Extras = serde_json::from_value(serde_json::to_value(&full).unwrap()).unwrap();
+        assert_eq!(back, full);
+    }
+
+    #[test]
+    fn requests_are_offered_only_as_declared() {
+        let f = Features { resources: true, prompts: false, completions: true, ..Features::default() };
+        assert!(Ask::ReadResource.offered(&f) && Ask::Complete.offered(&f));
+        assert!(!Ask::GetPrompt.offered(&f) && !Ask::Subscribe.offered(&f));
+        assert!(Ask::ReadResource.request(serde_json::json!({"uri": "test://a"})).is_ok());
+        assert!(Ask::GetPrompt.request(serde_json::json!({"nope": 1})).is_err());
+    }
+}

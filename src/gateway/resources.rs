@@ -1,0 +1,272 @@
+//! `resources/*`, `prompts/*` and `completion/complete` of `toolreg mcp`: the handlers
+//! `session.rs` delegates to, over the aggregate of `shelf.rs`, and what the gateway tells
+//! clients when it changes.
+//!
+//! Invariants:
+//! - Lists answer from the current `Shelf` (the catalog's last-known-good lists), never from
+//!   an upstream server; the shelf is rebuilt on every catalog event, before the tools' resync.
+//! - A changed shelf is announced: `notifications/resources/list_changed` when the listed
+//!   resources or templates differ, `notifications/prompts/list_changed` when the prompts do,
+//!   to every session client and to every `subscriptions/listen` stream that asked.
+//! - Subscriptions are per upstream resource: the upstream is subscribed once, when the first
+//!   client subscribes, and unsubscribed when the last one leaves; its
+//!   `notifications/resources/updated` goes to each subscriber under the URI it subscribed with.
+//! - Requests go to one upstream through `Catalog::ask`, bounded by the call timeout.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams, ReadResourceResult, ResourceUpdatedNotificationParam,
+    ResultType, SubscriptionFilter,
+};
+use rmcp::service::{Peer, RoleServer};
+use rmcp::ErrorData;
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+use super::shelf::{Route, Shelf};
+use super::{lock, Gateway};
+use crate::catalog::{Ask, Catalog, CatalogError};
+
+/// Which listed set changed, as counters a listen stream compares.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub(crate) struct Changes {
+    pub resources: u64,
+    pub prompts: u64,
+}
+
+/// A client subscribed to an upstream resource, under the URI it used.
+struct Subscriber {
+    uri: String,
+    peer: Peer<RoleServer>,
+}
+
+/// The gateway's part for resources and prompts.
+#[derive(Default)]
+pub(crate) struct Resources {
+    shelf: RwLock<Arc<Shelf>>,
+    pub changes: watch::Sender<Changes>,
+    /// By upstream (server id, own URI).
+    subscribers: Mutex<HashMap<(String, String), Vec<Subscriber>>>,
+}
+
+/// Two handles of one client session: rmcp keeps its handshake info in one shared slot.
+fn same_peer(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
+    matches!((a.peer_info(), b.peer_info()), (Some(x), Some(y)) if Arc::ptr_eq(&x, &y))
+}
+
+impl Resources {
+    pub fn shelf(&self) -> Arc<Shelf> {
+        self.shelf.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The shelf over the catalog's current lists; what changed is announced to `peers`.
+    pub async fn rebuild(&self, catalog: &Catalog, peers: &[Peer<RoleServer>]) {
+        let servers: Vec<_> = catalog.server_ids().into_iter().filter_map(|id| catalog.extras(&id).map(|e| (id, e))).collect();
+        let next = Shelf::build(&servers);
+        let (resources, prompts) = {
+            let mut cur = self.shelf.write().unwrap_or_else(|e| e.into_inner());
+            if **cur == next {
+                return;
+            }
+            let resources = cur.resources != next.resources || cur.templates != next.templates;
+            let prompts = cur.prompts != next.prompts;
+            *cur = Arc::new(next);
+            (resources, prompts)
+        };
+        self.changes.send_modify(|c| {
+            c.resources += u64::from(resources);
+            c.prompts += u64::from(prompts);
+        });
+        for peer in peers {
+            if resources && peer.notify_resource_list_changed().await.is_err() {
+                tracing::debug!("resources/list_changed not delivered");
+            }
+            if prompts && peer.notify_prompt_list_changed().await.is_err() {
+                tracing::debug!("prompts/list_changed not delivered");
+            }
+        }
+    }
+
+    /// An upstream's `notifications/resources/updated`, to the clients subscribed to it.
+    pub async fn updated(&self, server: &str, uri: &str) {
+        let to: Vec<(String, Peer<RoleServer>)> = {
+            let mut subs = lock(&self.subscribers);
+            let Some(list) = subs.get_mut(&(server.to_owned(), uri.to_owned())) else { return };
+            list.retain(|s| !s.peer.is_transport_closed());
+            list.iter().map(|s| (s.uri.clone(), s.peer.clone())).collect()
+        };
+        for (uri, peer) in to {
+            let _ = peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await;
+        }
+    }
+}
+
+/// The capabilities `toolreg mcp` declares: tools and logging always; resources, prompts and
+/// completions as far as some upstream offers them.
+pub(crate) fn capabilities(gw: &Gateway) -> Value {
+    let f = gw.resources.shelf().features;
+    let mut caps = json!({"tools": {"listChanged": true}, "logging": {}});
+    // listChanged whatever the upstreams say: the set changes as servers come and go.
+    if f.resources {
+        caps["resources"] = json!({"listChanged": true, "subscribe": f.subscribe});
+    }
+    if f.prompts {
+        caps["prompts"] = json!({"listChanged": true});
+    }
+    if f.completions {
+        caps["completions"] = json!({});
+    }
+    caps
+}
+
+/// The part of a `subscriptions/listen` filter the gateway serves.
+pub(crate) fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
+    let mut accepted = SubscriptionFilter::builder();
+    if requested.tools_list_changed == Some(true) {
+        accepted = accepted.tools_list_changed();
+    }
+    if requested.resources_list_changed == Some(true) {
+        accepted = accepted.resources_list_changed();
+    }
+    if requested.prompts_list_changed == Some(true) {
+        accepted = accepted.prompts_list_changed();
+    }
+    accepted.build()
+}
+
+fn invalid(message: String) -> ErrorData {
+    ErrorData::invalid_params(message, None)
+}
+
+fn failed(route: &Route, method: &str, e: CatalogError) -> ErrorData {
+    ErrorData::internal_error(format!("{method} on MCP server {}: {e}", route.server), Some(json!({"server": route.server})))
+}
+
+fn parse<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> Result<T, ErrorData> {
+    serde_json::from_value(v).map_err(|e| ErrorData::internal_error(format!("the upstream's {what} result could not be read: {e}"), None))
+}
+
+/// A list result from the shelf, after the warm-up wait of `tools/list`: all in one page,
+/// complete, `ttlMs: 0, cacheScope: private` as `tools/list` says (answered from memory, a
+/// change is announced, what is listed depends on the gateway's config).
+async fn listed<T: serde::de::DeserializeOwned>(gw: &Gateway, field: &str, pick: fn(&Shelf) -> &[Value]) -> Result<T, ErrorData> {
+    gw.listing_when_warm().await;
+    let shelf = gw.resources.shelf();
+    parse(field, json!({field: pick(&shelf), "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}))
+}
+
+pub(crate) async fn list_resources(gw: &Gateway) -> Result<ListResourcesResult, ErrorData> {
+    listed(gw, "resources", |s| &s.resources).await
+}
+
+pub(crate) async fn list_resource_templates(gw: &Gateway) -> Result<ListResourceTemplatesResult, ErrorData> {
+    listed(gw, "resourceTemplates", |s| &s.templates).await
+}
+
+pub(crate) async fn list_prompts(gw: &Gateway) -> Result<ListPromptsResult, ErrorData> {
+    listed(gw, "prompts", |s| &s.prompts).await
+}
+
+pub(crate) async fn read_resource(gw: &Gateway, request: ReadResourceRequestParams) -> Result<ReadResourceResult, ErrorData> {
+    let asked = request.uri.clone();
+    let route = gw.resources.shelf().resource(&asked).map_err(invalid)?;
+    let mut params = serde_json::to_value(&request).unwrap_or_else(|_| json!({}));
+    params["uri"] = json!(route.own);
+    let mut v = gw.catalog.ask(&route.server, Ask::ReadResource, params).await.map_err(|e| failed(&route, "resources/read", e))?;
+    // Contents name the URI the client asked for, not the upstream's own.
+    if asked != route.own {
+        for content in v["contents"].as_array_mut().into_iter().flatten() {
+            if content["uri"] == route.own.as_str() {
+                content["uri"] = json!(asked);
+            }
+        }
+    }
+    let mut result: ReadResourceResult = parse("resources/read", v)?;
+    result.result_type = Some(ResultType::COMPLETE);
+    Ok(result)
+}
+
+pub(crate) async fn get_prompt(gw: &Gateway, request: GetPromptRequestParams) -> Result<GetPromptResult, ErrorData> {
+    let route = gw.resources.shelf().prompt(&request.name).map_err(invalid)?;
+    let mut params = serde_json::to_value(&request).unwrap_or_else(|_| json!({}));
+    params["name"] = json!(route.own);
+    let v = gw.catalog.ask(&route.server, Ask::GetPrompt, params).await.map_err(|e| failed(&route, "prompts/get", e))?;
+    let mut result: GetPromptResult = parse("prompts/get", v)?;
+    result.result_type = Some(ResultType::COMPLETE);
+    Ok(result)
+}
+
+/// Routed by its `ref`: a prompt name or a resource template, as listed.
+pub(crate) async fn complete(gw: &Gateway, request: CompleteRequestParams) -> Result<CompleteResult, ErrorData> {
+    let mut params = serde_json::to_value(&request).unwrap_or_else(|_| json!({}));
+    let shelf = gw.resources.shelf();
+    let route = match (params["ref"]["type"].as_str(), params["ref"]["name"].as_str(), params["ref"]["uri"].as_str()) {
+        (Some("ref/prompt"), Some(name), _) => {
+            let route = shelf.prompt(name).map_err(invalid)?;
+            params["ref"]["name"] = json!(route.own);
+            route
+        }
+        (Some("ref/resource"), _, Some(uri)) => {
+            let route = shelf.template(uri).map_err(invalid)?;
+            params["ref"]["uri"] = json!(route.own);
+            route
+        }
+        _ => return Err(invalid("completion/complete needs a ref/prompt with a name or a ref/resource with a uri".into())),
+    };
+    if !shelf.server_features(&route.server).completions {
+        return Err(invalid(format!("MCP server {} offers no completions", route.server)));
+    }
+    let v = gw.catalog.ask(&route.server, Ask::Complete, params).await.map_err(|e| failed(&route, "completion/complete", e))?;
+    let mut result: CompleteResult = parse("completion/complete", v)?;
+    result.result_type = Some(ResultType::COMPLETE);
+    Ok(result)
+}
+
+/// `resources/subscribe` of a session client: the upstream is subscribed for the first one.
+pub(crate) async fn subscribe(gw: &Gateway, uri: String, peer: Peer<RoleServer>) -> Result<(), ErrorData> {
+    let route = gw.resources.shelf().resource(&uri).map_err(invalid)?;
+    if !gw.resources.shelf().server_features(&route.server).subscribe {
+        return Err(invalid(format!("MCP server {} offers no resource subscriptions", route.server)));
+    }
+    let key = (route.server.clone(), route.own.clone());
+    let first = {
+        let mut subs = lock(&gw.resources.subscribers);
+        let list = subs.entry(key.clone()).or_default();
+        list.retain(|s| !s.peer.is_transport_closed());
+        let first = list.is_empty();
+        if !list.iter().any(|s| s.uri == uri && same_peer(&s.peer, &peer)) {
+            list.push(Subscriber { uri, peer });
+        }
+        first
+    };
+    if first {
+        if let Err(e) = gw.catalog.ask(&route.server, Ask::Subscribe, json!({"uri": route.own})).await {
+            lock(&gw.resources.subscribers).remove(&key);
+            return Err(failed(&route, "resources/subscribe", e));
+        }
+    }
+    Ok(())
+}
+
+/// `resources/unsubscribe`: the upstream is unsubscribed when its last subscriber leaves.
+pub(crate) async fn unsubscribe(gw: &Gateway, uri: String, peer: Peer<RoleServer>) -> Result<(), ErrorData> {
+    let route = gw.resources.shelf().resource(&uri).map_err(invalid)?;
+    let key = (route.server.clone(), route.own.clone());
+    let last = {
+        let mut subs = lock(&gw.resources.subscribers);
+        let Some(list) = subs.get_mut(&key) else { return Ok(()) };
+        list.retain(|s| !s.peer.is_transport_closed() && !(s.uri == uri && same_peer(&s.peer, &peer)));
+        let last = list.is_empty();
+        if last {
+            subs.remove(&key);
+        }
+        last
+    };
+    if last {
+        gw.catalog.ask(&route.server, Ask::Unsubscribe, json!({"uri": route.own})).await.map_err(|e| failed(&route, "resources/unsubscribe", e))?;
+    }
+    Ok(())
+}
