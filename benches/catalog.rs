@@ -5,8 +5,11 @@
 //! `cargo build --release -p toolreg-fixture-mcp && cargo bench --bench catalog`. Prints medians
 //! and ratios; asserts nothing. `cargo bench --bench catalog -- call` runs the tool call part only
 //! (it also prints the sidecar's CPU time and context switches per call, from `/proc`);
-//! `TOOLREG_BIN=path` runs another build of the sidecar, `CALLS=n` makes n calls (default 2,000),
-//! `MODERN=1` has the sidecar's server speak MCP 2026-07-28 (the direct server stays 2025-11-25).
+//! `TOOLREG_BIN=path` runs another build of the sidecar, `CALLS=n` makes n calls (default 2,000).
+//! Through the sidecar the call is made to a 2025-11-25 server (a session, `initialize`) and to
+//! a 2026-07-28 one (`--modern`: stateless, `_meta` on each request), over stdio and over
+//! Streamable HTTP, in alternation, and the ratio printed (issue 23); the direct call and the
+//! relay speak 2025-11-25 over stdio.
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
 use serde_json::{json, Value};
@@ -271,13 +274,60 @@ fn per_call(before: (u64, u64, u64), after: (u64, u64, u64), n: usize) -> String
     )
 }
 
-fn call_overhead() {
-    // 4. An MCP tool call through the sidecar vs the same call made directly.
+/// How the sidecar's catalog reaches the fixture server.
+#[derive(Clone, Copy, PartialEq)]
+enum Wire {
+    Stdio,
+    Http,
+}
+
+/// An HTTP fixture server on a free port, killed on drop.
+struct HttpServer(Child, String);
+
+impl HttpServer {
+    fn start(modern: bool) -> HttpServer {
+        let port_file = std::env::temp_dir().join(format!("toolreg-bench-catalog-{}-{modern}.port", std::process::id()));
+        let _ = std::fs::remove_file(&port_file);
+        let mut args = vec!["--http", "127.0.0.1:0", "--port-file", port_file.to_str().unwrap()];
+        if modern {
+            args.push("--modern");
+        }
+        let child = Command::new(fixture_bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let t = Instant::now();
+        let url = loop {
+            if let Ok(url) = std::fs::read_to_string(&port_file) {
+                break url.trim().to_string();
+            }
+            assert!(t.elapsed() < Duration::from_secs(20), "the HTTP fixture never wrote its port file");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let _ = std::fs::remove_file(&port_file);
+        HttpServer(child, url)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `calls` MCP tool calls through the sidecar to one fixture server (2026-07-28 when
+/// `modern`); returns the per-call times (after 100 warm-up calls) and what the sidecar and a
+/// stdio server cost per call.
+fn through_sidecar(wire: Wire, modern: bool, calls: usize) -> (Vec<Duration>, String) {
     let mut p = Peer::spawn();
-    // `MODERN=1`: the server speaks 2026-07-28, so each call carries the per-request `_meta`.
-    let modern = std::env::var("MODERN").is_ok_and(|v| v == "1");
-    p.call("catalog/setServers", json!({"servers": [fixture("fx", if modern { &["--modern"] } else { &[] })]}));
+    let http = (wire == Wire::Http).then(|| HttpServer::start(modern));
+    let server = match &http {
+        Some(h) => json!({"id": "fx", "name": "fx", "enabled": true, "transport": {"type": "http", "url": h.1}}),
+        None => fixture("fx", if modern { &["--modern"] } else { &[] }),
+    };
+    p.call("catalog/setServers", json!({"servers": [server]}));
     p.wait_ready(1);
+    let st = p.call("catalog/status", json!({}));
+    let want = if modern { "2026-07-28" } else { "2025-11-25" };
+    assert_eq!(st["servers"][0]["protocolVersion"], want, "{st}");
     p.call("registry/syncMcp", json!({}));
     // A plan waits for the tokenizer: its background load must not run inside the measurement.
     p.call("exposition/plan", json!({"contextWindow": 8000}));
@@ -285,7 +335,7 @@ fn call_overhead() {
     let server = children(sidecar).into_iter().find(|&c| {
         std::fs::read_to_string(format!("/proc/{c}/comm")).is_ok_and(|n| n.starts_with("toolreg-fixture"))
     });
-    let calls: usize = std::env::var("CALLS").ok().and_then(|n| n.parse().ok()).unwrap_or(2000);
+    let server = server.or(http.as_ref().map(|h| h.0.id()));
     let mut via = Vec::new();
     let (mut before, mut server_before) = ((0, 0, 0), (0, 0, 0));
     for i in 0..calls + 100 {
@@ -302,9 +352,48 @@ fn call_overhead() {
     }
     let (after, server_after) = (proc_counters(sidecar), server.map_or((0, 0, 0), proc_counters));
     p.close();
-    let (via, direct, relayed) = (median(via), median(direct_calls(calls, false)), median(direct_calls(calls, true)));
+    let mut cost = format!("toolreg {}", per_call(before, after, calls));
+    if server.is_some() {
+        cost.push_str(&format!("; its MCP server {}", per_call(server_before, server_after, calls)));
+    }
+    (via, cost)
+}
+
+fn call_overhead() {
+    // 4. An MCP tool call through the sidecar vs the same call made directly; through the
+    // sidecar, to a 2025-11-25 server (session) and to a 2026-07-28 one (stateless), over stdio
+    // and Streamable HTTP, all in this one run so that their ratio is fair on a shared machine.
+    let calls: usize = std::env::var("CALLS").ok().and_then(|n| n.parse().ok()).unwrap_or(2000);
+    let mut session = Vec::new();
+    for wire in [Wire::Stdio, Wire::Http] {
+        let label = if wire == Wire::Stdio { "stdio" } else { "HTTP" };
+        // Alternate the two versions twice, so a load change in mid-run lands on both.
+        let (mut old, mut new) = (Vec::new(), Vec::new());
+        let mut costs = Vec::new();
+        for round in 0..2 {
+            let (t, c) = through_sidecar(wire, false, calls / 2);
+            old.extend(t);
+            costs.push(format!("2025-11-25 round {round}: {c}"));
+            let (t, c) = through_sidecar(wire, true, calls / 2);
+            new.extend(t);
+            costs.push(format!("2026-07-28 round {round}: {c}"));
+        }
+        let (old, new) = (median(old), median(new));
+        println!(
+            "MCP tools/call echo through toolreg (tool/invoke), {label}: 2025-11-25 session median {old:?}; 2026-07-28 stateless median {new:?}; ratio stateless / session {:.2}",
+            new.as_secs_f64() / old.as_secs_f64()
+        );
+        for c in costs {
+            println!("  {c}");
+        }
+        if wire == Wire::Stdio {
+            session.push(old);
+        }
+    }
+    let via = session[0];
+    let (direct, relayed) = (median(direct_calls(calls, false)), median(direct_calls(calls, true)));
     println!(
-        "MCP tools/call echo: direct median {direct:?}; through toolreg (tool/invoke) median {via:?}; overhead {:?}",
+        "MCP tools/call echo (2025-11-25, stdio): direct median {direct:?}; through toolreg (tool/invoke) median {via:?}; overhead {:?}",
         via.saturating_sub(direct)
     );
     println!(
@@ -312,8 +401,4 @@ fn call_overhead() {
         relayed.saturating_sub(direct),
         via.saturating_sub(relayed)
     );
-    println!("  toolreg: {}", per_call(before, after, calls));
-    if server.is_some() {
-        println!("  its MCP server: {}", per_call(server_before, server_after, calls));
-    }
 }

@@ -3,7 +3,11 @@
 //! (github, atlassian, notion, stripe, playwright from ../shared/fixtures/mcp-catalogs, 286
 //! tools). Measures spawn to `tools/list` (cold, and with toolreg's cache warm), the tokens of
 //! the `tools/list` answer (direct: every tool; through toolreg: the plan; o200k_base, the real
-//! tokenizer), a tool call's overhead, and `tools/list` with one upstream server hung.
+//! tokenizer), a tool call's overhead, and `tools/list` with one upstream server hung; and a
+//! tool call through `toolreg mcp --http` from a 2025-11-25 client (a session, `initialize`)
+//! and from a 2026-07-28 one (stateless: no `initialize`, its version, capabilities and client
+//! in `_meta`, the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers), alternated
+//! call by call over one kept-alive connection each, with their ratio (issue 23).
 //!
 //! `cargo build --release -p toolreg-fixture-mcp && cargo bench --bench gateway`. Prints medians;
 //! asserts nothing. `RUNS=n` spawns n times (default 10), `CALLS=n` makes n calls (default 500).
@@ -15,6 +19,8 @@ use std::process::{Child, ChildStdin, ChildStdout};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+#[path = "common/http.rs"]
+mod http;
 #[path = "common/process.rs"]
 mod process;
 #[path = "common/stats.rs"]
@@ -263,4 +269,96 @@ fn main() {
     let g = time_calls(&mut gw, "mcp__notion__echo");
     println!("\ntools/call echo, median of {calls}:");
     println!("  direct {}   through toolreg mcp {}   overhead {}", ms(d), ms(g), ms(g.saturating_sub(d)));
+    drop(gw);
+
+    http_calls(&config, calls);
+}
+
+const BENCH_TOKEN: &str = "bench-token";
+
+/// `toolreg mcp --http 127.0.0.1:0` on `config`; returns it and its `host:port`.
+fn spawn_http(config: &str) -> (Child, String) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolreg"))
+        .args(["mcp", "--config", config, "--http", "127.0.0.1:0"])
+        .env("TOOLREG_LOG", "error")
+        .env(toolreg::gateway::TOKEN_ENV, BENCH_TOKEN)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines.next().expect("toolreg mcp --http says where it listens").unwrap();
+        if let Some(rest) = line.split("listening on http://").nth(1) {
+            break rest.trim_end_matches("/mcp").to_string();
+        }
+    };
+    // Keep reading stderr, so that the gateway never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, addr)
+}
+
+/// A tool call over HTTP from a 2025-11-25 client (session) and from a 2026-07-28 client
+/// (stateless), alternated call by call.
+fn http_calls(config: &str, calls: usize) {
+    let (mut child, addr) = spawn_http(config);
+    let bearer = format!("Bearer {BENCH_TOKEN}");
+    let tool = "mcp__notion__echo";
+    // The session client: initialize, then every request names the session.
+    let mut old = http::Http::connect(&addr);
+    let init = old.post(&[("Authorization", &bearer)], &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}));
+    assert_eq!(init.message["result"]["protocolVersion"], "2025-11-25", "{}", init.message);
+    let session = init.header("mcp-session-id").expect("a session id").to_string();
+    let old_headers = [("Authorization", bearer.as_str()), ("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-11-25")];
+    old.post(&old_headers, &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // The first list may wait for the upstream servers (warm-up): not measured.
+    let listed = old.post(&old_headers, &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}));
+    assert!(listed.message["result"]["tools"].is_array(), "{}", listed.message);
+    // The stateless client: each request carries who it is.
+    let mut new = http::Http::connect(&addr);
+    let new_headers = [("Authorization", bearer.as_str()), ("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", tool)];
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "0"}});
+    let call = |c: &mut http::Http, headers: &[(&str, &str)], stateless: bool, i: usize| -> Duration {
+        let mut params = json!({"name": tool, "arguments": {"n": i}});
+        if stateless {
+            params["_meta"] = meta.clone();
+        }
+        let t = Instant::now();
+        let a = c.post(headers, &json!({"jsonrpc": "2.0", "id": i + 2, "method": "tools/call", "params": params}));
+        let elapsed = t.elapsed();
+        assert_eq!((a.status, &a.message["result"]["isError"]), (200, &json!(false)), "{}", a.message);
+        elapsed
+    };
+    for i in 0..50 {
+        call(&mut old, &old_headers, false, i);
+        call(&mut new, &new_headers, true, i);
+    }
+    let (mut t_old, mut t_new) = (Vec::new(), Vec::new());
+    for i in 0..calls {
+        // Alternate which goes first, so neither always follows the other's wake-ups.
+        if i % 2 == 0 {
+            t_old.push(call(&mut old, &old_headers, false, i));
+            t_new.push(call(&mut new, &new_headers, true, i));
+        } else {
+            t_new.push(call(&mut new, &new_headers, true, i));
+            t_old.push(call(&mut old, &old_headers, false, i));
+        }
+    }
+    let (o, n) = (median(t_old), median(t_new));
+    println!("\ntools/call echo through toolreg mcp --http, median of {calls} each, alternated:");
+    println!(
+        "  2025-11-25 session {}   2026-07-28 stateless {}   ratio stateless / session {:.2}",
+        ms_us(o),
+        ms_us(n),
+        n.as_secs_f64() / o.as_secs_f64()
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn ms_us(d: Duration) -> String {
+    format!("{:.0} µs", d.as_secs_f64() * 1e6)
 }

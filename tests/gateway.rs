@@ -1,7 +1,9 @@
 //! `toolreg mcp` over real pipes with the fixture MCP server upstream: the listing is the plan
 //! and comes from the cache, changes are announced, gated calls ask by elicitation, fail closed,
 //! or run for a trusted client, deferred tools are reached through the meta-tools; an upstream
-//! that re-lists a gated tool as read-only does not shed the question (its pin holds it).
+//! that re-lists a gated tool as read-only does not shed the question (its pin holds it); a
+//! deferred tool renamed upstream is reachable under its new name at once, though the listing
+//! itself (namespace counts) did not change.
 
 mod support;
 
@@ -247,4 +249,46 @@ fn an_upstream_that_relists_a_gated_tool_as_read_only_gets_it_held_not_run_unask
     assert!(text(&r).contains("readOnlyHint annotation went from false to true") && text(&r).contains("not run"), "{r}");
     assert_eq!(c.asked.len(), 1, "nothing more was asked: {:?}", c.asked);
     assert_eq!(std::fs::read_to_string(&calls_file).unwrap(), "delete\n", "the held tool did not run");
+}
+
+/// Writes one tool, `name`, as the fixture's defs file (atomically: the fixture polls it).
+fn write_def(defs: &std::path::Path, name: &str) {
+    let tools = json!([{"name": name, "description": "Compile the quarterly ledger report.",
+        "inputSchema": {"type": "object", "properties": {"q": {"type": "integer"}}}}]);
+    let tmp = defs.with_extension("tmp");
+    std::fs::write(&tmp, serde_json::to_vec(&tools).unwrap()).unwrap();
+    std::fs::rename(&tmp, defs).unwrap();
+}
+
+#[test]
+fn a_deferred_tool_renamed_upstream_is_found_and_invoked_under_its_new_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let defs = dir.path().join("defs.json");
+    write_def(&defs, "ledgerReport");
+    let mut server = fixture("fx", &["--tools", "3", "--defs-file", defs.to_str().unwrap(), "--watch-defs"]);
+    // Not pinned: a renamed tool is a new tool, which pins would hold.
+    server["trust"] = json!("auto");
+    let path = write_config(dir.path(), &json!({"servers": [server], "gateway": {"defer": "always"}}));
+    let mut c = McpClient::ready(&path, json!({}));
+    let found = text(&c.call("tool_search", json!({"query": "quarterly ledger report"})));
+    assert!(found.contains("mcp__fx__ledgerReport"), "{found}");
+    let listed = c.ok("tools/list", json!({}));
+    // Renamed upstream: same namespace, same count, so the listing the client sees is the same.
+    write_def(&defs, "ledgerSummary");
+    let t = std::time::Instant::now();
+    loop {
+        let found = text(&c.call("tool_search", json!({"query": "quarterly ledger report"})));
+        if found.contains("mcp__fx__ledgerSummary") {
+            assert!(!found.contains("mcp__fx__ledgerReport"), "the old name is still in the pool: {found}");
+            break;
+        }
+        assert!(t.elapsed() < support::TIMEOUT, "the new name never reached tool_search: {found}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(c.ok("tools/list", json!({})), listed, "the listing itself did not change");
+    let sig = text(&c.call("tool_inspect", json!({"name": "mcp__fx__ledgerSummary"})));
+    assert!(sig.contains("ledgerSummary"), "{sig}");
+    let r = c.call("tool_invoke", json!({"name": "mcp__fx__ledgerSummary", "params": {"q": 3}}));
+    assert_eq!(r["isError"], false, "{r}");
+    assert!(text(&r).contains("ledgerSummary called with {\"q\":3}"), "{r}");
 }

@@ -72,6 +72,9 @@ pub async fn serve(gw: Arc<Gateway>, addr: SocketAddr, token: String) -> i32 {
                     continue;
                 }
             };
+            // An answer goes out in several small writes (headers, SSE events): with Nagle's
+            // algorithm on, each write after the first waits for the client's delayed ACK.
+            let _ = stream.set_nodelay(true);
             let (service, token) = (service.clone(), token.clone());
             tokio::spawn(async move {
                 let handler = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {

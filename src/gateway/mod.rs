@@ -9,9 +9,13 @@
 //! - `tools/list` answers from memory (the current `Listing`), never from an upstream server;
 //!   only the first list after start may wait, at most `warmup_ms`, for servers that have no
 //!   cached list yet.
-//! - The listing is rebuilt when the catalog changes; when its tools differ, every connected
-//!   client is sent `notifications/tools/list_changed`. Resources, templates and prompts are
-//!   aggregated beside it (`resources.rs`, named by `shelf.rs`), under the same rules.
+//! - The listing is rebuilt when the catalog changes; it is replaced when its tools or its
+//!   deferred pool's content (names, definitions) differ, and when its tools differ every
+//!   connected client is sent `notifications/tools/list_changed`. (A deferred tool renamed
+//!   upstream leaves the namespace counts, so the listed tools, as they were: its plan must
+//!   still change, or the meta-tools would search the old pool until the plan expired.)
+//!   Resources, templates and prompts are aggregated beside it (`resources.rs`, named by
+//!   `shelf.rs`), under the same rules.
 //! - A gated call runs only after the user approved it through elicitation, or when the config
 //!   trusts the client; otherwise it is refused with a readable `isError` result.
 //! - stdout is the MCP stream (stdio mode); logs go to stderr or a file.
@@ -57,6 +61,8 @@ pub struct Listing {
     /// Inline definitions, meta-tools and the deferred section together, in tokens.
     pub tokens: u64,
     pub deferred: usize,
+    /// Hash of the deferred pool: each name with its entry's `content_hash`, in name order.
+    pub pool: u64,
 }
 
 /// The one gateway behind every client session (one for stdio, one per HTTP session).
@@ -97,6 +103,18 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// What the meta-tools of a plan over `deferred` reach: each name with its definition's hash.
+/// Cheap (one pass over hashes the registry keeps), so every resync can compare it.
+fn pool_hash(deferred: &BTreeSet<String>, registry: &Registry) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for name in deferred {
+        name.hash(&mut h);
+        registry.get(name).map(|r| r.content_hash).hash(&mut h);
+    }
+    h.finish()
+}
+
 impl Gateway {
     /// Starts the catalog on the config's servers (connecting in the background) and builds
     /// the first listing from whatever is cached.
@@ -115,7 +133,7 @@ impl Gateway {
             tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
         }
         let plans = PlanStore::default();
-        let empty = Arc::new(Listing { tools: Vec::new(), aliases: HashMap::new(), plan_id: plans.create(BTreeSet::new(), BTreeSet::new()).id.clone(), tokens: 0, deferred: 0 });
+        let empty = Arc::new(Listing { tools: Vec::new(), aliases: HashMap::new(), plan_id: plans.create(BTreeSet::new(), BTreeSet::new()).id.clone(), tokens: 0, deferred: 0, pool: 0 });
         let gw = Arc::new(Gateway {
             catalog,
             registry: RwLock::new(Arc::new(Registry::default())),
@@ -222,7 +240,7 @@ impl Gateway {
         let next = self.plan(&snapshot);
         let mut cur = self.listing.write().unwrap_or_else(|e| e.into_inner());
         let changed = cur.tools != next.tools;
-        if changed {
+        if changed || cur.pool != next.pool {
             *cur = Arc::new(next);
         }
         drop(cur);
@@ -243,6 +261,7 @@ impl Gateway {
         let deferred: BTreeSet<String> = plan.deferred_names().map(str::to_string).collect();
         let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
         let n_deferred = deferred.len();
+        let pool = pool_hash(&deferred, registry);
         let scope = self.plans.create(deferred, inline);
         let shown = self.shown_names(registry);
         let mut aliases = HashMap::new();
@@ -273,7 +292,7 @@ impl Gateway {
                 tool
             })
             .collect();
-        Listing { tools, aliases, plan_id: scope.id.clone(), tokens: plan.tokens.inline, deferred: n_deferred }
+        Listing { tools, aliases, plan_id: scope.id.clone(), tokens: plan.tokens.inline, deferred: n_deferred, pool }
     }
 
     /// Wire name to upstream name, for the MCP tools whose upstream name is unique among all
@@ -377,4 +396,36 @@ pub async fn run(cfg: GatewayConfig, listen: Listen) -> i32 {
     };
     let _ = tokio::time::timeout(Duration::from_secs(3), gw.catalog.shutdown()).await;
     code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pool_hash;
+    use crate::registry::{Registry, ToolEntry};
+    use serde_json::json;
+    use std::collections::BTreeSet;
+
+    fn registry(tools: &[(&str, &str)]) -> Registry {
+        let mut r = Registry::default();
+        for (name, description) in tools {
+            let e: ToolEntry = serde_json::from_value(json!({"name": name, "namespace": "mcp:fx", "description": description, "inputSchema": {"type": "object"}})).unwrap();
+            r.insert(e);
+        }
+        r
+    }
+
+    fn pool(names: &[&str]) -> BTreeSet<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn the_pool_hash_follows_names_and_definitions() {
+        let before = registry(&[("a", "Does a."), ("b", "Does b.")]);
+        let same = pool_hash(&pool(&["a", "b"]), &before);
+        assert_eq!(same, pool_hash(&pool(&["a", "b"]), &registry(&[("a", "Does a."), ("b", "Does b.")])));
+        let renamed = registry(&[("a", "Does a."), ("c", "Does b.")]);
+        assert_ne!(same, pool_hash(&pool(&["a", "c"]), &renamed));
+        let redescribed = registry(&[("a", "Does a."), ("b", "Does b better.")]);
+        assert_ne!(same, pool_hash(&pool(&["a", "b"]), &redescribed));
+    }
 }
