@@ -18,7 +18,7 @@
 # test_embedded_resource, test_multiple_content_types, test_sampling,
 # test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums, and for the 2026-07-28
 # scenarios json_schema_2020_12_tool, test_missing_capability, test_logging_tool,
-# test_trigger_tool_change and test_custom_header; with `--modern`, the
+# test_trigger_tool_change, test_trigger_prompt_change and test_custom_header; with `--modern`, the
 # test_input_required_result_* tools of mrtr.rs and test_streaming_elicitation)
 # listed under their upstream names (`toolNames: upstream`). It also serves the suite's resources
 # (test://static-text, test://static-binary, test://watched-resource with subscribe/unsubscribe, the

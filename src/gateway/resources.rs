@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult, ListPromptsResult,
+    CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams, GetPromptResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams, ReadResourceResult, ResourceUpdatedNotificationParam,
     ResultType, SubscriptionFilter,
 };
@@ -142,6 +142,11 @@ fn invalid(message: String) -> ErrorData {
 }
 
 fn failed(route: &Route, method: &str, e: CatalogError) -> ErrorData {
+    // A code that means something to the caller (-32602: e.g. no such resource, SEP-2164) is
+    // kept with its data, as for tools/call.
+    if let CatalogError::Rpc { code, message, data } = e {
+        return ErrorData::new(ErrorCode(code), message, data);
+    }
     ErrorData::internal_error(format!("{method} on MCP server {}: {e}", route.server), Some(json!({"server": route.server})))
 }
 
