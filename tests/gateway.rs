@@ -169,6 +169,20 @@ fn a_bad_config_is_refused_at_start() {
 }
 
 #[test]
+fn an_upstream_log_message_during_a_call_reaches_the_calling_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_config(dir.path(), &json!({"servers": [fixture("fx", &["--conformance"])], "gateway": {"defer": "never"}}));
+    let mut c = McpClient::ready(&path, json!({}));
+    let r = c.ok("tools/call", json!({"name": "mcp__fx__testToolWithLogging", "arguments": {}}));
+    assert_eq!(text(&r), "Tool with logging executed successfully", "{r}");
+    // Verbatim, and before the call's result (the last one may race the result on stdio).
+    let logs: Vec<_> = c.notes.iter().filter(|n| n["method"] == "notifications/message").map(|n| n["params"].clone()).collect();
+    assert!(logs.len() >= 2, "logs: {logs:?}; notes: {:?}", c.notes);
+    assert_eq!(logs[0], json!({"level": "info", "data": "Tool execution started"}));
+    assert_eq!(logs[1], json!({"level": "info", "data": "Tool processing data"}));
+}
+
+#[test]
 fn progress_and_an_upstream_elicitation_reach_the_client_and_cancellation_reaches_the_upstream() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_config(dir.path(), &json!({"servers": [fixture("fx", &["--slow-call-ms", "400", "--elicit"])], "gateway": {"defer": "never"}}));

@@ -154,6 +154,27 @@ impl ClientHandler for Handler {
         lock(&self.0.progress).deliver(key, value);
     }
 
+    /// A server's log message goes, verbatim, to the client of the call it was sent during:
+    /// the call whose response stream carried it (Streamable HTTP), else the sole call in
+    /// flight on this server. With several in flight and no stream to tell, or none, it is
+    /// dropped: sending it to every caller could show one client what was meant for another.
+    #[allow(deprecated)] // logging: deprecated by SEP-2577, still in 2025-11-25
+    async fn on_logging_message(&self, params: rmcp::model::LoggingMessageNotificationParam, cx: NotificationContext<RoleClient>) {
+        let via = match cx.extensions.get::<InboundStreamOrigin>() {
+            Some(InboundStreamOrigin::OutboundRequest(id)) => Some(token_key(id)),
+            _ => None,
+        };
+        let call_id = lock(&self.0.in_flight).find(via.as_deref()).and_then(|o| o.call_id);
+        match call_id {
+            Some(call_id) => {
+                let message = serde_json::to_value(&params).unwrap_or(Value::Null);
+                self.0.asker.host.log(&call_id, message).await;
+            }
+            // The data is the server's message to a client, never our log's: only that it came.
+            None => tracing::trace!(server = %self.0.server_id, "notifications/message outside a call we can tell: dropped"),
+        }
+    }
+
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
         tracing::debug!(server = %self.0.server_id, "tools/list_changed");
         (self.0.on_list_changed)();

@@ -151,6 +151,11 @@ pub trait AskHost: Send + Sync {
     fn roots(&self, _params: RootsParams) -> BoxFuture<'static, Result<RootsResult, String>> {
         Box::pin(async { Err("the host does not list roots".into()) })
     }
+    /// A server's log message (MCP `notifications/message` params, verbatim) sent during the
+    /// call `call_id`, for the client that made it. Hosts that show none drop it.
+    fn log(&self, _call_id: &str, _message: Value) -> BoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
 }
 
 /// A host that answers nothing (the catalog built without one: tests, benches).

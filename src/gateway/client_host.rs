@@ -1,7 +1,8 @@
 //! The invoke path's `HostPort` and the catalog's `AskHost`, over an MCP client: approval is an
 //! `elicitation/create` form (approve or deny), progress is `notifications/progress` under the
-//! client's token, and an upstream server's own questions are forwarded to the client that made
-//! the call. Host tools and host repair do not exist here (`HostAbilities` says so).
+//! client's token, and an upstream server's own questions and log messages
+//! (`notifications/message`) are forwarded to the client that made the call. Host tools and
+//! host repair do not exist here (`HostAbilities` says so).
 
 use super::{lock, Gateway};
 use crate::approval::{Approvals, Decision};
@@ -10,6 +11,8 @@ use crate::registry::hidden;
 use crate::registry::{Registry, Source};
 use crate::invoke::{ApprovalRequest, HostPort};
 use futures::future::BoxFuture;
+#[allow(deprecated)] // logging: deprecated by SEP-2577, still in 2025-11-25
+use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{ProgressNotificationParam, ProgressToken, ServerRequest};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{json, Value};
@@ -239,6 +242,17 @@ impl AskHost for Questions {
                 serde_json::from_value(json!({"method": "sampling/createMessage", "params": params.request})).map_err(|e| e.to_string())?;
             let answer = peer.send_request(request).await.map_err(|e| e.to_string())?;
             serde_json::to_value(&answer).map_err(|e| e.to_string())
+        })
+    }
+
+    /// Sent to the calling client at every level: the gateway keeps no `logging/setLevel`.
+    #[allow(deprecated)] // logging: deprecated by SEP-2577, still in 2025-11-25
+    fn log(&self, call_id: &str, message: Value) -> BoxFuture<'static, ()> {
+        let peer = self.peer(Some(call_id));
+        Box::pin(async move {
+            let Some(peer) = peer else { return };
+            let Ok(param) = serde_json::from_value::<LoggingMessageNotificationParam>(message) else { return };
+            let _ = peer.notify_logging_message(param).await;
         })
     }
 }
