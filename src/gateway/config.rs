@@ -80,4 +80,24 @@ impl GatewayConfig {
         }
         Ok(cfg)
     }
+
+    /// Where the gateway keeps what must outlive a run (last-known-good lists, pins, upstream
+    /// OAuth tokens): `gateway.cacheDir`, else a per-user directory, so that pins never live in
+    /// memory only. `$TOOLREG_STATE_DIR` overrides the per-user default (tests use it).
+    pub fn state_dir(&self) -> Option<PathBuf> {
+        self.gateway.cache_dir.clone().or_else(default_state_dir)
+    }
+}
+
+/// The per-user state directory: `$TOOLREG_STATE_DIR`, else `$XDG_STATE_HOME/toolreg`, else
+/// `~/.local/state/toolreg` (`%LOCALAPPDATA%\toolreg` on Windows). None without a home.
+pub fn default_state_dir() -> Option<PathBuf> {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = var("TOOLREG_STATE_DIR") {
+        return Some(dir);
+    }
+    if cfg!(windows) {
+        return var("LOCALAPPDATA").map(|d| d.join("toolreg"));
+    }
+    var("XDG_STATE_HOME").or_else(|| var("HOME").map(|h| h.join(".local").join("state"))).map(|d| d.join("toolreg"))
 }
