@@ -2,7 +2,10 @@
 """`exposition/plan` over the 2,422 fixture tools, through the real binary over a pipe: the
 result's size and the round trip (request written -> whole response read and parsed), median of
 ROUNDS plans after one warm-up, for each way of asking (issue 10: lean plans, planHash,
-renderings).
+renderings), each as a ratio to the default (lean, portable) plan of the same run, and the first
+native plan of each rendering on the pipe (issue 25: nothing cached for its pool yet). Two
+clocks: until the answer is parsed (Python's json.loads, a few ms a MB), and until its last byte
+is read (what the sidecar and the pipe cost).
 
     python3 scripts/bench_plan_size.py [path/to/toolreg ...]   (default target/release/toolreg)
 
@@ -60,6 +63,7 @@ class Pipe:
                 if line.lower().startswith(b"content-length:"):
                     length = int(line.split(b":")[1])
             raw = self.p.stdout.read(length)
+            self.read = time.perf_counter() - t0  # the answer's last byte, before parsing it
             msg = json.loads(raw)
             if msg.get("id") == self.id:
                 return time.perf_counter() - t0, len(raw), msg
@@ -79,6 +83,7 @@ def measure(binary, tools):
     _, _, first = pipe.call("exposition/plan", base)
     plan_hash = first["result"].get("planHash")
     cases = [("default", {})]
+    first_native = []
     if plan_hash:  # a 0.2 build
         cases += [
             ('include ["perTool", "deferred"]', {"include": ["perTool", "deferred"]}),
@@ -86,18 +91,26 @@ def measure(binary, tools):
             ('render "anthropic"', {"render": "anthropic"}),
             ('render "openai"', {"render": "openai"}),
         ]
+    if plan_hash:
+        # The first plan of each rendering on this pipe (nothing cached for its pool yet), then
+        # an unchanged one (the host sends the planHash it holds).
+        for render in ("anthropic", "openai"):
+            dt, size, msg = pipe.call("exposition/plan", {**base, "render": render})
+            first_native.append((f'first render "{render}"', size, dt, pipe.read))
+            cases.append((f'render "{render}", ifNoneMatch', {"render": render, "ifNoneMatch": msg["result"]["planHash"]}))
     rows = []
     for label, extra in cases:
         params = {**base, **extra}
         pipe.call("exposition/plan", params)  # warm-up
-        times, size = [], 0
+        times, reads, size = [], [], 0
         for _ in range(ROUNDS):
             dt, size, msg = pipe.call("exposition/plan", params)
             assert "result" in msg, msg
             times.append(dt)
-        rows.append((label, size, statistics.median(times)))
+            reads.append(pipe.read)
+        rows.append((label, size, statistics.median(times), statistics.median(reads)))
     pipe.close()
-    return rows
+    return rows, first_native
 
 
 def main():
@@ -106,8 +119,13 @@ def main():
     print(f"{len(tools)} tools, {ROUNDS} plans per row, median round trip")
     for b in binaries:
         print(f"\n{b}")
-        for label, size, t in measure(b, tools):
-            print(f"  {label:34s} {size / 1000:9.1f} KB  {t * 1000:7.2f} ms")
+        rows, first_native = measure(b, tools)
+        lean, lean_read = rows[0][2], rows[0][3]
+        print(f"  {'':34s} {'size':>12s}  {'parsed':>10s}  {'ratio':>6s}  {'last byte':>10s}  {'ratio':>6s}")
+        for label, size, t, r in rows:
+            print(f"  {label:34s} {size / 1000:9.1f} KB  {t * 1000:7.2f} ms  {t / lean:5.1f}x  {r * 1000:7.2f} ms  {r / lean_read:5.1f}x")
+        for label, size, t, r in first_native:
+            print(f"  {label:34s} {size / 1000:9.1f} KB  {t * 1000:7.2f} ms  (one)   {r * 1000:7.2f} ms")
 
 
 if __name__ == "__main__":

@@ -118,6 +118,33 @@ fn plan_hash_answers_unchanged_until_something_changes() {
     s.shutdown();
 }
 
+/// Native renderings share each pool's serialised definitions between plans (issue 25): the
+/// shared text must follow a changed definition, and `planHash` with it.
+#[test]
+fn a_native_plan_follows_a_changed_deferred_definition() {
+    let mut s = sidecar(catalog(40, 4));
+    for (render, openai) in [("anthropic", false), ("openai", true)] {
+        let a = plan(&mut s, json!({"render": render}));
+        let hash = a["planHash"].as_str().unwrap().to_string();
+        let same = plan(&mut s, json!({"render": render, "ifNoneMatch": hash}));
+        assert_eq!(same["unchanged"], true, "{render}");
+        let again = plan(&mut s, json!({"render": render}));
+        assert_eq!(again["request"], a["request"], "{render}: same pool, same request");
+
+        // Same name, namespace and description; only the schema differs.
+        let mut changed = catalog(40, 4)[1].clone();
+        changed["inputSchema"]["properties"]["id"]["description"] = json!(format!("Record id ({render} edit)"));
+        s.ok("registry/register", json!({"entries": [changed]}));
+        let b = plan(&mut s, json!({"render": render, "ifNoneMatch": hash}));
+        assert!(b.get("unchanged").is_none(), "{render}: a changed definition is a changed plan");
+        assert_ne!(b["planHash"], a["planHash"]);
+        assert_eq!(deferred_names_of(&b["request"], openai), deferred_names_of(&a["request"], openai));
+        let text = b["request"].to_string();
+        assert!(text.contains(&format!("Record id ({render} edit)")), "{render}: the request carries the new schema");
+    }
+    s.shutdown();
+}
+
 /// Every rendering: the search tool and approval-gated tools are never deferred, no tool
 /// carries `cache_control`, and the deferred set is the policy's.
 fn deferred_names_of(request: &Value, openai: bool) -> BTreeSet<String> {

@@ -10,6 +10,7 @@
 pub mod meta_defs;
 pub mod plans;
 pub mod render;
+pub mod rendered_pool;
 
 use crate::registry::{Defer, Registered};
 use crate::tokenize::{self, CountCache, EncodingChoice};

@@ -15,8 +15,10 @@
 //! front in the rendering, counted with the plan's tokenizer.
 
 use super::meta_defs::{self, Intro, INSPECT, INVOKE, SEARCH};
+use super::rendered_pool::{self, RenderedPool};
 use super::{count_cached, label_counts_of, Placement, Plan, Reason, ToolDefinition};
 use crate::registry::{Registered, ToolEntry};
+use serde_json::value::RawValue;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -54,11 +56,67 @@ pub enum SearchBy {
     Provider,
 }
 
-/// The fragment to merge into the provider's request body, and headers it needs.
-#[derive(Clone, Debug, PartialEq)]
+/// The fragment to merge into the provider's request body, and headers it needs. Kept in
+/// parts: the deferred definitions are the pool's shared text (`rendered_pool`), written into
+/// the request only when it is sent.
 pub struct Rendered {
-    pub request: Value,
+    /// `tools` items before the deferred ones: the inline definitions, then the search tool.
+    head: Vec<Value>,
+    pool: Option<Arc<RenderedPool>>,
+    /// `system` (Anthropic) or `instructions` (OpenAI): the DEFERRED_TOOLS section.
+    prompt: Option<(&'static str, String)>,
     pub headers: Option<BTreeMap<String, String>>,
+}
+
+impl Rendered {
+    /// The request fragment as sent.
+    pub fn request(&self) -> Box<RawValue> {
+        serde_json::value::to_raw_value(&Request { r: self, whole: true }).expect("a request serialises")
+    }
+
+    /// The request with the pool's digest in place of its definitions: what `planHash` hashes.
+    pub fn hash_basis(&self) -> Box<RawValue> {
+        serde_json::value::to_raw_value(&Request { r: self, whole: false }).expect("a request serialises")
+    }
+}
+
+struct Request<'a> {
+    r: &'a Rendered,
+    whole: bool,
+}
+
+impl Serialize for Request<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("tools", &Tools(self))?;
+        if let Some((key, text)) = &self.r.prompt {
+            m.serialize_entry(key, text)?;
+        }
+        m.end()
+    }
+}
+
+struct Tools<'a>(&'a Request<'a>);
+
+impl Serialize for Tools<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(None)?;
+        for t in &self.0.r.head {
+            seq.serialize_element(t)?;
+        }
+        if let Some(pool) = &self.0.r.pool {
+            if self.0.whole {
+                for item in &pool.items {
+                    seq.serialize_element(item)?;
+                }
+            } else {
+                seq.serialize_element(&format!("deferred:{}", pool.digest))?;
+            }
+        }
+        seq.end()
+    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -180,7 +238,8 @@ pub fn render(plan: &mut Plan, active: &[Arc<Registered>], rendering: Rendering,
     }
     let enc = plan.encoding;
     let deferred_names: BTreeSet<&str> = plan.deferred_names().collect();
-    let deferred: Vec<&ToolEntry> = active.iter().map(|r| &r.entry).filter(|e| deferred_names.contains(e.name.as_str())).collect();
+    let pool: Vec<&Registered> = active.iter().map(|r| &**r).filter(|r| deferred_names.contains(r.entry.name.as_str())).collect();
+    let deferred: Vec<&ToolEntry> = pool.iter().map(|r| &r.entry).collect();
     if rendering == Rendering::Anthropic && deferred.len() > ANTHROPIC_MAX_DEFERRED {
         return Err(RenderError::TooManyDeferred { deferred: deferred.len(), max: ANTHROPIC_MAX_DEFERRED });
     }
@@ -196,6 +255,7 @@ pub fn render(plan: &mut Plan, active: &[Arc<Registered>], rendering: Rendering,
     let mut overhead: u64 = 0;
     let count = |v: &Value| count_cached(enc, &v.to_string()) as u64;
     let any_deferred = !deferred.is_empty();
+    let mut rendered_deferred = None;
     let search_name = match (rendering, search) {
         (Rendering::Anthropic, SearchBy::Provider) => ANTHROPIC_BM25.1,
         _ => SEARCH,
@@ -222,38 +282,80 @@ pub fn render(plan: &mut Plan, active: &[Arc<Registered>], rendering: Rendering,
         overhead += count(&search_tool);
         tools.push(search_tool);
         plan.placements.insert(search_name.to_string(), Placement { namespace: None, reason: Reason::Meta, deferred: false });
-        if rendering == Rendering::Anthropic {
-            // Deferred definitions are sent but not shown to the model until a search loads them.
-            tools.extend(deferred.iter().map(|e| anthropic_tool(&e.name, &e.description, &e.input_schema, true)));
-        } else {
-            for ns in openai_namespaces(&deferred) {
-                // The model sees a namespace's name and description up front, not its members.
-                overhead += count(&json!({"type": "namespace", "name": ns.name, "description": ns.description}));
-                let members: Vec<Value> = ns.members.iter().map(|e| openai_member(e, true)).collect();
-                tools.push(object([
-                    ("type", "namespace".into()),
-                    ("name", ns.name.into()),
-                    ("description", ns.description.into()),
-                    ("tools", Value::Array(members)),
-                ]));
-            }
-        }
+        let rendered = rendered_pool::get_or_render(rendering, enc, &pool, || deferred_items(rendering, &deferred, &count));
+        overhead += rendered.overhead;
+        rendered_deferred = Some(rendered);
     }
 
-    let mut request = object([("tools", Value::Array(tools))]);
     plan.tools = inline;
     plan.system_prompt = None;
+    let mut prompt = None;
     if any_deferred {
         let section = meta_defs::prompt_section(&label_counts_of(&deferred), Intro::Native(search_name), enc);
         overhead += count_cached(enc, &section) as u64;
         // Anthropic's Messages API takes `system`; OpenAI's Responses API `instructions`.
         let key = if rendering == Rendering::Anthropic { "system" } else { "instructions" };
-        request[key] = json!(section);
+        prompt = Some((key, section.clone()));
         plan.system_prompt = Some(section);
     }
     plan.tokens.inline = up_front + overhead;
     plan.tokens.meta_overhead = overhead;
-    Ok(Some(Rendered { request, headers: None }))
+    Ok(Some(Rendered { head: tools, pool: rendered_deferred, prompt, headers: None }))
+}
+
+/// The deferred definitions as `tools` items, each serialised (from borrowed parts: no schema
+/// is copied), and the tokens the model sees of them up front.
+fn deferred_items(rendering: Rendering, deferred: &[&ToolEntry], count: &dyn Fn(&Value) -> u64) -> (Vec<Box<RawValue>>, u64) {
+    fn raw(v: &impl Serialize) -> Box<RawValue> {
+        serde_json::value::to_raw_value(v).expect("a definition serialises")
+    }
+    if rendering == Rendering::Anthropic {
+        // Deferred definitions are sent but not shown to the model until a search loads them.
+        let tool = |e: &&ToolEntry| raw(&DeferredAnthropic { name: &e.name, description: &e.description, input_schema: &e.input_schema, defer_loading: true });
+        return (deferred.iter().map(tool).collect(), 0);
+    }
+    let mut overhead = 0;
+    let mut items = Vec::new();
+    for ns in openai_namespaces(deferred) {
+        // The model sees a namespace's name and description up front, not its members.
+        overhead += count(&json!({"type": "namespace", "name": ns.name, "description": ns.description}));
+        let tools: Vec<DeferredOpenai> = ns
+            .members
+            .iter()
+            .map(|e| DeferredOpenai { kind: "function", name: &e.name, description: &e.description, parameters: &e.input_schema, defer_loading: true })
+            .collect();
+        items.push(raw(&OpenaiNamespaceItem { kind: "namespace", name: &ns.name, description: &ns.description, tools }));
+    }
+    (items, overhead)
+}
+
+/// `anthropic_tool(.., true)`, borrowed: the same keys in the same order.
+#[derive(Serialize)]
+struct DeferredAnthropic<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+    defer_loading: bool,
+}
+
+/// `openai_member(.., true)`, borrowed: the same keys in the same order.
+#[derive(Serialize)]
+struct DeferredOpenai<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+    defer_loading: bool,
+}
+
+#[derive(Serialize)]
+struct OpenaiNamespaceItem<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    description: &'a str,
+    tools: Vec<DeferredOpenai<'a>>,
 }
 
 /// What the host sends back to the provider for a `tool_search` call under a native rendering:
@@ -303,6 +405,25 @@ mod tests {
         assert_eq!(ns[2].description, "mcp:github tools (part 3 of 3): gh_18, gh_19");
         let long = entry("x", &"n".repeat(200));
         assert!(openai_namespaces(&[&long])[0].name.len() <= 64);
+    }
+
+    #[test]
+    fn deferred_items_are_the_definitions_a_search_output_would_give() {
+        let pool: Vec<ToolEntry> = (0..11).map(|i| entry(&format!("t{i:02}"), "crm")).collect();
+        let refs: Vec<&ToolEntry> = pool.iter().collect();
+        let text = |items: Vec<Box<RawValue>>| items.iter().map(|i| serde_json::from_str::<Value>(i.get()).unwrap()).collect::<Vec<_>>();
+        let (anthropic, none) = deferred_items(Rendering::Anthropic, &refs, &|_| 1);
+        assert_eq!(none, 0);
+        let expected: Vec<Value> = refs.iter().map(|e| anthropic_tool(&e.name, &e.description, &e.input_schema, true)).collect();
+        assert_eq!(text(anthropic), expected);
+        let (openai, headers) = deferred_items(Rendering::Openai, &refs, &|_| 5);
+        assert_eq!(headers, 10, "two namespaces' headers counted");
+        let openai = text(openai);
+        assert_eq!(openai.len(), 2);
+        assert_eq!(openai[1]["name"], "crm_2");
+        assert_eq!(openai[1]["tools"][1], openai_member(&pool[10], true));
+        // Key order as the `Value` forms have it (the request's bytes, and so planHash, depend on it).
+        assert_eq!(serde_json::to_string(&openai[0]["tools"][0]).unwrap(), serde_json::to_string(&openai_member(&pool[0], true)).unwrap());
     }
 
     #[test]

@@ -351,7 +351,7 @@ pub struct PlanResult {
     /// Native renderings: the fragment to merge into the provider's request body (`tools`, and
     /// `system` for Anthropic or `instructions` for OpenAI when something is deferred).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request: Option<Value>,
+    pub request: Option<RawJson>,
     /// HTTP headers the provider needs for `request`, when it needs any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headers: Option<std::collections::BTreeMap<String, String>>,
@@ -649,4 +649,28 @@ pub struct SecretValue {
 pub struct SecretSetParams {
     pub key: String,
     pub value: String,
+}
+
+/// A JSON value kept as its text: written out as is (a native plan's request carries megabytes
+/// of definitions serialised once, `exposition::rendered_pool`). Any JSON value in the schema.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RawJson(pub Box<serde_json::value::RawValue>);
+
+impl PartialEq for RawJson {
+    fn eq(&self, other: &RawJson) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+impl JsonSchema for RawJson {
+    fn inline_schema() -> bool {
+        Value::inline_schema()
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        Value::schema_name()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        Value::json_schema(generator)
+    }
 }

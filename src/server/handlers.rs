@@ -182,18 +182,23 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
             }
         });
     }
-    let (request, headers) = rendered.map(|r| (Some(r.request), r.headers)).unwrap_or_default();
-    let mut result = PlanResult { plan_id: String::new(), plan_hash: String::new(), plan, request, headers, warnings };
+    // Hashed with the deferred definitions' digest in their place (`Rendered::hash_basis`),
+    // and the whole request written out only when it is sent.
+    let headers = rendered.as_ref().and_then(|r| r.headers.clone());
+    let basis = rendered.as_ref().map(|r| RawJson(r.hash_basis()));
+    let mut result = PlanResult { plan_id: String::new(), plan_hash: String::new(), plan, request: basis, headers, warnings };
     result.plan_hash = plan_hash(&result);
     if p.if_none_match.as_deref() == Some(result.plan_hash.as_str()) {
         return Ok(PlanReply::Unchanged(PlanUnchanged { plan_id: scope.id.clone(), plan_hash: result.plan_hash, unchanged: true }));
     }
+    result.request = rendered.map(|r| RawJson(r.request()));
     result.plan_id = scope.id.clone();
     Ok(PlanReply::Plan(Box::new(result)))
 }
 
-/// SHA-256 (first 16 bytes, hex) of the result as sent, with `planId` and `planHash` empty:
-/// same plan, same hash, whatever the id.
+/// SHA-256 (first 16 bytes, hex) of the result as sent, with `planId` and `planHash` empty
+/// and a native request's deferred definitions standing as their digest: same plan, same
+/// hash, whatever the id.
 fn plan_hash(r: &PlanResult) -> String {
     use sha2::{Digest, Sha256};
     debug_assert!(r.plan_id.is_empty() && r.plan_hash.is_empty());
