@@ -62,6 +62,10 @@ enum Command {
         /// Log level or tracing filter (default: $TOOLREG_LOG, else info).
         #[arg(long)]
         log_level: Option<String>,
+        /// Connect every enabled server once, print a table of how each one did, and exit:
+        /// 0 when all are usable, 1 when one is not, 2 when the config is not usable.
+        #[arg(long, conflicts_with = "http")]
+        check: bool,
     },
     /// Write protocol/*.schema.json from the protocol types, or check them with --check.
     Schema {
@@ -93,21 +97,24 @@ fn main() -> ExitCode {
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(code as u8)
         }
-        Command::Mcp { config, http, log_file, log_level } => mcp(&config, http, log_file.as_deref(), log_level.as_deref()),
+        Command::Mcp { config, http, log_file, log_level, check } => mcp(&config, http, check, log_file.as_deref(), log_level.as_deref()),
         Command::Plan { config, context_window, model, json } => plan(config, context_window, model, json),
         Command::Schema { dir, check } => schema(&dir, check),
     }
 }
 
-fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, log_file: Option<&std::path::Path>, log_level: Option<&str>) -> ExitCode {
-    use toolreg::gateway::{self, config::GatewayConfig, Listen};
-    let cfg = match std::fs::read_to_string(config).map_err(|e| e.to_string()).and_then(|t| GatewayConfig::parse(&t)) {
+fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, check: bool, log_file: Option<&std::path::Path>, log_level: Option<&str>) -> ExitCode {
+    use toolreg::gateway::{self, ConfigFile, Listen};
+    let (file, cfg) = match ConfigFile::read(config) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("toolreg: {} is not a usable config: {e}", config.display());
             return ExitCode::from(2);
         }
     };
+    if check {
+        return mcp_check(&cfg, log_file, log_level);
+    }
     let listen = match http {
         None => Listen::Stdio,
         Some(addr) => {
@@ -130,10 +137,22 @@ fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, log_file: O
     let log = LogControl::init(log_file, log_level);
     install_panic_hook();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime starts");
-    let code = runtime.block_on(async move { tokio::spawn(gateway::run(cfg, listen)).await.unwrap_or(1) });
+    let code = runtime.block_on(async move { tokio::spawn(gateway::run(cfg, listen, Some(file))).await.unwrap_or(1) });
     log.flush();
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     ExitCode::from(code as u8)
+}
+
+/// `toolreg mcp --check`: the table on stdout, the catalog's logs on stderr.
+#[allow(clippy::print_stdout)]
+fn mcp_check(cfg: &toolreg::gateway::config::GatewayConfig, log_file: Option<&std::path::Path>, log_level: Option<&str>) -> ExitCode {
+    let log = LogControl::init(log_file, log_level);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime starts");
+    let report = runtime.block_on(toolreg::gateway::check::check(cfg));
+    print!("{}", report.render());
+    log.flush();
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    ExitCode::from(if report.usable() { 0 } else { 1 })
 }
 
 /// Panics are answered -32603 by the server; the hook only makes sure the message goes to

@@ -69,8 +69,8 @@ pub enum ToolNames {
 
 impl GatewayConfig {
     pub fn parse(text: &str) -> Result<GatewayConfig, String> {
-        let host: HostConfig = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        let added: Added = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let host: HostConfig = serde_json::from_str(text).map_err(|e| masked(&e))?;
+        let added: Added = serde_json::from_str(text).map_err(|e| masked(&e))?;
         let cfg = GatewayConfig { host, servers: added.servers, gateway: added.gateway };
         let mut seen = std::collections::BTreeSet::new();
         for s in &cfg.servers {
@@ -89,6 +89,39 @@ impl GatewayConfig {
     }
 }
 
+/// serde's reason with the values it quotes masked (`invalid type: string "<a token>"`): the
+/// reason is logged, and the file holds credentials. Field names stay: they are the help.
+fn masked(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    if ["missing field", "unknown field", "duplicate field"].iter().any(|p| text.starts_with(p)) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    let mut first_tick = true;
+    while let Some(c) = chars.next() {
+        out.push(c);
+        // Strings are quoted as Rust debug strings; other values (numbers, variants) in the
+        // first backtick pair, the later ones being the expected names.
+        let close = match c {
+            '"' => '"',
+            '`' if first_tick => '`',
+            _ => continue,
+        };
+        first_tick &= c != '`';
+        let mut escaped = false;
+        for d in chars.by_ref() {
+            if d == close && !escaped {
+                break;
+            }
+            escaped = !escaped && d == '\\';
+        }
+        out.push('…');
+        out.push(close);
+    }
+    out
+}
+
 /// The per-user state directory: `$TOOLREG_STATE_DIR`, else `$XDG_STATE_HOME/toolreg`, else
 /// `~/.local/state/toolreg` (`%LOCALAPPDATA%\toolreg` on Windows). None without a home.
 pub fn default_state_dir() -> Option<PathBuf> {
@@ -100,4 +133,22 @@ pub fn default_state_dir() -> Option<PathBuf> {
         return var("LOCALAPPDATA").map(|d| d.join("toolreg"));
     }
     var("XDG_STATE_HOME").or_else(|| var("HOME").map(|h| h.join(".local").join("state"))).map(|d| d.join("toolreg"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GatewayConfig;
+
+    #[test]
+    fn a_reason_names_fields_but_never_a_value() {
+        let err = |text: &str| GatewayConfig::parse(text).err().unwrap();
+        let leak = err(r#"{"servers": [{"id": "a", "transport": {"type": "stdio", "command": "x", "env": "sk-\"secret"}}]}"#);
+        assert!(!leak.contains("sk-") && !leak.contains("secret") && leak.contains("line 1"), "{leak}");
+        let number = err(r#"{"gateway": {"warmupMs": "sk-secret"}}"#);
+        assert!(!number.contains("sk-secret"), "{number}");
+        let variant = err(r#"{"gateway": {"defer": "sk-secret"}}"#);
+        assert!(!variant.contains("sk-secret") && variant.contains("`always`"), "{variant}");
+        assert!(err(r#"{"servers": [{"transport": {"type": "stdio", "command": "x"}}]}"#).contains("missing field `id`"));
+        assert!(err(r#"{"servers": [}"#).contains("line 1 column 14"));
+    }
 }

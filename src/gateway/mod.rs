@@ -20,10 +20,12 @@
 //!   trusts the client; otherwise it is refused with a readable `isError` result.
 //! - stdout is the MCP stream (stdio mode); logs go to stderr or a file.
 
+pub mod check;
 mod client_host;
 pub mod config;
 mod http;
 mod passthru;
+mod reload;
 mod resources;
 mod rounds;
 mod seal;
@@ -48,6 +50,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 
 pub use http::{new_token, TOKEN_ENV};
+pub use reload::ConfigFile;
 
 const DEFAULT_WARMUP: Duration = Duration::from_secs(5);
 
@@ -73,7 +76,8 @@ pub struct Gateway {
     listing: RwLock<Arc<Listing>>,
     pub(crate) validators: Validators,
     pub(crate) approvals: Arc<Approvals>,
-    cfg: GatewayConfig,
+    /// Replaced whole when the config file changes (`reload.rs`); read through `config()`.
+    cfg: RwLock<Arc<GatewayConfig>>,
     call_seq: AtomicU64,
     started: Instant,
     /// Whether every server has a list or has failed, as of the last resync: the first
@@ -121,11 +125,10 @@ impl Gateway {
     pub fn start(cfg: GatewayConfig) -> Arc<Gateway> {
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let opts = CatalogOptions {
-            cache_dir: cfg.gateway.cache_dir.clone(),
             // Upstream questions go to the client of the call; `client_host` declines what it
             // cannot ask.
             host_asks: HostAsks { elicitation: true, sampling: true, roots: false },
-            ..CatalogOptions::default()
+            ..catalog_options(&cfg)
         };
         let asker = Arc::new(client_host::Questions::default());
         let catalog = Catalog::with_hosts(opts, events_tx, asker.clone(), Arc::new(NoAuthHost));
@@ -151,7 +154,7 @@ impl Gateway {
             sealer: seal::Sealer::new(),
             spent_states: Mutex::new(HashMap::new()),
             resources: resources::Resources::default(),
-            cfg,
+            cfg: RwLock::new(Arc::new(cfg)),
         });
         asker.attach(&gw);
         crate::tokenize::preload();
@@ -159,20 +162,40 @@ impl Gateway {
         // (the tokenizer may still be loading): both off the reactor.
         let first = gw.clone();
         tokio::task::spawn_blocking(move || {
-            first.catalog.set_servers(first.cfg.servers.clone());
+            first.catalog.set_servers(first.config().servers.clone());
             first.resync()
         });
         tokio::spawn(follow_catalog(Arc::downgrade(&gw), events_rx));
         gw
     }
 
-    pub fn config(&self) -> &GatewayConfig {
-        &self.cfg
+    /// The config in force: the file's last valid content.
+    pub fn config(&self) -> Arc<GatewayConfig> {
+        self.cfg.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Takes a new config while serving: its servers (unchanged ones keep their sessions), its
+    /// plan settings and `gateway` block, then a resync announced as any other. `cacheDir` is
+    /// the catalog's, fixed at start: a change waits for the next one.
+    pub(crate) async fn reconfigure(self: &Arc<Self>, cfg: GatewayConfig) {
+        let cur = self.config();
+        if cfg.gateway.cache_dir != cur.gateway.cache_dir {
+            tracing::warn!("gateway.cacheDir changed: it takes effect when toolreg mcp restarts");
+        }
+        if !cfg.host.entries.is_empty() {
+            tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
+        }
+        let servers = cfg.servers.clone();
+        *self.cfg.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(cfg);
+        // Reads the cacheDir of new servers: off the reactor, as at start.
+        let gw = self.clone();
+        let _ = tokio::task::spawn_blocking(move || gw.catalog.set_servers(servers)).await;
+        self.sync_and_announce().await;
     }
 
     /// How long a user may take to answer an approval, and so how long its round's state lives.
     pub(crate) fn approval_timeout(&self) -> Duration {
-        self.cfg.gateway.approval_timeout_ms.map_or(crate::invoke::Settings::APPROVAL_TIMEOUT, Duration::from_millis)
+        self.config().gateway.approval_timeout_ms.map_or(crate::invoke::Settings::APPROVAL_TIMEOUT, Duration::from_millis)
     }
 
     pub fn listing(&self) -> Arc<Listing> {
@@ -189,7 +212,7 @@ impl Gateway {
 
     /// The listing, after waiting (only during warm-up) for servers with no list yet.
     pub async fn listing_when_warm(&self) -> Arc<Listing> {
-        let deadline = self.started + self.cfg.gateway.warmup_ms.map_or(DEFAULT_WARMUP, Duration::from_millis);
+        let deadline = self.started + self.config().gateway.warmup_ms.map_or(DEFAULT_WARMUP, Duration::from_millis);
         let mut warm = self.warm.subscribe();
         let _ = tokio::time::timeout_at(deadline.into(), warm.wait_for(|w| *w)).await;
         self.listing()
@@ -222,7 +245,8 @@ impl Gateway {
                 _ => {}
             }
         }
-        let g = &self.cfg.gateway;
+        let cfg = self.config();
+        let g = &cfg.gateway;
         let placed = |server: &str| g.defer_servers.get(server).copied().or(g.defer);
         let retagged: Vec<_> = r
             .iter()
@@ -251,11 +275,12 @@ impl Gateway {
     /// The plan over the registry, said as MCP tools: the deferred section goes into
     /// `tool_search`'s description (an MCP server has no system prompt).
     fn plan(&self, registry: &Registry) -> Listing {
-        let (active, _) = registry.select_active(&self.cfg.host.scope);
+        let cfg = self.config();
+        let (active, _) = registry.select_active(&cfg.host.scope);
         let plan = exposition::plan(&PlanInput {
             active: &active,
-            context_window: self.cfg.host.context_window,
-            model: self.cfg.host.model.as_deref(),
+            context_window: cfg.host.context_window,
+            model: cfg.host.model.as_deref(),
             client_tools: &[],
         });
         let deferred: BTreeSet<String> = plan.deferred_names().map(str::to_string).collect();
@@ -298,7 +323,7 @@ impl Gateway {
     /// Wire name to upstream name, for the MCP tools whose upstream name is unique among all
     /// servers, valid and no registry or meta-tool name (`toolNames: upstream`); else empty.
     fn shown_names<'r>(&self, registry: &'r Registry) -> HashMap<&'r str, &'r str> {
-        if self.cfg.gateway.tool_names != config::ToolNames::Upstream {
+        if self.config().gateway.tool_names != config::ToolNames::Upstream {
             return HashMap::new();
         }
         let mut by_own: HashMap<&str, Vec<&str>> = HashMap::new();
@@ -363,21 +388,34 @@ async fn follow_catalog(gw: std::sync::Weak<Gateway>, mut events: mpsc::Unbounde
                 continue;
             }
         }
+        gw.sync_and_announce().await;
+    }
+}
+
+impl Gateway {
+    /// The shelf and the listing over the catalog as it is now; each list that changed is
+    /// announced to every client.
+    async fn sync_and_announce(self: &Arc<Self>) {
         // Before the resync: once it says warm, the shelf is as fresh as the listing.
-        gw.resources.rebuild(&gw.catalog, &gw.peers()).await;
-        let g = gw.clone();
+        self.resources.rebuild(&self.catalog, &self.peers()).await;
+        let g = self.clone();
         let changed = tokio::task::spawn_blocking(move || g.resync()).await.unwrap_or(false);
         if changed {
-            let l = gw.listing();
+            let l = self.listing();
             tracing::info!(tools = l.tools.len(), deferred = l.deferred, tokens = l.tokens, "tools/list changed");
-            gw.list_changes.send_modify(|n| *n = n.wrapping_add(1));
-            for peer in gw.peers() {
+            self.list_changes.send_modify(|n| *n = n.wrapping_add(1));
+            for peer in self.peers() {
                 if let Err(e) = peer.notify_tool_list_changed().await {
                     tracing::debug!("list_changed not delivered: {e}");
                 }
             }
         }
     }
+}
+
+/// The catalog's options for a config: what `toolreg mcp` and `--check` share.
+pub(crate) fn catalog_options(cfg: &GatewayConfig) -> CatalogOptions {
+    CatalogOptions { cache_dir: cfg.gateway.cache_dir.clone(), ..CatalogOptions::default() }
 }
 
 /// How `toolreg mcp` is reached.
@@ -387,9 +425,13 @@ pub enum Listen {
     Http { addr: SocketAddr, token: String },
 }
 
-/// Serves until stdin closes (stdio) or a signal; returns the exit code.
-pub async fn run(cfg: GatewayConfig, listen: Listen) -> i32 {
+/// Serves until stdin closes (stdio) or a signal; returns the exit code. With `file`, its
+/// changes are taken while serving (`reload.rs`).
+pub async fn run(cfg: GatewayConfig, listen: Listen, file: Option<ConfigFile>) -> i32 {
     let gw = Gateway::start(cfg);
+    if let Some(file) = file {
+        tokio::spawn(reload::watch(Arc::downgrade(&gw), file));
+    }
     let code = match listen {
         Listen::Stdio => session::serve_stdio(gw.clone()).await,
         Listen::Http { addr, token } => http::serve(gw.clone(), addr, token).await,

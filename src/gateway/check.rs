@@ -1,0 +1,172 @@
+//! `toolreg mcp --check`: every enabled server connected once, all at once, each bounded by
+//! `TIMEOUT`, and one table row per server, for a person setting the gateway up.
+//!
+//! It uses the catalog as a run does, with the same `cacheDir` (so the held tools are the ones
+//! the gateway would hold), and asks no one: a server that needs authorization says so. Errors
+//! are the catalog's, already redacted (`ServerConfig::redact`), cut to one short line.
+
+use super::config::GatewayConfig;
+use crate::catalog::{Catalog, CatalogOptions, ServerState, ServerStatus};
+use std::time::Duration;
+
+/// Per server: spawn or connect, handshake and the first `tools/list`.
+pub const TIMEOUT: Duration = Duration::from_secs(15);
+const ERROR_CHARS: usize = 100;
+
+/// One server's row.
+#[derive(Debug, PartialEq)]
+pub struct Row {
+    pub id: String,
+    pub state: ServerState,
+    pub protocol: Option<String>,
+    pub tools: Option<usize>,
+    pub held: usize,
+    pub error: Option<String>,
+}
+
+impl Row {
+    /// Disabled servers are shown, not judged.
+    fn usable(&self) -> bool {
+        matches!(self.state, ServerState::Ready | ServerState::Disabled)
+    }
+}
+
+pub struct Report {
+    pub rows: Vec<Row>,
+}
+
+/// Connects every enabled server of `cfg` and reports how each one did, in the config's order.
+pub async fn check(cfg: &GatewayConfig) -> Report {
+    let (events, _kept) = tokio::sync::mpsc::unbounded_channel();
+    let opts = CatalogOptions {
+        connect_timeout: TIMEOUT,
+        list_timeout: TIMEOUT,
+        max_concurrent_warm: cfg.servers.len().max(1),
+        ..super::catalog_options(cfg)
+    };
+    let catalog = Catalog::new(opts, events);
+    let (c, servers) = (catalog.clone(), cfg.servers.clone());
+    // It reads the cacheDir: off the reactor.
+    let _ = tokio::task::spawn_blocking(move || c.set_servers(servers)).await;
+    let rows = futures::future::join_all(cfg.servers.iter().map(|s| row(&catalog, &s.id))).await;
+    let _ = tokio::time::timeout(Duration::from_secs(3), catalog.shutdown()).await;
+    Report { rows }
+}
+
+async fn row(catalog: &Catalog, id: &str) -> Row {
+    // Shares the refresh `set_servers` started; a disabled server answers at once.
+    let done = tokio::time::timeout(TIMEOUT, catalog.refresh(id)).await;
+    let status = catalog.server_status(id).ok();
+    let mut row = match status {
+        Some(ServerStatus { state, protocol_version, tool_count, error, .. }) => {
+            Row { id: id.to_string(), state, protocol: protocol_version, tools: tool_count, held: 0, error }
+        }
+        None => Row { id: id.to_string(), state: ServerState::Error, protocol: None, tools: None, held: 0, error: None },
+    };
+    if done.is_err() {
+        row.state = ServerState::Error;
+        row.error = Some(format!("no answer within {} s", TIMEOUT.as_secs()));
+    }
+    row.held = catalog.held_tools(id).map_or(0, |h| h.len());
+    row
+}
+
+impl Report {
+    /// Every enabled server is ready.
+    pub fn usable(&self) -> bool {
+        self.rows.iter().all(Row::usable)
+    }
+
+    /// The table, then a line that says whether the gateway can serve every server.
+    pub fn render(&self) -> String {
+        let head = ["SERVER", "STATE", "PROTOCOL", "TOOLS", "HELD", "NEEDS AUTH", "ERROR"].map(String::from);
+        let cells: Vec<[String; 7]> = std::iter::once(head).chain(self.rows.iter().map(cells)).collect();
+        let mut width = [0; 6];
+        for row in &cells {
+            for (w, c) in width.iter_mut().zip(row) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let mut out = String::new();
+        for row in &cells {
+            let mut line = String::new();
+            for (w, c) in width.iter().zip(row) {
+                line.push_str(&format!("{c:<w$}  "));
+            }
+            line.push_str(&row[6]);
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        let bad = self.rows.iter().filter(|r| !r.usable()).count();
+        let enabled = self.rows.iter().filter(|r| r.state != ServerState::Disabled).count();
+        match bad {
+            0 => out.push_str(&format!("\n{enabled} enabled server(s), all usable\n")),
+            n => out.push_str(&format!("\n{n} of {enabled} enabled server(s) not usable\n")),
+        }
+        out
+    }
+}
+
+fn cells(r: &Row) -> [String; 7] {
+    let state = serde_json::to_value(r.state).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+    let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    let enabled = r.state != ServerState::Disabled;
+    [
+        r.id.clone(),
+        state,
+        or_dash(r.protocol.clone()),
+        or_dash(r.tools.map(|n| n.to_string())),
+        if enabled { r.held.to_string() } else { "-".into() },
+        if r.state == ServerState::NeedsAuth { "yes" } else { "no" }.into(),
+        or_dash(r.error.as_deref().map(short)),
+    ]
+}
+
+/// The first line, at most `ERROR_CHARS` characters.
+fn short(error: &str) -> String {
+    let line = error.lines().next().unwrap_or_default().trim();
+    match line.char_indices().nth(ERROR_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Report, Row};
+    use crate::catalog::ServerState;
+
+    fn row(id: &str, state: ServerState, error: Option<&str>) -> Row {
+        let ready = state == ServerState::Ready;
+        Row {
+            id: id.into(),
+            state,
+            protocol: ready.then(|| "2025-11-25".into()),
+            tools: ready.then_some(3),
+            held: usize::from(ready),
+            error: error.map(String::from),
+        }
+    }
+
+    #[test]
+    fn the_table_has_a_row_per_server_and_judges_only_enabled_ones() {
+        let good = Report { rows: vec![row("fx", ServerState::Ready, None), row("off", ServerState::Disabled, None)] };
+        assert!(good.usable());
+        assert_eq!(
+            good.render(),
+            "SERVER  STATE     PROTOCOL    TOOLS  HELD  NEEDS AUTH  ERROR\n\
+             fx      ready     2025-11-25  3      1     no          -\n\
+             off     disabled  -           -      -     no          -\n\
+             \n1 enabled server(s), all usable\n"
+        );
+        let long = format!("spawn failed\n{}", "x".repeat(300));
+        let bad = Report { rows: vec![row("gh", ServerState::NeedsAuth, Some("authorize first")), row("dead", ServerState::Error, Some(&long))] };
+        assert!(!bad.usable());
+        let text = bad.render();
+        assert!(text.contains("gh      needsAuth  -         -      0     yes         authorize first\n"), "{text}");
+        assert!(text.contains("  spawn failed\n") && !text.contains("xxx"), "{text}");
+        assert!(text.ends_with("2 of 2 enabled server(s) not usable\n"), "{text}");
+        let cut = super::short(&"y".repeat(300));
+        assert_eq!(cut.chars().count(), super::ERROR_CHARS + 1);
+    }
+}
