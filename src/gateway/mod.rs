@@ -24,7 +24,9 @@ mod client_host;
 pub mod config;
 mod http;
 mod passthru;
+mod pins_cli;
 mod resources;
+mod review;
 mod rounds;
 mod seal;
 mod session;
@@ -48,6 +50,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 
 pub use http::{new_token, TOKEN_ENV};
+pub use pins_cli::pins;
 
 const DEFAULT_WARMUP: Duration = Duration::from_secs(5);
 
@@ -121,12 +124,16 @@ impl Gateway {
     pub fn start(cfg: GatewayConfig) -> Arc<Gateway> {
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let opts = CatalogOptions {
-            cache_dir: cfg.gateway.cache_dir.clone(),
+            // Never in memory only: pins must outlive the run to defend against a rug pull.
+            cache_dir: cfg.state_dir(),
             // Upstream questions go to the client of the call; `client_host` declines what it
             // cannot ask.
             host_asks: HostAsks { elicitation: true, sampling: true, roots: false },
             ..CatalogOptions::default()
         };
+        if opts.cache_dir.is_none() {
+            tracing::warn!("no cacheDir and no per-user state directory ($TOOLREG_STATE_DIR, $XDG_STATE_HOME, $HOME): approved tool definitions last only this run");
+        }
         let asker = Arc::new(client_host::Questions::default());
         let catalog = Catalog::with_hosts(opts, events_tx, asker.clone(), Arc::new(NoAuthHost));
         if !cfg.host.entries.is_empty() {
@@ -336,6 +343,23 @@ impl Gateway {
         replan.await.unwrap_or(l.plan_id.clone())
     }
 
+    /// Resyncs now (off the reactor) and tells every client when the listing's tools changed:
+    /// after a catalog event, and when a held tool was just approved and its call waits on it.
+    pub(crate) async fn relist(self: &Arc<Self>) {
+        let g = self.clone();
+        let changed = tokio::task::spawn_blocking(move || g.resync()).await.unwrap_or(false);
+        if changed {
+            let l = self.listing();
+            tracing::info!(tools = l.tools.len(), deferred = l.deferred, tokens = l.tokens, "tools/list changed");
+            self.list_changes.send_modify(|n| *n = n.wrapping_add(1));
+            for peer in self.peers() {
+                if let Err(e) = peer.notify_tool_list_changed().await {
+                    tracing::debug!("list_changed not delivered: {e}");
+                }
+            }
+        }
+    }
+
     pub(crate) fn add_peer(&self, peer: Peer<RoleServer>) {
         let mut peers = lock(&self.peers);
         peers.retain(|p| !p.is_transport_closed());
@@ -365,18 +389,7 @@ async fn follow_catalog(gw: std::sync::Weak<Gateway>, mut events: mpsc::Unbounde
         }
         // Before the resync: once it says warm, the shelf is as fresh as the listing.
         gw.resources.rebuild(&gw.catalog, &gw.peers()).await;
-        let g = gw.clone();
-        let changed = tokio::task::spawn_blocking(move || g.resync()).await.unwrap_or(false);
-        if changed {
-            let l = gw.listing();
-            tracing::info!(tools = l.tools.len(), deferred = l.deferred, tokens = l.tokens, "tools/list changed");
-            gw.list_changes.send_modify(|n| *n = n.wrapping_add(1));
-            for peer in gw.peers() {
-                if let Err(e) = peer.notify_tool_list_changed().await {
-                    tracing::debug!("list_changed not delivered: {e}");
-                }
-            }
-        }
+        gw.relist().await;
     }
 }
 
