@@ -49,7 +49,9 @@ start_gateway() {
 {"servers": [{"id": "fx", "name": "fx", "transport": {"type": "stdio", "command": "$fixture", "args": [${args%,}]}}],
  "gateway": {"defer": "never", "toolNames": "upstream"}}
 JSON
-  "$bin" mcp --config "$config" --http 127.0.0.1:0 --log-level warn 2>"$port_log" &
+  # Pins persist by default: each gateway starts from a state of its own, never the user's.
+  rm -rf "$work/state-$name"
+  TOOLREG_STATE_DIR="$work/state-$name" "$bin" mcp --config "$config" --http 127.0.0.1:0 --log-level warn 2>"$port_log" &
   gateways+=($!)
   url=""
   for _ in $(seq 100); do

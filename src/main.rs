@@ -67,6 +67,17 @@ enum Command {
         #[arg(long, conflicts_with = "http")]
         check: bool,
     },
+    /// Show the held tools of a `toolreg mcp` config (changed or new since approved) and what
+    /// changed, or approve them with --approve.
+    Pins {
+        /// The config `toolreg mcp` runs with.
+        #[arg(long)]
+        config: PathBuf,
+        /// SERVER (all its held tools) or SERVER/TOOL, repeatable: approve their current
+        /// definitions for good.
+        #[arg(long, num_args = 1..)]
+        approve: Vec<String>,
+    },
     /// Write protocol/*.schema.json from the protocol types, or check them with --check.
     Schema {
         #[arg(long, default_value = "protocol")]
@@ -100,6 +111,32 @@ fn main() -> ExitCode {
         Command::Mcp { config, http, log_file, log_level, check } => mcp(&config, http, check, log_file.as_deref(), log_level.as_deref()),
         Command::Plan { config, context_window, model, json } => plan(config, context_window, model, json),
         Command::Schema { dir, check } => schema(&dir, check),
+        Command::Pins { config, approve } => pins(&config, &approve),
+    }
+}
+
+#[allow(clippy::print_stdout)]
+fn pins(config: &std::path::Path, approve: &[String]) -> ExitCode {
+    let cfg = match toolreg::gateway::config::GatewayConfig::read(config) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("toolreg: {} is not a usable config: {e}", config.display());
+            return ExitCode::from(2);
+        }
+    };
+    let _log = LogControl::init(None, Some("warn"));
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime starts");
+    let done = runtime.block_on(toolreg::gateway::pins(cfg, approve));
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    match done {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("toolreg pins: {e}");
+            ExitCode::from(1)
+        }
     }
 }
 

@@ -171,12 +171,18 @@ pub fn sync(registry: &mut Registry, catalog: &Catalog, selected: Option<&[Strin
 /// The refusal for a call by wire name to an MCP tool that is held by its pin (and so not
 /// registered): the name it would get in `registry`, matched over every enabled server.
 pub fn held_refusal(registry: &Registry, catalog: &Catalog, wire: &str) -> Option<String> {
+    let (id, tool) = held_tool(registry, catalog, wire)?;
+    // It names the server's own tool: the model reads it shown.
+    catalog.held_refusal(&id, &tool).map(|t| crate::registry::hidden::visible(&t).into_owned())
+}
+
+/// (server id, the server's own tool name) of the held tool that `wire` would name.
+pub fn held_tool(registry: &Registry, catalog: &Catalog, wire: &str) -> Option<(String, String)> {
     for id in catalog.server_ids() {
         let Some(cfg) = catalog.config(&id).filter(|c| c.enabled) else { continue };
         for tool in catalog.held_tools(&id).unwrap_or_default() {
             if registry.mcp_wire_name(&cfg.id, &cfg.name, &tool) == wire {
-                // It names the server's own tool: the model reads it shown.
-                return catalog.held_refusal(&id, &tool).map(|t| crate::registry::hidden::visible(&t).into_owned());
+                return Some((id, tool));
             }
         }
     }

@@ -258,10 +258,13 @@ fn an_upstream_that_relists_a_gated_tool_as_read_only_gets_it_held_not_run_unask
         assert!(t.elapsed() < support::TIMEOUT, "the relaxed tool stayed listed");
         std::thread::sleep(Duration::from_millis(50));
     }
+    // The person is asked to review the change (and says no), never asked to run it.
+    c.answer = Box::new(|_| json!({"action": "decline"}));
     let r = c.call("mcp__fx__delete", json!({}));
     assert_eq!(r["isError"], true, "{r}");
     assert!(text(&r).contains("readOnlyHint annotation went from false to true") && text(&r).contains("not run"), "{r}");
-    assert_eq!(c.asked.len(), 1, "nothing more was asked: {:?}", c.asked);
+    assert_eq!(c.asked.len(), 2, "one review: {:?}", c.asked);
+    assert_eq!(c.asked[1]["params"]["requestedSchema"]["properties"]["approve"]["type"], "boolean", "{:?}", c.asked);
     assert_eq!(std::fs::read_to_string(&calls_file).unwrap(), "delete\n", "the held tool did not run");
 }
 

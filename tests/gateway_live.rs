@@ -92,7 +92,8 @@ fn an_invalid_file_keeps_the_last_good_config_and_says_why() {
 fn check(servers: &[Value]) -> (Option<i32>, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = write_config(dir.path(), &json!({"servers": servers}));
-    let out = Command::new(support::bin()).args(["mcp", "--config", &path, "--check"]).output().unwrap();
+    // Its own state directory: `--check` writes pins and lists where a run would.
+    let out = Command::new(support::bin()).args(["mcp", "--config", &path, "--check"]).env("TOOLREG_STATE_DIR", dir.path().join("state")).output().unwrap();
     eprintln!("{}", String::from_utf8_lossy(&out.stderr));
     (out.status.code(), String::from_utf8(out.stdout).unwrap())
 }

@@ -348,6 +348,17 @@ impl Catalog {
         }
     }
 
+    /// Approves the server's held tools that its pins file in `cacheDir` approves (written by
+    /// another process since it was read); returns whether any was.
+    pub fn adopt_disk_approvals(&self, server_id: &str) -> bool {
+        self.server(server_id).is_ok_and(|s| s.adopt_disk_approvals())
+    }
+
+    /// Writes the server's pins to `cacheDir` now and waits for it (`toolreg pins --approve`).
+    pub fn store_pins(&self, server_id: &str) -> Result<(), CatalogError> {
+        self.server(server_id)?.store_pins().map_err(|e| CatalogError::Mcp(format!("cannot write the pins of {server_id}: {e}")))
+    }
+
     /// Why a call to `tool` must not run now (held by its pin), for the model; `None` if it may.
     pub fn held_refusal(&self, server_id: &str, tool: &str) -> Option<String> {
         self.server(server_id).ok()?.refusal(tool)

@@ -268,6 +268,12 @@ impl Pins {
         }
     }
 
+    /// Whether these pins hold `t` approved as it is now: never for pins without a baseline
+    /// (an absent file approves nothing when read to adopt what another process approved).
+    pub fn approves(&self, t: &McpTool, rules: &Rules) -> bool {
+        self.baseline && self.state(t, rules) == PinState::Approved
+    }
+
     /// The approved definition of `name`, if any (`ask` decisions also consult its hints).
     pub fn approved_tool(&self, name: &str) -> Option<&McpTool> {
         self.approved.get(name).map(|a| &a.tool)

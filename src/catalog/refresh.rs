@@ -293,6 +293,40 @@ impl Server {
         Ok(())
     }
 
+    /// Approves the held tools whose current definitions the pins on disk approve: what
+    /// `toolreg pins --approve` (another process) wrote. Only approvals are taken from the
+    /// file, never its absence or its other records, so nothing approved here is lost.
+    /// Returns whether anything was approved.
+    pub fn adopt_disk_approvals(self: &Arc<Self>) -> bool {
+        let Some(dir) = self.shared.opts.cache_dir.clone() else { return false };
+        let disk = pins::load(&dir, &self.id);
+        let rules = self.rules();
+        let mut d = lock(&self.data);
+        let tools = d.tools.clone().unwrap_or_default();
+        let Some(held) = d.held.clone() else { return false };
+        let adopt: Vec<String> = tools.iter().filter(|t| held.contains(&t.name) && disk.approves(t, &rules)).map(|t| t.name.clone()).collect();
+        let Some(pins) = d.pins.as_mut() else { return false };
+        if adopt.is_empty() || pins.approve(&tools, &adopt, &BTreeMap::new()).is_err() {
+            return false;
+        }
+        tracing::info!(server = %self.id, tools = ?adopt, "approved on disk by another process");
+        self.reevaluate(&mut d);
+        self.publish(&mut d, false);
+        drop(d);
+        // The file then holds both processes' approvals.
+        self.persist_pins();
+        true
+    }
+
+    /// Writes the pins now, on this thread (a command that exits next cannot leave it to a
+    /// background task).
+    pub fn store_pins(&self) -> std::io::Result<()> {
+        let Some(dir) = &self.shared.opts.cache_dir else { return Ok(()) };
+        let _guard = lock(&self.persist_lock);
+        let Some(pins) = self.pins() else { return Ok(()) };
+        pins::store(dir, &self.id, &pins)
+    }
+
     /// Why a call to `tool` must not run now (its current definition is not approved).
     pub fn refusal(&self, tool: &str) -> Option<String> {
         let rules = self.rules();

@@ -18,6 +18,9 @@ pub struct GatewayConfig {
     pub host: HostConfig,
     pub servers: Vec<ServerConfig>,
     pub gateway: Gateway,
+    /// The file this was read from (absolute), for the commands the gateway tells a user to
+    /// run (`toolreg pins --config <path> --approve ...`); `None` when parsed from text.
+    pub path: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -71,13 +74,21 @@ impl GatewayConfig {
     pub fn parse(text: &str) -> Result<GatewayConfig, String> {
         let host: HostConfig = serde_json::from_str(text).map_err(|e| masked(&e))?;
         let added: Added = serde_json::from_str(text).map_err(|e| masked(&e))?;
-        let cfg = GatewayConfig { host, servers: added.servers, gateway: added.gateway };
+        let cfg = GatewayConfig { host, servers: added.servers, gateway: added.gateway, path: None };
         let mut seen = std::collections::BTreeSet::new();
         for s in &cfg.servers {
             if s.id.is_empty() || !seen.insert(s.id.as_str()) {
                 return Err(format!("server ids must be unique and non-empty: {:?}", s.id));
             }
         }
+        Ok(cfg)
+    }
+
+    /// The config in the file at `path`, which it remembers (absolute, so that a command naming
+    /// it works from any directory).
+    pub fn read(path: &std::path::Path) -> Result<GatewayConfig, String> {
+        let mut cfg = std::fs::read_to_string(path).map_err(|e| e.to_string()).and_then(|t| GatewayConfig::parse(&t))?;
+        cfg.path = Some(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()));
         Ok(cfg)
     }
 

@@ -25,8 +25,10 @@ mod client_host;
 pub mod config;
 mod http;
 mod passthru;
+mod pins_cli;
 mod reload;
 mod resources;
+mod review;
 mod rounds;
 mod seal;
 mod session;
@@ -50,6 +52,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 
 pub use http::{new_token, TOKEN_ENV};
+pub use pins_cli::pins;
 pub use reload::ConfigFile;
 
 const DEFAULT_WARMUP: Duration = Duration::from_secs(5);
@@ -130,6 +133,9 @@ impl Gateway {
             host_asks: HostAsks { elicitation: true, sampling: true, roots: false },
             ..catalog_options(&cfg)
         };
+        if opts.cache_dir.is_none() {
+            tracing::warn!("no cacheDir and no per-user state directory ($TOOLREG_STATE_DIR, $XDG_STATE_HOME, $HOME): approved tool definitions last only this run");
+        }
         let asker = Arc::new(client_host::Questions::default());
         let catalog = Catalog::with_hosts(opts, events_tx, asker.clone(), Arc::new(NoAuthHost));
         if !cfg.host.entries.is_empty() {
@@ -361,6 +367,23 @@ impl Gateway {
         replan.await.unwrap_or(l.plan_id.clone())
     }
 
+    /// Resyncs now (off the reactor) and tells every client when the listing's tools changed:
+    /// after a catalog event, and when a held tool was just approved and its call waits on it.
+    pub(crate) async fn relist(self: &Arc<Self>) {
+        let g = self.clone();
+        let changed = tokio::task::spawn_blocking(move || g.resync()).await.unwrap_or(false);
+        if changed {
+            let l = self.listing();
+            tracing::info!(tools = l.tools.len(), deferred = l.deferred, tokens = l.tokens, "tools/list changed");
+            self.list_changes.send_modify(|n| *n = n.wrapping_add(1));
+            for peer in self.peers() {
+                if let Err(e) = peer.notify_tool_list_changed().await {
+                    tracing::debug!("list_changed not delivered: {e}");
+                }
+            }
+        }
+    }
+
     pub(crate) fn add_peer(&self, peer: Peer<RoleServer>) {
         let mut peers = lock(&self.peers);
         peers.retain(|p| !p.is_transport_closed());
@@ -398,24 +421,14 @@ impl Gateway {
     async fn sync_and_announce(self: &Arc<Self>) {
         // Before the resync: once it says warm, the shelf is as fresh as the listing.
         self.resources.rebuild(&self.catalog, &self.peers()).await;
-        let g = self.clone();
-        let changed = tokio::task::spawn_blocking(move || g.resync()).await.unwrap_or(false);
-        if changed {
-            let l = self.listing();
-            tracing::info!(tools = l.tools.len(), deferred = l.deferred, tokens = l.tokens, "tools/list changed");
-            self.list_changes.send_modify(|n| *n = n.wrapping_add(1));
-            for peer in self.peers() {
-                if let Err(e) = peer.notify_tool_list_changed().await {
-                    tracing::debug!("list_changed not delivered: {e}");
-                }
-            }
-        }
+        self.relist().await;
     }
 }
 
-/// The catalog's options for a config: what `toolreg mcp` and `--check` share.
+/// The catalog's options for a config: what `toolreg mcp` and `--check` share. Never in
+/// memory only: pins must outlive the run to defend against a rug pull.
 pub(crate) fn catalog_options(cfg: &GatewayConfig) -> CatalogOptions {
-    CatalogOptions { cache_dir: cfg.gateway.cache_dir.clone(), ..CatalogOptions::default() }
+    CatalogOptions { cache_dir: cfg.state_dir(), ..CatalogOptions::default() }
 }
 
 /// How `toolreg mcp` is reached.

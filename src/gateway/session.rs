@@ -7,6 +7,7 @@
 //! a change is announced at once, and what a client sees depends on the gateway's config.
 
 use super::client_host::{ApprovalRound, Asking, ClientHost};
+use super::review::{self, Review};
 use super::{passthru, rounds, Gateway};
 use crate::approval::Decision;
 use crate::invoke::{Call, Executor, HostAbilities, InvokeError, Invoked, Settings};
@@ -174,7 +175,31 @@ impl ServerHandler for Session {
         super::resources::complete(&self.gw, request).await
     }
 
+    /// A held tool the user approves when asked (`review`) runs in the same call, once the
+    /// listing has it.
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        match self.call_once(request.clone(), &context).await? {
+            Step::Done(r) => Ok(r),
+            Step::Approved => {
+                self.gw.relist().await;
+                match self.call_once(request, &context).await? {
+                    Step::Done(r) => Ok(r),
+                    Step::Approved => Err(ErrorData::internal_error("the approved tool is still held", None)),
+                }
+            }
+        }
+    }
+}
+
+/// How one attempt at a call ended.
+enum Step {
+    Done(CallToolResponse),
+    /// It was a held tool, and the user just approved it: call again.
+    Approved,
+}
+
+impl Session {
+    async fn call_once(&self, request: CallToolRequestParams, context: &RequestContext<RoleServer>) -> Result<Step, ErrorData> {
         let gw = &self.gw;
         // A client that calls before it lists (it knew the names) waits for the warm-up too.
         let listing = gw.listing_when_warm().await;
@@ -237,12 +262,20 @@ impl ServerHandler for Session {
         let outcome = crate::route::call(&exec, &mcp, &registry, &gw.plans, None, call).await;
         // The call stopped at its approval: the question goes back as this round's result.
         if let Some(asked) = round.as_ref().and_then(|r| super::lock(&r.asked).take()) {
-            return rounds::ask(gw, &host, &name, &asked, approval_timeout).map(Into::into);
+            return rounds::ask(gw, &host, &name, &asked, approval_timeout).map(|r| Step::Done(r.into()));
         }
+        let done = |r: CallToolResult| Ok(Step::Done(r.into()));
         match outcome {
-            Ok(done) => Ok(to_result(done).into()),
-            Err(InvokeError::UnknownTool(_)) => match crate::sync::held_refusal(&registry, &gw.catalog, &name) {
-                Some(refusal) => Ok(to_result(Invoked::error(refusal)).into()),
+            Ok(done_) => done(to_result(done_)),
+            Err(InvokeError::UnknownTool(_)) => match crate::sync::held_tool(&registry, &gw.catalog, &name) {
+                Some((server_id, tool)) => {
+                    // Asked by a request of ours: a 2026-07-28 client takes none.
+                    let ask = (elicits && !stateless).then_some(&context.peer);
+                    match review::review(gw, ask, &server_id, &tool).await {
+                        Review::Approved => Ok(Step::Approved),
+                        Review::Refused(text) => done(to_result(Invoked::error(text))),
+                    }
+                }
                 None => Err(ErrorData::invalid_params(format!("no tool is named {name:?}; tools/list has them"), Some(json!({"name": name})))),
             },
             Err(InvokeError::Cancelled) => Err(ErrorData::internal_error("the call was cancelled", None)),
@@ -252,7 +285,7 @@ impl ServerHandler for Session {
                     Some((digest, Decision::Approve)) => Some(digest.clone()),
                     _ => None,
                 });
-                passthru::ask(gw, &name, asked, approved.as_deref())
+                passthru::ask(gw, &name, asked, approved.as_deref()).map(|r| Step::Done(r.into()))
             }
             Err(InvokeError::Rpc { code, message, data }) => Err(ErrorData::new(ErrorCode(code), message, data)),
             Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),

@@ -24,8 +24,10 @@ inspector=(env PATH="$(dirname "$node"):$PATH" "$node" tests/inspector/node_modu
 bin="${TOOLREG_BIN:-$PWD/target/release/toolreg}"
 servers="$PWD/tests/reference-servers/node_modules/@modelcontextprotocol"
 config="$work/gateway.json"
+# Pins and lists persist by default (per user): this run keeps its own, starting afresh.
+rm -rf "$work/state"
 cat >"$config" <<JSON
-{"model": "gpt-4o", "contextWindow": 8000, "gateway": {"deferServers": {"everything": "never", "memory": "always"}}, "servers": [
+{"model": "gpt-4o", "contextWindow": 8000, "gateway": {"cacheDir": "$PWD/$work/state", "deferServers": {"everything": "never", "memory": "always"}}, "servers": [
   {"id": "everything", "name": "Everything", "transport": {"type": "stdio", "command": "node", "args": ["$servers/server-everything/dist/index.js", "stdio"]}},
   {"id": "memory", "name": "Memory", "transport": {"type": "stdio", "command": "node", "args": ["$servers/server-memory/dist/index.js"], "env": {"MEMORY_FILE_PATH": "$PWD/$work/memory.jsonl"}}}
 ]}

@@ -24,6 +24,8 @@ pub fn fixture(id: &str, args: &[&str]) -> Value {
 
 pub struct McpClient {
     pub child: Child,
+    /// The gateway's `$TOOLREG_STATE_DIR` unless the test set one; removed when dropped.
+    _state: tempfile::TempDir,
     stdin: Option<ChildStdin>,
     rx: Receiver<Option<Value>>,
     pub stderr: Receiver<String>,
@@ -48,6 +50,10 @@ pub fn spawn(config_path: &str, extra: &[&str], env: &[(&str, &str)]) -> McpClie
     let mut cmd = Command::new(bin());
     cmd.args(["mcp", "--config", config_path]).args(extra).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd.env("TOOLREG_LOG", std::env::var("TOOLREG_TEST_LOG").unwrap_or_else(|_| "info".into()));
+    // Pins and lists persist by default (in a per-user directory): each gateway gets its own,
+    // unless the test chooses one (`env`), so tests share no state and never write in $HOME.
+    let state = tempfile::tempdir().expect("a state directory");
+    cmd.env("TOOLREG_STATE_DIR", state.path());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -73,6 +79,7 @@ pub fn spawn(config_path: &str, extra: &[&str], env: &[(&str, &str)]) -> McpClie
         }
     });
     McpClient {
+        _state: state,
         stdin: child.stdin.take(),
         child,
         rx,
