@@ -1,5 +1,6 @@
 //! The `toolreg` command: `serve` (the sidecar), `plan` (a host config's plan as a table),
-//! `schema` (write or check `protocol/*.schema.json`), `mcp` (the registry as an MCP server).
+//! `schema` (write or check `protocol/*.schema.json`), `mcp` (the registry as an MCP server),
+//! `auth` (an upstream server's OAuth for `mcp`, from a terminal).
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -63,6 +64,15 @@ enum Command {
         #[arg(long)]
         log_level: Option<String>,
     },
+    /// Authorize `toolreg mcp` at one OAuth server of the config from this terminal (for an MCP
+    /// client that cannot show the authorization page): opens the browser, saves the tokens.
+    Auth {
+        /// The config `toolreg mcp --config` reads.
+        #[arg(long)]
+        config: PathBuf,
+        /// The server's id (or name) in the config.
+        server: String,
+    },
     /// Write protocol/*.schema.json from the protocol types, or check them with --check.
     Schema {
         #[arg(long, default_value = "protocol")]
@@ -94,19 +104,54 @@ fn main() -> ExitCode {
             ExitCode::from(code as u8)
         }
         Command::Mcp { config, http, log_file, log_level } => mcp(&config, http, log_file.as_deref(), log_level.as_deref()),
+        Command::Auth { config, server } => auth(&config, &server),
         Command::Plan { config, context_window, model, json } => plan(config, context_window, model, json),
         Command::Schema { dir, check } => schema(&dir, check),
     }
 }
 
-fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, log_file: Option<&std::path::Path>, log_level: Option<&str>) -> ExitCode {
-    use toolreg::gateway::{self, config::GatewayConfig, Listen};
-    let cfg = match std::fs::read_to_string(config).map_err(|e| e.to_string()).and_then(|t| GatewayConfig::parse(&t)) {
-        Ok(c) => c,
+/// The gateway's config file, read and checked; the error already said on stderr.
+fn gateway_config(config: &std::path::Path) -> Result<toolreg::gateway::config::GatewayConfig, ExitCode> {
+    match std::fs::read_to_string(config).map_err(|e| e.to_string()).and_then(|t| toolreg::gateway::config::GatewayConfig::parse(&t)) {
+        Ok(mut c) => {
+            c.path = Some(std::path::absolute(config).unwrap_or_else(|_| config.to_path_buf()));
+            Ok(c)
+        }
         Err(e) => {
             eprintln!("toolreg: {} is not a usable config: {e}", config.display());
-            return ExitCode::from(2);
+            Err(ExitCode::from(2))
         }
+    }
+}
+
+fn auth(config: &std::path::Path, server: &str) -> ExitCode {
+    let cfg = match gateway_config(config) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    // Only warnings: the flow's own messages go to stderr as lines for the person.
+    let log = LogControl::init(None, Some("warn"));
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime starts");
+    let outcome = runtime.block_on(toolreg::gateway::authorize_from_terminal(&cfg, server));
+    log.flush();
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    match outcome {
+        Ok(line) => {
+            eprintln!("toolreg auth: {line}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("toolreg auth: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, log_file: Option<&std::path::Path>, log_level: Option<&str>) -> ExitCode {
+    use toolreg::gateway::{self, Listen};
+    let cfg = match gateway_config(config) {
+        Ok(c) => c,
+        Err(code) => return code,
     };
     let listen = match http {
         None => Listen::Stdio,

@@ -18,6 +18,8 @@ pub struct GatewayConfig {
     pub host: HostConfig,
     pub servers: Vec<ServerConfig>,
     pub gateway: Gateway,
+    /// The file it was read from, for messages that name it (`toolreg auth --config ...`).
+    pub path: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -71,7 +73,7 @@ impl GatewayConfig {
     pub fn parse(text: &str) -> Result<GatewayConfig, String> {
         let host: HostConfig = serde_json::from_str(text).map_err(|e| e.to_string())?;
         let added: Added = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        let cfg = GatewayConfig { host, servers: added.servers, gateway: added.gateway };
+        let cfg = GatewayConfig { host, servers: added.servers, gateway: added.gateway, path: None };
         let mut seen = std::collections::BTreeSet::new();
         for s in &cfg.servers {
             if s.id.is_empty() || !seen.insert(s.id.as_str()) {

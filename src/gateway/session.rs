@@ -241,7 +241,7 @@ impl ServerHandler for Session {
         }
         match outcome {
             Ok(done) => Ok(to_result(done).into()),
-            Err(InvokeError::UnknownTool(_)) => match crate::sync::held_refusal(&registry, &gw.catalog, &name) {
+            Err(InvokeError::UnknownTool(_)) => match crate::sync::held_refusal(&registry, &gw.catalog, &name).or_else(|| super::auth_host::refusal(&gw.catalog, &name)) {
                 Some(refusal) => Ok(to_result(Invoked::error(refusal)).into()),
                 None => Err(ErrorData::invalid_params(format!("no tool is named {name:?}; tools/list has them"), Some(json!({"name": name})))),
             },
