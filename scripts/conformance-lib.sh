@@ -56,14 +56,15 @@ conformance_scenarios() {
 }
 
 # conformance_expected MODE SPEC [FILE]: the scenarios FILE lists under `MODE SPEC:`, one a line.
-# The file is read strictly (`client SPEC:` / `server SPEC:` keys, each at most once, with `[]` or
+# MODE is the run's key: `client`, `server`, or `gateway` (client scenarios with `toolreg mcp` as
+# the client, scripts/conformance.sh). The file is read strictly (`client SPEC:` / `server SPEC:` / `gateway SPEC:` keys, each at most once, with `[]` or
 # `  - name` items, each item right below a comment that gives the reason and the issue that fixes
 # it); anything else is an error, so a typo cannot silently list nothing.
 conformance_expected() {
   awk -v want="$1 $2" '
     /^[[:space:]]*$/ { prev = ""; next }
     /^[[:space:]]*#/ { prev = $0; next }
-    /^(client|server) [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]:[[:space:]]*(\[\])?[[:space:]]*$/ {
+    /^(client|server|gateway) [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]:[[:space:]]*(\[\])?[[:space:]]*$/ {
       key = $1 " " $2; sub(":", "", key); prev = ""
       if (key in seen) { printf "%s:%d: %s appears twice\n", FILENAME, NR, key > "/dev/stderr"; bad = 1 }
       seen[key] = 1; next
@@ -112,6 +113,8 @@ conformance_judge() {
   esac
 }
 
+# $CONFORMANCE_KEY, when set, names the run in expected-failures.yml and in the log file names
+# instead of MODE (a second client run, with another client: `gateway`).
 # conformance_run MODE LABEL COMMAND... -- [SCENARIO...]: for each version of CONFORMANCE_SPECS,
 # runs each scenario (default: all the suite lists for MODE at that version; named ones run at the
 # versions that list them) one at a time as `COMMAND --spec-version V --scenario S -o DIR`, judges
@@ -150,18 +153,18 @@ conformance_run_spec() {
   else
     scenarios=("${known[@]}")
   fi
-  local bad=0 listed_text
-  listed_text="$(conformance_expected "$mode" "$spec")" || bad=1
+  local bad=0 listed_text key="${CONFORMANCE_KEY:-$mode}"
+  listed_text="$(conformance_expected "$key" "$spec")" || bad=1
   [ -n "$listed_text" ] && mapfile -t listed <<<"$listed_text"
   # A listed name the suite does not know would never run, so never be found stale.
   for x in "${listed[@]}"; do
-    [[ " ${known[*]} " == *" $x "* ]] || { echo "  FAIL  $conformance_failures_file lists $x under $mode $spec, not a $spec $mode scenario of the suite"; bad=1; }
+    [[ " ${known[*]} " == *" $x "* ]] || { echo "  FAIL  $conformance_failures_file lists $x under $key $spec, not a $spec $mode scenario of the suite"; bad=1; }
   done
-  local results="$conformance_work/$mode-$spec-results"
+  local results="$conformance_work/$key-$spec-results"
   rm -rf "$results"
   local s log rc verdict start p t checks_passed=0 checks_total=0 ok=0 xfail=0 fail=0 t0=$SECONDS
   for s in "${scenarios[@]}"; do
-    log="$conformance_work/$mode-$spec-$(echo "$s" | tr / _).log"
+    log="$conformance_work/$key-$spec-$(echo "$s" | tr / _).log"
     rc=0 start=$SECONDS
     timeout -k 10 "$CONFORMANCE_SCENARIO_TIMEOUT" "${cmd[@]}" --spec-version "$spec" --scenario "$s" -o "$results" >"$log" 2>&1 || rc=$?
     (( rc == 124 || rc == 137 )) && echo "killed after ${CONFORMANCE_SCENARIO_TIMEOUT} s (CONFORMANCE_SCENARIO_TIMEOUT)" >>"$log"
@@ -223,10 +226,11 @@ conformance_selftest() {
       echo "conformance self-test: $1: accepted"; fails=$((fails + 1))
     fi
   }
-  local file='client 2025-11-25: []\nserver 2025-11-25:\n  # why; issue 24 fixes it\n  - resources-list\nserver 2026-07-28:\n  # why; issue 23 fixes it\n  - caching\n'
+  local file='client 2025-11-25: []\nserver 2025-11-25:\n  # why; issue 24 fixes it\n  - resources-list\nserver 2026-07-28:\n  # why; issue 23 fixes it\n  - caching\ngateway 2025-11-25:\n  # why; issue 24 fixes it\n  - auth/basic-cimd\n'
   format "a listed scenario" read server 2025-11-25 resources-list "$file"
   format "another version's entry" read server 2026-07-28 caching "$file"
   format "an empty section" read client 2025-11-25 "" "$file"
+  format "the gateway's own section" read gateway 2025-11-25 auth/basic-cimd "$file"
   format "a section not in the file" read client 2026-07-28 "" "$file"
   format "an entry without its reason" refused server 2025-11-25 "" 'server 2025-11-25:\n  - resources-list\n'
   format "a malformed item" refused server 2025-11-25 "" 'server 2025-11-25:\n  # issue 24\n  -resources-list\n'

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite (client mode) against toolreg's MCP client: for each
+# Runs the official MCP conformance suite (client mode) against toolreg's MCP client, twice: for each
 # scenario the suite starts a test server and runs conformance/adapter.py, a headless host that
 # drives `target/release/toolreg serve` at it. Every client scenario the suite lists for each spec
 # version we are judged at (2025-11-25 and 2026-07-28; CONFORMANCE_SPECS picks one) runs, one at a
-# time (sse-retry measures reconnect timing). Prints each
+# time (sse-retry measures reconnect timing). Then its auth/* scenarios again with `toolreg mcp`
+# as the client (conformance/gateway_adapter.py, below). Prints each
 # scenario's verdict and a total; fails on a scenario that does not pass and that
 # conformance/expected-failures.yml does not list, on a listed one that passes (stale), and on one
 # that prints no result (scripts/conformance-lib.sh judges).
@@ -18,4 +19,18 @@ conformance_selftest
 conformance_setup
 echo "conformance: suite $conformance_version, node $("$node" --version), spec versions $CONFORMANCE_SPECS"
 export TOOLREG_BIN="${TOOLREG_BIN:-$PWD/target/release/toolreg}"
-conformance_run client conformance "$node" "$suite" client --command "python3 conformance/adapter.py" -- "$@"
+rc=0
+conformance_run client conformance "$node" "$suite" client --command "python3 conformance/adapter.py" -- "$@" || rc=1
+
+# The same suite's client auth scenarios (auth/*) with `toolreg mcp` as the MCP client (issue 24):
+# conformance/gateway_adapter.py drives the gateway through the MCP Python SDK and opens the
+# authorization page the gateway sends it as a URL elicitation. Listed under `gateway SPEC:` in
+# conformance/expected-failures.yml. Named scenarios outside auth/* run on the sidecar only.
+mapfile -t auth_scenarios < <(for spec in $CONFORMANCE_SPECS; do conformance_scenarios client "$spec"; done | grep '^auth/' | sort -u)
+if (( $# > 0 )); then
+  mapfile -t auth_scenarios < <(printf '%s\n' "$@" | grep '^auth/' || true)
+fi
+if (( ${#auth_scenarios[@]} > 0 )); then
+  CONFORMANCE_KEY=gateway conformance_run client "conformance (toolreg mcp)" "$node" "$suite" client --command "python3 conformance/gateway_adapter.py" -- "${auth_scenarios[@]}" || rc=1
+fi
+exit "$rc"

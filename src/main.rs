@@ -1,5 +1,6 @@
 //! The `toolreg` command: `serve` (the sidecar), `plan` (a host config's plan as a table),
-//! `schema` (write or check `protocol/*.schema.json`), `mcp` (the registry as an MCP server).
+//! `schema` (write or check `protocol/*.schema.json`), `mcp` (the registry as an MCP server),
+//! `auth` (an upstream server's OAuth for `mcp`, from a terminal).
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -78,6 +79,15 @@ enum Command {
         #[arg(long, num_args = 1..)]
         approve: Vec<String>,
     },
+    /// Authorize `toolreg mcp` at one OAuth server of the config from this terminal (for an MCP
+    /// client that cannot show the authorization page): opens the browser, saves the tokens.
+    Auth {
+        /// The config `toolreg mcp --config` reads.
+        #[arg(long)]
+        config: PathBuf,
+        /// The server's id (or name) in the config.
+        server: String,
+    },
     /// Write protocol/*.schema.json from the protocol types, or check them with --check.
     Schema {
         #[arg(long, default_value = "protocol")]
@@ -109,20 +119,49 @@ fn main() -> ExitCode {
             ExitCode::from(code as u8)
         }
         Command::Mcp { config, http, log_file, log_level, check } => mcp(&config, http, check, log_file.as_deref(), log_level.as_deref()),
+        Command::Auth { config, server } => auth(&config, &server),
         Command::Plan { config, context_window, model, json } => plan(config, context_window, model, json),
         Command::Schema { dir, check } => schema(&dir, check),
         Command::Pins { config, approve } => pins(&config, &approve),
     }
 }
 
+/// The gateway's config file, read and checked; the error already said on stderr.
+fn gateway_config(config: &std::path::Path) -> Result<toolreg::gateway::config::GatewayConfig, ExitCode> {
+    toolreg::gateway::config::GatewayConfig::read(config).map_err(|e| {
+        eprintln!("toolreg: {} is not a usable config: {e}", config.display());
+        ExitCode::from(2)
+    })
+}
+
+fn auth(config: &std::path::Path, server: &str) -> ExitCode {
+    let cfg = match gateway_config(config) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    // Only warnings: the flow's own messages go to stderr as lines for the person.
+    let log = LogControl::init(None, Some("warn"));
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime starts");
+    let outcome = runtime.block_on(toolreg::gateway::authorize_from_terminal(&cfg, server));
+    log.flush();
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    match outcome {
+        Ok(line) => {
+            eprintln!("toolreg auth: {line}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("toolreg auth: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 #[allow(clippy::print_stdout)]
 fn pins(config: &std::path::Path, approve: &[String]) -> ExitCode {
-    let cfg = match toolreg::gateway::config::GatewayConfig::read(config) {
+    let cfg = match gateway_config(config) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("toolreg: {} is not a usable config: {e}", config.display());
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let _log = LogControl::init(None, Some("warn"));
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime starts");

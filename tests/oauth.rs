@@ -8,48 +8,10 @@ mod support;
 
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
-use support::{HttpFixture, Sidecar, TIMEOUT};
-
-/// The fixture's `--oauth` mode over Streamable HTTP, with its event log.
-struct OAuthFixture {
-    http: HttpFixture,
-    log: PathBuf,
-}
-
-impl OAuthFixture {
-    fn start(dir: &Path, extra: &[&str]) -> OAuthFixture {
-        let log = dir.join("oauth.log");
-        let mut args = vec!["--tools", "1", "--oauth", "--oauth-log", log.to_str().unwrap()];
-        args.extend(extra);
-        OAuthFixture { http: HttpFixture::start(dir, &args), log }
-    }
-
-    /// The authorization server's events so far (`register`, `authorize scope=...`, ...).
-    fn events(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.log).unwrap_or_default().lines().map(str::to_owned).collect()
-    }
-}
-
-/// One HTTP/1.1 GET on loopback: (status, Location header).
-fn get(url: &str) -> (u16, Option<String>) {
-    let rest = url.strip_prefix("http://").expect("an http URL");
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let mut stream = std::net::TcpStream::connect(authority).unwrap();
-    stream.set_read_timeout(Some(TIMEOUT)).unwrap();
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n").unwrap();
-    let mut text = String::new();
-    stream.read_to_string(&mut text).unwrap();
-    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let location = text
-        .lines()
-        .take_while(|l| !l.is_empty())
-        .find_map(|l| l.strip_prefix("location: ").or_else(|| l.strip_prefix("Location: ")))
-        .map(str::to_owned);
-    (status, location)
-}
+use support::oauth::{get, OAuthFixture};
+use support::{Sidecar, TIMEOUT};
 
 /// The host: answers reverse requests, records what it was asked.
 struct Host {
@@ -147,12 +109,6 @@ impl Host {
     }
 }
 
-fn assert_no_token(what: &str, text: &str) {
-    for needle in ["access-", "refresh-", "code-", "S3CRET"] {
-        assert!(!text.contains(needle), "{what} contains {needle:?}");
-    }
-}
-
 #[test]
 fn authorizes_through_the_host_keeps_tokens_in_its_secrets_and_reuses_them() {
     let dir = tempfile::tempdir().unwrap();
@@ -176,7 +132,7 @@ fn authorizes_through_the_host_keeps_tokens_in_its_secrets_and_reuses_them() {
     assert_eq!(r["isError"], false, "{r}");
     let secrets = h.secrets.clone();
     drop(h);
-    assert_no_token("the log", &std::fs::read_to_string(&log).unwrap());
+    support::oauth::assert_no_token("the log", &std::fs::read_to_string(&log).unwrap());
 
     // A new process with the same keychain: no new authorization, the saved token is used.
     let before = fx.events().len();
@@ -278,6 +234,6 @@ fn a_pre_registered_client_is_used_and_its_secret_never_printed() {
     assert!(!fx.events().iter().any(|e| e == "register"), "no dynamic registration: {:?}", fx.events());
     let status = h.ok("catalog/status", json!({}));
     drop(h);
-    assert_no_token("the log", &std::fs::read_to_string(&log).unwrap());
-    assert_no_token("the status", &status.to_string());
+    support::oauth::assert_no_token("the log", &std::fs::read_to_string(&log).unwrap());
+    support::oauth::assert_no_token("the status", &status.to_string());
 }

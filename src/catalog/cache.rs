@@ -132,9 +132,25 @@ pub fn remove(dir: &Path, server_id: &str) -> std::io::Result<()> {
 /// old file or the new one. Also used for the pins (`pins.rs`).
 pub fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
+    write_new(path, bytes, &mut std::fs::OpenOptions::new())
+}
+
+/// `write_atomic` for a secret: the file is the owner's alone (0600) from its creation, never
+/// readable by others for a moment; `dir` must exist (the caller chooses its mode).
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut opts = std::fs::OpenOptions::new();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    write_new(path, bytes, &mut opts)
+}
+
+fn write_new(path: &Path, bytes: &[u8], opts: &mut std::fs::OpenOptions) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
+    // A leftover of a crashed run would keep its old mode: `mode` applies only on creation.
+    let _ = std::fs::remove_file(&tmp);
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = opts.write(true).create(true).truncate(true).open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)?;

@@ -182,7 +182,7 @@ impl ClientHost {
 }
 
 /// Whether the client speaks 2026-07-28 or later, and so takes no requests from a server.
-fn stateless(peer: &Peer<RoleServer>) -> bool {
+pub(super) fn stateless(peer: &Peer<RoleServer>) -> bool {
     peer.peer_info().is_some_and(|i| !i.protocol_version.has_initialize())
 }
 

@@ -19,7 +19,8 @@ pub struct GatewayConfig {
     pub servers: Vec<ServerConfig>,
     pub gateway: Gateway,
     /// The file this was read from (absolute), for the commands the gateway tells a user to
-    /// run (`toolreg pins --config <path> --approve ...`); `None` when parsed from text.
+    /// run (`toolreg pins --config <path> --approve ...`, `toolreg auth --config ...`); `None`
+    /// when parsed from text.
     pub path: Option<PathBuf>,
 }
 

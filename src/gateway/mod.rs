@@ -20,6 +20,7 @@
 //!   trusts the client; otherwise it is refused with a readable `isError` result.
 //! - stdout is the MCP stream (stdio mode); logs go to stderr or a file.
 
+mod auth_host;
 pub mod check;
 mod client_host;
 pub mod config;
@@ -33,9 +34,11 @@ mod rounds;
 mod seal;
 mod session;
 mod shelf;
+mod terminal_auth;
+mod token_file;
 
 use crate::approval::Approvals;
-use crate::catalog::{Catalog, CatalogEvent, CatalogOptions, HostAsks, NoAuthHost, ServerState};
+use crate::catalog::{Catalog, CatalogEvent, CatalogOptions, HostAsks, ServerState};
 use crate::exposition::meta_defs;
 use crate::exposition::plans::PlanStore;
 use crate::exposition::{self, PlanInput};
@@ -54,6 +57,7 @@ use tokio::sync::{mpsc, watch};
 pub use http::{new_token, TOKEN_ENV};
 pub use pins_cli::pins;
 pub use reload::ConfigFile;
+pub use terminal_auth::authorize_from_terminal;
 
 const DEFAULT_WARMUP: Duration = Duration::from_secs(5);
 
@@ -137,7 +141,12 @@ impl Gateway {
             tracing::warn!("no cacheDir and no per-user state directory ($TOOLREG_STATE_DIR, $XDG_STATE_HOME, $HOME): approved tool definitions last only this run");
         }
         let asker = Arc::new(client_host::Questions::default());
-        let catalog = Catalog::with_hosts(opts, events_tx, asker.clone(), Arc::new(NoAuthHost));
+        // Upstream OAuth: the page through a client's URL elicitation, tokens in owner-only
+        // files under the state directory (`auth_host`).
+        let files = cfg.state_dir().map(|d| token_file::TokenFiles::new(&d));
+        let config_path = cfg.path.as_ref().map_or_else(|| "FILE".to_owned(), |p| p.display().to_string());
+        let auth = Arc::new(token_file::FileAuth { opener: auth_host::ClientAuth::new(config_path), files });
+        let catalog = Catalog::with_hosts(opts, events_tx, asker.clone(), auth.clone());
         if !cfg.host.entries.is_empty() {
             tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
         }
@@ -163,6 +172,7 @@ impl Gateway {
             cfg: RwLock::new(Arc::new(cfg)),
         });
         asker.attach(&gw);
+        auth.opener.attach(&gw);
         crate::tokenize::preload();
         // The catalog reads its cacheDir as it takes the servers, and planning counts tokens
         // (the tokenizer may still be loading): both off the reactor.

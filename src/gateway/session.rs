@@ -276,7 +276,11 @@ impl Session {
                         Review::Refused(text) => done(to_result(Invoked::error(text))),
                     }
                 }
-                None => Err(ErrorData::invalid_params(format!("no tool is named {name:?}; tools/list has them"), Some(json!({"name": name})))),
+                // A tool of a server waiting for authorization: say how to give it.
+                None => match super::auth_host::refusal(&gw.catalog, &name) {
+                    Some(refusal) => done(to_result(Invoked::error(refusal))),
+                    None => Err(ErrorData::invalid_params(format!("no tool is named {name:?}; tools/list has them"), Some(json!({"name": name})))),
+                },
             },
             Err(InvokeError::Cancelled) => Err(ErrorData::internal_error("the call was cancelled", None)),
             // The upstream asks the client (2026-07-28); an approval given this round goes along.

@@ -4,6 +4,7 @@
 pub mod catalogs;
 pub mod frames;
 pub mod gateway;
+pub mod oauth;
 mod host;
 
 #[allow(unused_imports)] // not every test frames by hand
