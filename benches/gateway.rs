@@ -7,10 +7,13 @@
 //! tool call through `toolreg mcp --http` from a 2025-11-25 client (a session, `initialize`)
 //! and from a 2026-07-28 one (stateless: no `initialize`, its version, capabilities and client
 //! in `_meta`, the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers), alternated
-//! call by call over one kept-alive connection each, with their ratio (issue 23).
+//! call by call over one kept-alive connection each, with their ratio (issue 23). And
+//! `resources/list` with one of three upstreams hung in `resources/list` (the fixture's
+//! `--conformance --hang-resources`), its last-known-good list in the cache (issue 24).
 //!
 //! `cargo build --release -p toolreg-fixture-mcp && cargo bench --bench gateway`. Prints medians;
-//! asserts nothing. `RUNS=n` spawns n times (default 10), `CALLS=n` makes n calls (default 500).
+//! asserts nothing. `RUNS=n` spawns n times (default 10), `CALLS=n` makes n calls (default 500);
+//! `SECTION=resources` runs only the hung `resources/list` section.
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
 use serde_json::{json, Value};
@@ -198,6 +201,9 @@ fn main() {
     let runs = env_n("RUNS", 10);
     let calls = env_n("CALLS", 500);
     let dir = tempfile::tempdir().unwrap();
+    if std::env::var("SECTION").as_deref() == Ok("resources") {
+        return resources_hung(dir.path(), runs, calls);
+    }
     let defs = write_defs(dir.path());
     let (_, direct_tools, _) = direct_lists(&defs, false);
     println!("upstream: {} fixture servers serving {} tools ({})", defs.len(), direct_tools.len(), CATALOGS.join(", "));
@@ -272,6 +278,73 @@ fn main() {
     drop(gw);
 
     http_calls(&config, calls);
+    resources_hung(dir.path(), runs, calls);
+}
+
+const RESOURCE_SERVERS: [&str; 3] = ["docs", "wiki", "files"];
+
+/// Three `--conformance` fixtures (3 resources each); with `hang`, the first never answers
+/// `resources/list` (the flag travels in the environment, which the cache identity ignores).
+fn resources_config(dir: &std::path::Path, cache: &std::path::Path, hang: bool) -> String {
+    let servers: Vec<Value> = RESOURCE_SERVERS
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let extra = if hang && i == 0 { "--hang-resources" } else { "" };
+            json!({"id": id, "name": id, "trust": "auto", "transport": {"type": "stdio", "command": "/bin/sh",
+                "args": ["-c", "exec \"$FIXTURE\" --conformance $EXTRA"], "env": {"FIXTURE": fixture_bin(), "EXTRA": extra}}})
+        })
+        .collect();
+    let cfg = json!({"servers": servers, "gateway": {"cacheDir": cache, "warmupMs": 10000, "defer": "never"}});
+    let path = dir.join(if hang { "res-hung.json" } else { "res.json" });
+    std::fs::write(&path, serde_json::to_vec(&cfg).unwrap()).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+fn resources(c: &mut Client) -> usize {
+    let r = c.request("resources/list", json!({}), Duration::from_secs(60)).expect("resources/list answers");
+    r["resources"].as_array().map_or(0, Vec::len)
+}
+
+/// `resources/list` through toolreg while one upstream hangs in it: spawn to the first answer
+/// (warm cache), and the median of `calls` lists on one session.
+fn resources_hung(dir: &std::path::Path, runs: usize, calls: usize) {
+    let cache = dir.join("res-cache");
+    let spawn = |config: &str| {
+        let mut c = Client::spawn(env!("CARGO_BIN_EXE_toolreg"), &["mcp".into(), "--config".into(), config.into()]);
+        c.initialize();
+        c
+    };
+    // A healthy run writes every server's list to the cache.
+    let mut healthy = spawn(&resources_config(dir, &cache, false));
+    let start = Instant::now();
+    while resources(&mut healthy) < 9 {
+        assert!(start.elapsed() < Duration::from_secs(60), "the healthy servers never listed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(healthy);
+    let hung = resources_config(dir, &cache, true);
+    let first: Vec<(Duration, usize)> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            let mut c = spawn(&hung);
+            let n = resources(&mut c);
+            (t.elapsed(), n)
+        })
+        .collect();
+    let mut c = spawn(&hung);
+    for _ in 0..50 {
+        resources(&mut c);
+    }
+    let listed = resources(&mut c);
+    let each = median((0..calls).map(|_| {
+        let t = Instant::now();
+        resources(&mut c);
+        t.elapsed()
+    }).collect());
+    println!("\nresources/list with the docs server hung in resources/list (3 servers, warm cache):");
+    println!("  spawn to resources/list: {} (median of {runs}), {} resources listed", ms(median(first.iter().map(|f| f.0).collect())), first[0].1);
+    println!("  resources/list on a live session: {} (median of {calls}), {listed} resources listed", ms_us(each));
 }
 
 const BENCH_TOKEN: &str = "bench-token";

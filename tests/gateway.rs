@@ -309,3 +309,45 @@ fn a_deferred_tool_renamed_upstream_is_found_and_invoked_under_its_new_name() {
     assert_eq!(r["isError"], false, "{r}");
     assert!(text(&r).contains("ledgerSummary called with {\"q\":3}"), "{r}");
 }
+
+/// A 2025-11-25 client cannot take input-required results: the gateway answers a 2026-07-28
+/// upstream's input requests on `prompts/get` and `resources/read` itself, by asking the client
+/// (`elicitation/create`), and the client gets the finished result.
+#[test]
+fn a_session_client_is_asked_an_upstream_prompts_and_resources_input_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_config(dir.path(), &json!({"servers": [fixture("fx", &["--modern", "--conformance"])], "gateway": {"defer": "never"}}));
+    let mut c = McpClient::ready(&path, json!({"elicitation": {"form": {}}}));
+    c.answer = Box::new(|m| {
+        assert_eq!(m["method"], "elicitation/create", "{m}");
+        let field = m["params"]["requestedSchema"]["required"][0].as_str().unwrap().to_owned();
+        let value = if field == "ok" { json!(true) } else { json!("from the client") };
+        json!({"action": "accept", "content": {field: value}})
+    });
+    let r = c.ok("prompts/get", json!({"name": "test_input_required_result_prompt"}));
+    assert_eq!(r["messages"][0]["content"]["text"], "Prompt with context: from the client", "{r}");
+    assert_eq!(c.asked.len(), 1, "{:?}", c.asked);
+    assert_eq!(c.asked[0]["params"]["message"], "What context should the prompt use?");
+    let r = c.ok("resources/read", json!({"uri": "test://input-required"}));
+    assert_eq!(r["contents"][0]["text"], "state-ok: confirmed true", "{r}");
+    assert_eq!(c.asked.len(), 2, "{:?}", c.asked);
+}
+
+/// An upstream that never answers `resources/list` (and has no cached list) delays the lists
+/// only by the warm-up: the others' resources are listed, its absence blocks nothing. The
+/// catalog would give up on it only after its 30 s list timeout, past the client's timeout.
+#[test]
+fn a_hung_upstream_does_not_block_resources_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let servers = json!([fixture("ok", &["--conformance"]), fixture("hung", &["--conformance", "--hang-resources"])]);
+    let path = write_config(dir.path(), &json!({"servers": servers, "gateway": {"defer": "never", "warmupMs": 1000}}));
+    let mut c = McpClient::ready(&path, json!({}));
+    for _ in 0..3 {
+        let r = c.ok("resources/list", json!({}));
+        let uris: Vec<&str> = r["resources"].as_array().unwrap().iter().filter_map(|i| i["uri"].as_str()).collect();
+        // Only `ok` listed them, so they keep their bare names.
+        assert!(uris.contains(&"test://static-text"), "{r}");
+        let prompts = c.ok("prompts/list", json!({}));
+        assert!(prompts["prompts"].as_array().unwrap().iter().any(|p| p["name"] == "test_simple_prompt"), "{prompts}");
+    }
+}

@@ -314,6 +314,73 @@ fn a_2026_client_answers_an_upstream_tools_input_requests_itself() {
     assert_eq!(keys, ["greeting"], "{r}");
 }
 
+/// `prompts/get` and `resources/read` of a 2026-07-28 upstream that answers input-required:
+/// the 2026-07-28 client gets the requests unchanged under a state of the gateway's, sealed for
+/// that very prompt or resource; its retry reaches the upstream with its answers and the
+/// upstream's own state. A tampered state, or one made for another request, is refused first.
+#[test]
+fn a_2026_client_answers_an_upstream_prompts_and_resources_input_requests_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = dir.path().join("answers.jsonl");
+    let server = fixture("fx", &["--modern", "--conformance", "--answers-file", answers.to_str().unwrap()]);
+    let config = json!({"servers": [server], "gateway": {"defer": "never", "toolNames": "upstream"}});
+    let (_c, addr, token) = start_with(dir.path(), &config, Some("s3cret-token"));
+    let bearer = format!("Bearer {token}");
+    let rounds = || -> Vec<Value> { std::fs::read_to_string(&answers).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect() };
+    let caps = json!({"elicitation": {"form": {}}});
+    // The `Mcp-Name` header: the prompt's name, the resource's URI.
+    let ask = |method: &str, params: Value| {
+        let name = params.get("name").or_else(|| params.get("uri")).and_then(Value::as_str).unwrap().to_owned();
+        rpc_2026(&addr, &bearer, method, Some(&name), params, caps.clone())
+    };
+    let with = |mut params: Value, extra: Value| {
+        params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        params
+    };
+
+    // The upstream's prompts reach the shelf a moment after its tools: wait for them.
+    let start = Instant::now();
+    while !rpc_2026(&addr, &bearer, "prompts/list", None, json!({}), json!({}))["result"]["prompts"].to_string().contains("test_input_required_result_prompt") {
+        assert!(start.elapsed() < support::TIMEOUT, "the upstream's prompts never listed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The suite's prompt: asks, then answers with what the client said.
+    let prompt = json!({"name": "test_input_required_result_prompt"});
+    let r = ask("prompts/get", prompt.clone());
+    let r = r.get("result").cloned().unwrap_or_else(|| panic!("{r}"));
+    assert_eq!(r["resultType"], "input_required", "{r}");
+    assert_eq!(r["inputRequests"]["user_context"]["method"], "elicitation/create", "{r}");
+    let prompt_state = r["requestState"].as_str().expect("a state").to_owned();
+    let context = json!({"user_context": {"action": "accept", "content": {"context": "ctx"}}});
+    let r = ask("prompts/get", with(prompt.clone(), json!({"inputResponses": context, "requestState": prompt_state})))["result"].clone();
+    assert_eq!(r["resultType"], "complete", "{r}");
+    assert_eq!(r["messages"][0]["content"]["text"], "Prompt with context: ctx", "{r}");
+
+    // A resource whose upstream keeps a state between rounds.
+    let resource = json!({"uri": "test://input-required"});
+    let r = ask("resources/read", resource.clone())["result"].clone();
+    assert_eq!(r["resultType"], "input_required", "{r}");
+    assert_eq!(r["inputRequests"]["confirm"]["params"]["requestedSchema"]["required"], json!(["ok"]), "{r}");
+    let state = r["requestState"].as_str().expect("a state").to_owned();
+    let confirm = json!({"confirm": {"action": "accept", "content": {"ok": true}}});
+    // Tampered, or the prompt's state: refused, nothing reaches the upstream.
+    let before = rounds().len();
+    let r = ask("resources/read", with(resource.clone(), json!({"inputResponses": confirm, "requestState": format!("{state}-TAMPERED")})));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let r = ask("resources/read", with(resource.clone(), json!({"inputResponses": confirm, "requestState": prompt_state})));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(rounds().len(), before, "{:?}", rounds());
+    // The retry: answers unchanged, and the upstream's state as the upstream sent it.
+    let r = ask("resources/read", with(resource.clone(), json!({"inputResponses": confirm, "requestState": state})))["result"].clone();
+    assert_eq!(r["resultType"], "complete", "{r}");
+    assert_eq!(r["contents"][0]["text"], "state-ok: confirmed true", "{r}");
+    let retry = rounds().last().cloned().unwrap();
+    assert_eq!(retry["inputResponses"], confirm);
+    let sent = retry["requestState"].as_str().expect("the upstream's state");
+    assert!(sent.contains('é'), "verbatim: {sent}");
+    assert!(!state.contains(sent), "the client never sees the upstream's state in clear");
+}
+
 /// An upstream's JSON-RPC error that the client can act on keeps its code and data: a tool
 /// that needs the client's sampling answers -32021, and runs for a client that declares it.
 #[test]

@@ -132,6 +132,10 @@ impl Deadline {
     pub fn error(&self) -> CatalogError {
         CatalogError::timed_out(METHOD, self.timeout)
     }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
 }
 
 /// Why a call was given up: the reason the server is told, and the call's error.

@@ -473,6 +473,11 @@ impl Connection {
         &self.peer
     }
 
+    /// Who answers the server's questions, and for which server: for `mrtr::Rounds`.
+    pub(super) fn asker(&self) -> (&Asker, &str) {
+        (&self.handler.asker, &self.handler.server_id)
+    }
+
     /// `e` as a `CatalogError`; a 401 or 403 `insufficient_scope` of an OAuth server starts
     /// its authorization and fails the request at once.
     pub(super) fn failed(&self, what: &str, timeout: Duration, e: ServiceError) -> CatalogError {
@@ -585,6 +590,7 @@ impl Connection {
                     origin: &origin,
                     deadline: &deadline,
                     max_rounds: DEFAULT_MRTR_MAX_ROUNDS,
+                    method: call::METHOD,
                 };
                 let meta = &*self.request_meta;
                 let value = match &self.direct {
@@ -615,7 +621,7 @@ impl Connection {
 
     /// A 2026-07-28 request's `_meta` naming the caller's capabilities instead of ours (a
     /// session of an older revision has none: its server knows us from `initialize`).
-    fn caller_meta(&self, capabilities: &Value) -> Option<RequestMetaObject> {
+    pub(super) fn caller_meta(&self, capabilities: &Value) -> Option<RequestMetaObject> {
         if self.version.has_initialize() {
             return None;
         }

@@ -1,5 +1,5 @@
 //! Multi round-trip requests (MCP 2026-07-28, SEP-2322): a server that needs input before a
-//! `tools/call` can finish answers with an input-required result (`resultType:
+//! `tools/call` (or a `prompts/get`, a `resources/read`: `resources.rs`) can finish answers with an input-required result (`resultType:
 //! "input_required"`, `inputRequests`: key → `elicitation/create` | `sampling/createMessage` |
 //! `roots/list`, and an opaque `requestState`). We fulfil each request through the host (the
 //! same `Asker` that serves 2025-11-25 servers' questions) and send the call again, with a new
@@ -57,12 +57,17 @@ pub enum Answer {
 }
 
 /// Reads a `tools/call` result: input-required or the call's result.
-pub(crate) fn read(mut value: Value) -> Result<Answer, CatalogError> {
+pub(crate) fn read(value: Value) -> Result<Answer, CatalogError> {
+    read_for(METHOD, value)
+}
+
+/// Reads a result of `method`: input-required or the request's result.
+pub(crate) fn read_for(method: &str, mut value: Value) -> Result<Answer, CatalogError> {
     let Some(map) = value.as_object_mut() else { return Ok(Answer::Complete(value)) };
     if map.get("resultType").and_then(Value::as_str) != Some("input_required") {
         return Ok(Answer::Complete(value));
     }
-    let bad = |why: &str| CatalogError::Mcp(format!("{METHOD}: the server's input-required result {why}"));
+    let bad = |why: &str| CatalogError::Mcp(format!("{method}: the server's input-required result {why}"));
     let requests = match map.remove("inputRequests") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Object(requests)) => requests.into_iter().collect(),
@@ -86,6 +91,8 @@ pub(crate) struct Rounds<'a> {
     pub origin: &'a CallOrigin,
     pub deadline: &'a Deadline,
     pub max_rounds: usize,
+    /// The request's method, for errors.
+    pub method: &'static str,
 }
 
 impl Rounds<'_> {
@@ -99,7 +106,7 @@ impl Rounds<'_> {
         let mut retry = None;
         let mut state_only = 0u32;
         for round in 1..=self.max_rounds {
-            let (requests, state) = match read(send(retry.take()).await?)? {
+            let (requests, state) = match read_for(self.method, send(retry.take()).await?)? {
                 Answer::Complete(v) => return Ok(v),
                 // No question for a retry that will not be sent.
                 Answer::InputRequired { .. } if round == self.max_rounds => break,
@@ -120,7 +127,7 @@ impl Rounds<'_> {
             };
             retry = Some(Retry { responses, state });
         }
-        Err(CatalogError::Mcp(format!("{METHOD}: the server still asked for input after {} rounds", self.max_rounds)))
+        Err(CatalogError::Mcp(format!("{}: the server still asked for input after {} rounds", self.method, self.max_rounds)))
     }
 
     /// `work` within the call's deadline, stopped by its cancellation.
@@ -128,7 +135,7 @@ impl Rounds<'_> {
         tokio::select! {
             biased;
             _ = self.origin.cancel.cancelled() => Err(CatalogError::Cancelled),
-            _ = self.deadline.passed() => Err(self.deadline.error()),
+            _ = self.deadline.passed() => Err(CatalogError::timed_out(self.method, self.deadline.timeout())),
             r = work => r,
         }
     }
@@ -145,7 +152,7 @@ impl Rounds<'_> {
         let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
         let origin = Some(self.origin);
         let cancel = &self.origin.cancel;
-        let failed = |why: String| CatalogError::Mcp(format!("{METHOD}: the server asked for input by {method}; {why}"));
+        let failed = |why: String| CatalogError::Mcp(format!("{}: the server asked for input by {method}; {why}", self.method));
         match method {
             "elicitation/create" => {
                 let asked = ElicitParams::from_request(self.server_id, origin, &params);

@@ -64,7 +64,7 @@ fn done() -> Value {
 /// Drives `answers` (one per round, then `done`), returning the result and the retries sent.
 async fn run(asker: &Asker, origin: &CallOrigin, timeout: Duration, answers: Vec<Value>) -> (Result<Value, CatalogError>, Vec<Option<Retry>>) {
     let deadline = Deadline::start(timeout);
-    let rounds = Rounds { asker, server_id: "fx", origin, deadline: &deadline, max_rounds: 10 };
+    let rounds = Rounds { asker, server_id: "fx", origin, deadline: &deadline, max_rounds: 10, method: METHOD };
     let sent = Mutex::new(Vec::new());
     let r = rounds
         .drive(|retry| {

@@ -11,6 +11,10 @@
 //!   business (the gateway's `resources.rs`).
 //! - Every request is bounded: a list by `list_timeout` for all its pages, a request by
 //!   `call_timeout`; a server waiting for the user's authorization fails at once.
+//! - `resources/read` and `prompts/get` of a 2026-07-28 server may answer input-required
+//!   (SEP-2322), as `tools/call` may: `Catalog::ask_with` runs their rounds through
+//!   `mrtr::Rounds` (`Inputs::Fulfil`, every round within the one call timeout) or sends one
+//!   round for a caller who answers itself (`Inputs::PassThrough`), as `client.rs` does for tools.
 
 use std::time::{Duration, Instant};
 
@@ -21,12 +25,17 @@ use rmcp::model::{
 // Legacy-only in 2026-07-28; 2025-11-25 servers still subscribe this way.
 #[allow(deprecated)]
 use rmcp::model::{SubscribeRequest, UnsubscribeRequest};
+use rmcp::model::{RequestMetaObject, DEFAULT_MRTR_MAX_ROUNDS};
 use rmcp::service::PeerRequestOptions;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
 
+use super::call::Deadline;
 use super::client::Connection;
 use super::config::CatalogError;
+use super::elicit::CallOrigin;
+use super::mrtr::{self, Answer, Inputs, Retry};
 use super::{lock, Catalog};
 
 const MAX_PAGES: usize = 1000;
@@ -196,13 +205,20 @@ impl Connection {
 
     /// One request's result as JSON (rmcp's result union is untagged: the JSON is what counts).
     async fn send(&self, request: ClientRequest, what: &str, deadline: Instant, timeout: Duration) -> Result<Value, CatalogError> {
+        self.send_meta(request, what, deadline, timeout, None).await
+    }
+
+    /// `send`, with `meta` added to the request's `_meta` (a pass-through caller's capabilities).
+    async fn send_meta(&self, request: ClientRequest, what: &str, deadline: Instant, timeout: Duration, meta: Option<RequestMetaObject>) -> Result<Value, CatalogError> {
         let remaining = deadline.saturating_duration_since(Instant::now());
         if remaining.is_zero() {
             return Err(CatalogError::timed_out(what, timeout));
         }
+        let mut options = PeerRequestOptions::with_timeout(remaining);
+        options.meta = meta;
         let response = self
             .peer()
-            .send_request_with_option(request, PeerRequestOptions::with_timeout(remaining))
+            .send_request_with_option(request, options)
             .await
             .map_err(|e| self.failed(what, timeout, e))?
             .await_response()
@@ -224,6 +240,65 @@ impl Catalog {
     /// `ask` with `params` through the server's session (connecting if it has none), within
     /// the call timeout. The result is the server's, as JSON.
     pub async fn ask(&self, server_id: &str, ask: Ask, params: Value) -> Result<Value, CatalogError> {
+        let (conn, config, deadline, timeout) = self.ask_connection(server_id, ask).await?;
+        let request = ask.request(params).map_err(|e| CatalogError::Mcp(format!("{}: invalid params: {e}", ask.method())))?;
+        conn.send(request, ask.method(), deadline, timeout).await.map_err(|e| e.redacted(&config))
+    }
+
+    /// `ask` of a request that may answer input-required (`resources/read`, `prompts/get`):
+    /// under `Inputs::Fulfil` the server's input requests are asked of the host, named with
+    /// `call_id` (the gateway's calling client), until a result; under `PassThrough` one round
+    /// is sent with the caller's answers, state and capabilities, and its input requests come
+    /// back as `Answer::InputRequired`. `name`: the prompt or URI, for the questions' `tool`.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn ask_with(
+        &self,
+        server_id: &str,
+        ask: Ask,
+        name: &str,
+        params: Value,
+        call_id: Option<&str>,
+        cancel: CancellationToken,
+        inputs: &Inputs,
+    ) -> Result<Answer, CatalogError> {
+        let (conn, config, deadline, timeout) = self.ask_connection(server_id, ask).await?;
+        let method = ask.method();
+        let round = |retry: Option<Retry>, meta: Option<RequestMetaObject>| {
+            let mut params = params.clone();
+            if let Some(retry) = retry {
+                params["inputResponses"] = Value::Object(retry.responses);
+                if let Some(state) = retry.state {
+                    params["requestState"] = json!(state);
+                }
+            }
+            let (conn, cancel) = (&conn, &cancel);
+            async move {
+                let request = ask.request(params).map_err(|e| CatalogError::Mcp(format!("{method}: invalid params: {e}")))?;
+                tokio::select! {
+                    _ = cancel.cancelled() => Err(CatalogError::Cancelled),
+                    r = conn.send_meta(request, method, deadline, timeout, meta) => r,
+                }
+            }
+        };
+        let answer = match inputs {
+            Inputs::Fulfil => {
+                let origin = CallOrigin { call_id: call_id.map(str::to_owned), tool: name.to_owned(), cancel: cancel.clone() };
+                let (asker, server_id) = conn.asker();
+                let deadline = Deadline::start(deadline.saturating_duration_since(Instant::now()));
+                let rounds = mrtr::Rounds { asker, server_id, origin: &origin, deadline: &deadline, max_rounds: DEFAULT_MRTR_MAX_ROUNDS, method };
+                rounds.drive(|retry| round(retry, None)).await.map(Answer::Complete)
+            }
+            Inputs::PassThrough { capabilities, retry } => match round(retry.clone(), conn.caller_meta(capabilities)).await {
+                Ok(v) => mrtr::read_for(method, v),
+                Err(e) => Err(e),
+            },
+        };
+        answer.map_err(|e| e.redacted(&config))
+    }
+
+    /// The server's session for `ask` (connecting if it has none) and the call timeout's
+    /// deadline, or why `ask` cannot be sent to it.
+    async fn ask_connection(&self, server_id: &str, ask: Ask) -> Result<(std::sync::Arc<Connection>, super::ServerConfig, Instant, Duration), CatalogError> {
         let server = self.enabled_server(server_id)?;
         let config = server.config();
         let method = ask.method();
@@ -235,7 +310,6 @@ impl Catalog {
         if let Some(why) = server.needs_user() {
             return Err(CatalogError::NeedsAuth(why));
         }
-        let request = ask.request(params).map_err(|e| CatalogError::Mcp(format!("{method}: invalid params: {e}")))?;
         let timeout = self.inner.shared.opts.call_timeout;
         let deadline = Instant::now() + timeout;
         let conn = tokio::time::timeout(timeout, server.connection())
@@ -246,7 +320,7 @@ impl Catalog {
         if !ask.offered(&conn.features()) {
             return Err(CatalogError::Mcp(format!("MCP server {server_id} does not offer {method}")));
         }
-        conn.send(request, method, deadline, timeout).await.map_err(|e| e.redacted(&config))
+        Ok((conn, config, deadline, timeout))
     }
 }
 

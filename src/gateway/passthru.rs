@@ -10,8 +10,14 @@
 //! name different purposes (`upstream:` and `approval:` + wire name), so one never opens as the
 //! other. A call that ran after the user approved it in a round carries that approval in its
 //! state, spent once (the nonce), so the retry runs without asking the user again.
+//!
+//! `prompts/get` and `resources/read` pass through the same way (`open_request`,
+//! `ask_request`): the seal's purpose is `upstream-prompt:` or `upstream-resource:` + the name
+//! or URI the client asked for, and it holds the server and the upstream's own name, so a
+//! state opens only for that very prompt or resource, on the server that asked.
 
 use super::rounds::spend;
+use super::shelf::Route;
 use super::Gateway;
 use crate::catalog::Retry;
 use crate::invoke::InputAsked;
@@ -73,13 +79,51 @@ pub fn ask(gw: &Gateway, tool: &str, asked: InputAsked, approved: Option<&str>) 
         sealed["nonce"] = json!(super::new_token().map_err(|e| ErrorData::internal_error(e, None))?);
     }
     let state = sealer.seal(&purpose(tool), sealed, gw.approval_timeout());
-    let requests: Map<String, Value> = asked.requests.into_iter().collect();
-    let requests: Option<InputRequests> = if requests.is_empty() {
-        None
-    } else {
-        Some(serde_json::from_value(Value::Object(requests)).map_err(|e| {
-            ErrorData::internal_error(format!("the MCP server {} asked for input toolreg cannot pass on: {e}", asked.server_id), None)
-        })?)
-    };
+    let requests = input_requests(&asked.server_id, asked.requests)?;
     Ok(CallToolResponse::InputRequired(InputRequiredResult::new(requests, Some(state))))
+}
+
+/// An upstream's input requests as the client gets them (unchanged), none when empty.
+fn input_requests(server_id: &str, requests: Vec<(String, Value)>) -> Result<Option<InputRequests>, ErrorData> {
+    let requests: Map<String, Value> = requests.into_iter().collect();
+    if requests.is_empty() {
+        return Ok(None);
+    }
+    serde_json::from_value(Value::Object(requests))
+        .map(Some)
+        .map_err(|e| ErrorData::internal_error(format!("the MCP server {server_id} asked for input toolreg cannot pass on: {e}"), None))
+}
+
+/// The seal's purpose for a `prompts/get` (`kind` "prompt") or `resources/read` ("resource")
+/// of `name`, as the client asked for it.
+pub fn request_purpose(kind: &str, name: &str) -> String {
+    format!("upstream-{kind}:{name}")
+}
+
+/// A 2026-07-28 client's retry of a prompt or resource `route` leads to: the answers and the
+/// upstream's state, or `None` for a first request. A state that does not open for `purpose`
+/// and `route` is refused (invalid params) before anything is sent.
+pub fn open_request(gw: &Gateway, purpose: &str, route: &Route, state: Option<&str>, responses: Option<&InputResponses>) -> Result<Option<Retry>, ErrorData> {
+    let responses = responses.map(|r| r.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<Map<String, Value>>());
+    let Some(state) = state else {
+        return Ok(responses.map(|responses| Retry { responses, state: None }));
+    };
+    let sealer = gw.sealer.as_ref().map_err(|e| ErrorData::internal_error(e.clone(), None))?;
+    let value = sealer.open(purpose, state).map_err(|r| ErrorData::invalid_params(r.0, None))?;
+    if value["server"] != route.server.as_str() || value["name"] != route.own.as_str() {
+        return Err(ErrorData::invalid_params(super::seal::OTHER_PURPOSE, None));
+    }
+    Ok(Some(Retry { responses: responses.unwrap_or_default(), state: value["state"].as_str().map(str::to_owned) }))
+}
+
+/// The input-required result of a prompt or resource for the client: the upstream's requests
+/// and a state sealed for `purpose` holding the route and the upstream's state.
+pub fn ask_request(gw: &Gateway, purpose: &str, route: &Route, requests: Vec<(String, Value)>, state: Option<String>) -> Result<InputRequiredResult, ErrorData> {
+    let sealer = gw.sealer.as_ref().map_err(|e| ErrorData::internal_error(e.clone(), None))?;
+    let mut sealed = json!({"server": route.server, "name": route.own});
+    if let Some(state) = state {
+        sealed["state"] = json!(state);
+    }
+    let state = sealer.seal(purpose, sealed, gw.approval_timeout());
+    Ok(InputRequiredResult::new(input_requests(&route.server, requests)?, Some(state)))
 }

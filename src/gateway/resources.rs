@@ -12,23 +12,30 @@
 //!   client subscribes, and unsubscribed when the last one leaves; its
 //!   `notifications/resources/updated` goes to each subscriber under the URI it subscribed with.
 //! - Requests go to one upstream through `Catalog::ask`, bounded by the call timeout.
+//! - A `prompts/get` or `resources/read` that a 2026-07-28 upstream answers input-required
+//!   (SEP-2322) is passed through to a 2026-07-28 client under a sealed state (`passthru.rs`),
+//!   as `tools/call` is; for a 2025-11-25 client the gateway answers the upstream's requests
+//!   itself by asking the client (elicitation, sampling), registered as a call in flight.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams, GetPromptResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams, ReadResourceResult, ResourceUpdatedNotificationParam,
-    ResultType, SubscriptionFilter,
+    CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequiredResult,
+    InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ResourceUpdatedNotificationParam, ResultType, SubscriptionFilter,
 };
-use rmcp::service::{Peer, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::ErrorData;
 use serde_json::{json, Value};
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
+use super::passthru;
+use super::session::InFlight;
 use super::shelf::{Route, Shelf};
 use super::{lock, Gateway};
-use crate::catalog::{Ask, Catalog, CatalogError};
+use crate::catalog::{Answer, Ask, Catalog, CatalogError, Inputs};
 
 /// Which listed set changed, as counters a listen stream compares.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
@@ -175,12 +182,76 @@ pub(crate) async fn list_prompts(gw: &Gateway) -> Result<ListPromptsResult, Erro
     listed(gw, "prompts", |s| &s.prompts).await
 }
 
-pub(crate) async fn read_resource(gw: &Gateway, request: ReadResourceRequestParams) -> Result<ReadResourceResult, ErrorData> {
+/// Who sent a `prompts/get` or `resources/read`, for the upstream's input requests.
+pub(crate) struct Caller {
+    peer: Peer<RoleServer>,
+    /// A 2026-07-28 client: it answers input requests itself, and may not be sent requests.
+    stateless: bool,
+    capabilities: Value,
+    cancel: CancellationToken,
+}
+
+impl Caller {
+    pub fn of(context: &RequestContext<RoleServer>) -> Caller {
+        // A 2026-07-28 request names its client's capabilities in `_meta`; a session's, at start.
+        let capabilities = context.meta.client_capabilities().or_else(|| context.peer.peer_info().map(|i| i.capabilities.clone()));
+        Caller {
+            peer: context.peer.clone(),
+            stateless: context.protocol_version().is_some_and(|v| !v.has_initialize()),
+            capabilities: serde_json::to_value(capabilities.unwrap_or_default()).unwrap_or_else(|_| json!({})),
+            cancel: context.ct.clone(),
+        }
+    }
+}
+
+/// `ask` of `asked` (the prompt name or URI as the client gave it) on the upstream `route`
+/// names, with the client's answers and state of an earlier round: the upstream's result, or
+/// the input-required result for the client.
+#[allow(clippy::too_many_arguments)]
+async fn ask_upstream(
+    gw: &Gateway,
+    caller: &Caller,
+    route: &Route,
+    ask: Ask,
+    asked: &str,
+    mut params: Value,
+    state: Option<&str>,
+    responses: Option<&InputResponses>,
+) -> Result<Result<Value, InputRequiredResult>, ErrorData> {
+    let kind = if ask == Ask::GetPrompt { "prompt" } else { "resource" };
+    let purpose = passthru::request_purpose(kind, asked);
+    if let Some(p) = params.as_object_mut() {
+        p.remove("inputResponses");
+        p.remove("requestState");
+    }
+    let (inputs, call) = if caller.stateless {
+        let retry = passthru::open_request(gw, &purpose, route, state, responses)?;
+        (Inputs::PassThrough { capabilities: caller.capabilities.clone(), retry }, None)
+    } else {
+        let id = gw.next_call_id();
+        lock(&gw.calls).insert(id.clone(), caller.peer.clone());
+        (Inputs::Fulfil, Some(InFlight(gw, id)))
+    };
+    let call_id = call.as_ref().map(|c| c.1.as_str());
+    let answer = gw.catalog.ask_with(&route.server, ask, asked, params, call_id, caller.cancel.clone(), &inputs).await;
+    match answer.map_err(|e| failed(route, ask.method(), e))? {
+        Answer::Complete(v) => Ok(Ok(v)),
+        Answer::InputRequired { requests, state } => passthru::ask_request(gw, &purpose, route, requests, state).map(Err),
+    }
+}
+
+pub(crate) async fn read_resource(gw: &Gateway, request: ReadResourceRequestParams, caller: &Caller) -> Result<ReadResourceResponse, ErrorData> {
+    // A client that reads before it lists (it knew the URI) waits for the warm-up too.
+    gw.listing_when_warm().await;
     let asked = request.uri.clone();
     let route = gw.resources.shelf().resource(&asked).map_err(invalid)?;
     let mut params = serde_json::to_value(&request).unwrap_or_else(|_| json!({}));
     params["uri"] = json!(route.own);
-    let mut v = gw.catalog.ask(&route.server, Ask::ReadResource, params).await.map_err(|e| failed(&route, "resources/read", e))?;
+    let (state, responses) = (request.request_state.as_deref(), request.input_responses.as_ref());
+    let mut v = match ask_upstream(gw, caller, &route, Ask::ReadResource, &asked, params, state, responses).await? {
+        Ok(v) => v,
+        Err(input_required) => return Ok(ReadResourceResponse::InputRequired(input_required)),
+    };
     // Contents name the URI the client asked for, not the upstream's own.
     if asked != route.own {
         for content in v["contents"].as_array_mut().into_iter().flatten() {
@@ -191,17 +262,22 @@ pub(crate) async fn read_resource(gw: &Gateway, request: ReadResourceRequestPara
     }
     let mut result: ReadResourceResult = parse("resources/read", v)?;
     result.result_type = Some(ResultType::COMPLETE);
-    Ok(result)
+    Ok(result.into())
 }
 
-pub(crate) async fn get_prompt(gw: &Gateway, request: GetPromptRequestParams) -> Result<GetPromptResult, ErrorData> {
+pub(crate) async fn get_prompt(gw: &Gateway, request: GetPromptRequestParams, caller: &Caller) -> Result<GetPromptResponse, ErrorData> {
+    gw.listing_when_warm().await;
     let route = gw.resources.shelf().prompt(&request.name).map_err(invalid)?;
     let mut params = serde_json::to_value(&request).unwrap_or_else(|_| json!({}));
     params["name"] = json!(route.own);
-    let v = gw.catalog.ask(&route.server, Ask::GetPrompt, params).await.map_err(|e| failed(&route, "prompts/get", e))?;
+    let (state, responses) = (request.request_state.as_deref(), request.input_responses.as_ref());
+    let v = match ask_upstream(gw, caller, &route, Ask::GetPrompt, &request.name, params, state, responses).await? {
+        Ok(v) => v,
+        Err(input_required) => return Ok(GetPromptResponse::InputRequired(input_required)),
+    };
     let mut result: GetPromptResult = parse("prompts/get", v)?;
     result.result_type = Some(ResultType::COMPLETE);
-    Ok(result)
+    Ok(result.into())
 }
 
 /// Routed by its `ref`: a prompt name or a resource template, as listed.

