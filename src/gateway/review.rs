@@ -111,7 +111,7 @@ pub async fn review(gw: &Gateway, ask: Option<&Peer<RoleServer>>, server_id: &st
     let current = catalog.list_tools(server_id, true).ok().and_then(|l| l.tools.into_iter().find(|t| t.name == tool));
     let server = hidden::visible(&catalog.config(server_id).map_or_else(|| server_id.to_owned(), |c| c.name)).into_owned();
     let about = describe(&server, current.as_ref(), &pin);
-    let cfg = gw.config();
+    let cfg = &*gw.config();
     let Some(peer) = ask else {
         return Review::Refused(refusal(cfg, server_id, &about, "a person must approve it first, and this client cannot ask them", tool));
     };
