@@ -146,11 +146,11 @@ mod tests {
         let files = TokenFiles::new(dir.path());
         let key = "toolreg/oauth/../web";
         assert!(files.get(key).unwrap().is_none());
-        files.set(key, &Secret::new("{\"a\":1}".into())).unwrap();
+        files.set(key, &Secret::new("{\"a\":1}")).unwrap();
         assert_eq!(files.get(key).unwrap().unwrap().expose(), "{\"a\":1}");
         let path = files.path(key);
         assert_eq!(path.parent().unwrap(), dir.path().join("secrets"), "the key never becomes a path");
-        files.set(key, &Secret::new("{\"a\":2}".into())).unwrap();
+        files.set(key, &Secret::new("{\"a\":2}")).unwrap();
         assert_eq!(files.get(key).unwrap().unwrap().expose(), "{\"a\":2}");
         #[cfg(unix)]
         {
