@@ -28,7 +28,7 @@ mod http;
 mod process;
 #[path = "common/stats.rs"]
 mod stats;
-use process::{fixture_bin, spawn_piped};
+use process::{bench_state_dir, fixture_bin, spawn_piped};
 use stats::median;
 
 const CATALOGS: [&str; 5] = ["github", "atlassian", "notion", "stripe", "playwright"];
@@ -354,6 +354,7 @@ fn spawn_http(config: &str) -> (Child, String) {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolreg"))
         .args(["mcp", "--config", config, "--http", "127.0.0.1:0"])
         .env("TOOLREG_LOG", "error")
+        .env("TOOLREG_STATE_DIR", bench_state_dir())
         .env(toolreg::gateway::TOKEN_ENV, BENCH_TOKEN)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

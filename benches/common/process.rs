@@ -17,11 +17,19 @@ pub fn fixture_bin() -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// `cmd args` with stdin and stdout piped, stderr dropped and `TOOLREG_LOG=error`.
+/// Where a bench's gateways keep pins and tokens: one directory per bench run under the temp dir,
+/// so that a bench never writes the user's `~/.local/state/toolreg`.
+pub fn bench_state_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("toolreg-bench-state-{}", std::process::id()))
+}
+
+/// `cmd args` with stdin and stdout piped, stderr dropped, `TOOLREG_LOG=error` and the state
+/// directory of `bench_state_dir`.
 pub fn spawn_piped(cmd: &str, args: &[impl AsRef<OsStr>]) -> Child {
     Command::new(cmd)
         .args(args)
         .env("TOOLREG_LOG", "error")
+        .env("TOOLREG_STATE_DIR", bench_state_dir())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

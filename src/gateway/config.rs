@@ -85,10 +85,17 @@ impl GatewayConfig {
         Ok(cfg)
     }
 
-    /// The config in the file at `path`, which it remembers (absolute, so that a command naming
-    /// it works from any directory).
+    /// The config in the file at `path`.
     pub fn read(path: &std::path::Path) -> Result<GatewayConfig, String> {
-        let mut cfg = std::fs::read_to_string(path).map_err(|e| e.to_string()).and_then(|t| GatewayConfig::parse(&t))?;
+        let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+        GatewayConfig::from_file(&bytes, path)
+    }
+
+    /// The config in `bytes`, read from `path`, which it remembers (absolute, so that a command
+    /// naming it, as a held tool's refusal does, works from any directory).
+    pub fn from_file(bytes: &[u8], path: &std::path::Path) -> Result<GatewayConfig, String> {
+        let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
+        let mut cfg = GatewayConfig::parse(text)?;
         cfg.path = Some(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()));
         Ok(cfg)
     }

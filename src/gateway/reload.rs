@@ -31,18 +31,9 @@ impl ConfigFile {
     /// Reads and parses `path`; the error says why it is not a usable config.
     pub fn read(path: &Path) -> Result<(ConfigFile, GatewayConfig), String> {
         let text = std::fs::read(path).map_err(|e| e.to_string())?;
-        let cfg = parse(&text, path)?;
+        let cfg = GatewayConfig::from_file(&text, path)?;
         Ok((ConfigFile { path: path.to_path_buf(), text }, cfg))
     }
-}
-
-/// The config in `text`, remembering the file it came from (absolute, so that a command naming
-/// it, as a held tool's refusal does, works from any directory).
-fn parse(text: &[u8], path: &Path) -> Result<GatewayConfig, String> {
-    let text = std::str::from_utf8(text).map_err(|_| "not UTF-8".to_string())?;
-    let mut cfg = GatewayConfig::parse(text)?;
-    cfg.path = Some(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()));
-    Ok(cfg)
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -99,7 +90,7 @@ impl Watcher {
             return Seen::Same;
         }
         self.file.text = text;
-        match parse(&self.file.text, &self.file.path) {
+        match GatewayConfig::from_file(&self.file.text, &self.file.path) {
             Ok(cfg) => {
                 self.problem = None;
                 Seen::Changed(cfg)
