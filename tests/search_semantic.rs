@@ -21,6 +21,11 @@ fn embed_one(onnx: &toolreg::embed::onnx::Onnx, text: &str) -> Vec<f32> {
     onnx.embed_blocking(vec![text.to_string()]).expect("embeds").vectors.remove(0)
 }
 
+/// A query's vector, as the sidecar makes it (a query is cut later than a document).
+fn embed_query(onnx: &toolreg::embed::onnx::Onnx, text: &str) -> Vec<f32> {
+    onnx.query_blocking(text.to_string()).expect("embeds").vectors.remove(0)
+}
+
 #[test]
 fn the_vectors_mean_what_the_texts_say() {
     let onnx = embedding::model();
@@ -56,6 +61,12 @@ fn the_vectors_mean_what_the_texts_say() {
     // Long text is truncated, not refused.
     let long = "word ".repeat(5000);
     assert_eq!(embed_one(&onnx, &long).len(), 384);
+    // A tool's text is cut at 128 tokens, a query's at 256: the two differ only past 128.
+    let short = "Send a message to a Slack channel";
+    assert!(dot(&embed_one(&onnx, short), &embed_query(&onnx, short)) > 0.9999, "a short text is the same either way");
+    let weather_then_sql = format!("{}{}", "weather forecast rain ".repeat(50), "database sql query table ".repeat(50));
+    let (doc, query) = (embed_one(&onnx, &weather_then_sql), embed_query(&onnx, &weather_then_sql));
+    assert!(dot(&doc, &query) < 0.95, "the document is cut before the SQL, the query is not: {}", dot(&doc, &query));
 }
 
 /// A ranking of doc indexes for a query, best first (at most 10).
@@ -126,7 +137,7 @@ fn hybrid_beats_lexical_out_of_sample() {
     let texts: Vec<String> = docs.iter().map(SearchDoc::embedding_text).collect();
     let vecs = embedding::embed_cached(&onnx, "eval-mcp-catalogs", &texts);
     let d = dev();
-    let qv: Vec<Vec<f32>> = d.queries.iter().map(|q| embed_one(&onnx, q)).collect();
+    let qv: Vec<Vec<f32>> = d.queries.iter().map(|q| embed_query(&onnx, q)).collect();
     let qcos: Vec<Vec<f32>> = qv.iter().map(|q| cosines(q, &vecs)).collect();
 
     let lexical: &Ranker = &|q: &str| index.search(q, None, 10).iter().map(|h| h.doc).collect();
@@ -182,7 +193,7 @@ fn hybrid_beats_lexical_out_of_sample() {
     let lvecs = embedding::embed_cached(&onnx, "eval-livemcpbench", &ltexts);
     let q = read_json(&root.join("queries.json"));
     let tasks: Vec<&Value> = q["items"].as_array().expect("items").iter().filter(|i| !gold_set(i).is_empty()).collect();
-    let tcos: Vec<Vec<f32>> = tasks.iter().map(|t| cosines(&embed_one(&onnx, t["query"].as_str().unwrap()), &lvecs)).collect();
+    let tcos: Vec<Vec<f32>> = tasks.iter().map(|t| cosines(&embed_query(&onnx, t["query"].as_str().unwrap()), &lvecs)).collect();
     let mut rows: Vec<(&str, Agg, Agg)> = Vec::new();
     let modes = ["lexical", "semantic only", "hybrid", "hybrid w=1", "hybrid w=2", "hybrid w=8"];
     for mode in modes {

@@ -71,7 +71,7 @@ impl Host {
             }
             ("hang queries", "query") => {}
             _ => {
-                let e = self.onnx.embed_blocking(texts).expect("embeds");
+                let e = if purpose == "query" { self.onnx.query_blocking(texts[0].clone()) } else { self.onnx.embed_blocking(texts) }.expect("embeds");
                 s.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": {"vectors": e.vectors, "model": "all-MiniLM-L6-v2"}}));
             }
         }

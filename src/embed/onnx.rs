@@ -2,8 +2,11 @@
 //! `ort`'s `load-dynamic`) and the model's `tokenizer.json`, mean-pooled over the attention
 //! mask and normalised, as sentence-transformers does for all-MiniLM-L6-v2.
 //!
-//! The model runs on one thread of its own at a lower priority, so neither the runtime's
-//! threads nor the work pool wait for it; a query's text goes ahead of queued documents.
+//! The model runs on a thread of its own at a lower priority, so neither the runtime's threads
+//! nor the work pool wait for it; a query's text goes ahead of queued documents. ONNX Runtime
+//! splits each run over two threads (the second core), both at that priority: a second session
+//! would cost the model's memory again (the int8 file is 160 MiB once loaded), one session with
+//! two threads costs none.
 
 use super::{Embedded, Embedder, Purpose};
 use futures::future::BoxFuture;
@@ -13,9 +16,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use tokio::sync::oneshot;
 
-/// Tokens per text: all-MiniLM-L6-v2's `max_seq_length`; a tool's description past it adds
-/// little to what it is for.
-const MAX_TOKENS: usize = 256;
+/// Tokens per query: all-MiniLM-L6-v2's `max_seq_length`; a long task is read whole.
+const QUERY_TOKENS: usize = 256;
+/// Tokens per document (a tool): its name, namespace and first sentences carry what it is for.
+/// Recall on the dev set and LiveMCPBench by cap, and the time it saves, are in BENCHMARKS.md
+/// ("Embedding the catalog faster").
+const DOCUMENT_TOKENS: usize = 128;
+/// ONNX Runtime threads per run: this machine's two cores.
+const THREADS: usize = 2;
 /// Documents per job: few, so that a query (put ahead of every waiting job) waits at most
 /// for the job that is running, about 4 x 40 ms.
 const BATCH: usize = 4;
@@ -52,7 +60,7 @@ type Reply = oneshot::Sender<Result<Embedded, String>>;
 
 #[derive(Default)]
 struct Jobs {
-    queue: VecDeque<(Vec<String>, Reply)>,
+    queue: VecDeque<(Vec<String>, Purpose, Reply)>,
     closed: bool,
 }
 
@@ -82,7 +90,7 @@ impl Onnx {
             }
             let mut model = model;
             loop {
-                let (texts, reply) = {
+                let (texts, purpose, reply) = {
                     let mut j = theirs.0.lock().unwrap_or_else(|e| e.into_inner());
                     loop {
                         if let Some(job) = j.queue.pop_front() {
@@ -95,7 +103,7 @@ impl Onnx {
                     }
                 };
                 let out = match &mut model {
-                    Ok(m) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| m.embed(&texts)))
+                    Ok(m) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| m.embed(&texts, purpose)))
                         .unwrap_or_else(|_| Err("ONNX Runtime panicked".into()))
                         .map(|vectors| Embedded { vectors, model: m.id.clone() }),
                     Err(e) => Err(e.clone()),
@@ -111,17 +119,23 @@ impl Onnx {
 
     /// Embeds now, blocking: for tests and benchmarks that use the model directly.
     pub fn embed_blocking(&self, texts: Vec<String>) -> Result<Embedded, String> {
-        let rx = self.submit(texts, false);
+        let rx = self.submit(texts, Purpose::Document);
         rx.blocking_recv().unwrap_or_else(|_| Err("the embedding thread is gone".into()))
     }
 
-    fn submit(&self, texts: Vec<String>, first: bool) -> oneshot::Receiver<Result<Embedded, String>> {
+    /// Embeds a query now, blocking: for tests and benchmarks that use the model directly.
+    pub fn query_blocking(&self, text: String) -> Result<Embedded, String> {
+        let rx = self.submit(vec![text], Purpose::Query);
+        rx.blocking_recv().unwrap_or_else(|_| Err("the embedding thread is gone".into()))
+    }
+
+    fn submit(&self, texts: Vec<String>, purpose: Purpose) -> oneshot::Receiver<Result<Embedded, String>> {
         let (tx, rx) = oneshot::channel();
         let mut j = self.jobs.0.lock().unwrap_or_else(|e| e.into_inner());
-        if first {
-            j.queue.push_front((texts, tx));
+        if purpose == Purpose::Query {
+            j.queue.push_front((texts, purpose, tx));
         } else {
-            j.queue.push_back((texts, tx));
+            j.queue.push_back((texts, purpose, tx));
         }
         self.jobs.1.notify_one();
         rx
@@ -130,7 +144,7 @@ impl Onnx {
 
 impl Embedder for Onnx {
     fn embed(&self, texts: Vec<String>, purpose: Purpose) -> BoxFuture<'static, Result<Embedded, String>> {
-        let rx = self.submit(texts, purpose == Purpose::Query);
+        let rx = self.submit(texts, purpose);
         Box::pin(async move { rx.await.unwrap_or_else(|_| Err("the embedding thread is gone".into())) })
     }
 
@@ -146,8 +160,8 @@ impl Embedder for Onnx {
 struct Model {
     session: ort::session::Session,
     tokenizer: tokenizers::Tokenizer,
-    /// "onnx:" and a digest of the model and tokenizer files: vectors of another file are not
-    /// compared with these.
+    /// "onnx:" and a digest of the model and tokenizer files and of the document cap: vectors
+    /// of another file, or of documents cut elsewhere, are not compared with these.
     id: String,
     takes_token_types: bool,
 }
@@ -174,14 +188,14 @@ impl Model {
         for f in [&p.model, &p.tokenizer] {
             h.update(std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?);
         }
+        h.update(format!("documents cut at {DOCUMENT_TOKENS} tokens"));
         let id = format!("onnx:{}", &data_encoding::HEXLOWER.encode(&h.finalize())[..16]);
         let mut tokenizer = tokenizers::Tokenizer::from_file(&p.tokenizer).map_err(|e| format!("bad tokenizer {}: {e}", p.tokenizer.display()))?;
         tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(Some(tokenizers::TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
-            .map_err(|e| format!("bad tokenizer {}: {e}", p.tokenizer.display()))?;
+        // Threads that spin after a run would hold the second core while the sidecar needs it.
         let session = ort::session::Session::builder(&env)
-            .and_then(|b| Ok(b.with_intra_threads(1)?))
+            .and_then(|b| Ok(b.with_intra_threads(THREADS)?))
+            .and_then(|b| Ok(b.with_intra_op_spinning(false)?))
             .and_then(|mut b| b.commit_from_file(&p.model))
             .map_err(|e| format!("cannot load the model {}: {e}", p.model.display()))?;
         let names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
@@ -194,12 +208,22 @@ impl Model {
 
     /// One run per text: padding a batch to its longest text cost 3.5x the time and 3x the
     /// memory of single runs (BENCHMARKS.md "Hybrid tool_search").
-    fn embed(&mut self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
-        texts.iter().map(|t| self.embed_one(t)).collect()
+    fn embed(&mut self, texts: &[String], purpose: Purpose) -> Result<Vec<Vec<f32>>, String> {
+        let cap = match purpose {
+            Purpose::Query => QUERY_TOKENS,
+            Purpose::Document => DOCUMENT_TOKENS,
+        };
+        texts.iter().map(|t| self.embed_one(t, cap)).collect()
     }
 
-    /// The mean of the last hidden state over the text's tokens, normalised.
-    fn embed_one(&mut self, text: &str) -> Result<Vec<f32>, String> {
+    /// The mean of the last hidden state over the text's first `cap` tokens, normalised.
+    fn embed_one(&mut self, text: &str, cap: usize) -> Result<Vec<f32>, String> {
+        // The tokenizer cuts the text and then adds [CLS] and [SEP], as the model was trained.
+        if self.tokenizer.get_truncation().map(|t| t.max_length) != Some(cap) {
+            self.tokenizer
+                .with_truncation(Some(tokenizers::TruncationParams { max_length: cap, ..Default::default() }))
+                .map_err(|e| format!("cannot cut the text at {cap} tokens: {e}"))?;
+        }
         let enc = self.tokenizer.encode(text, true).map_err(|e| format!("cannot tokenise: {e}"))?;
         let ids: Vec<i64> = enc.get_ids().iter().map(|&i| i64::from(i)).collect();
         let len = ids.len();

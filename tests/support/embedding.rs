@@ -30,6 +30,11 @@ pub fn model() -> Onnx {
 pub fn embed_cached(onnx: &Onnx, name: &str, texts: &[String]) -> Vec<Vec<f32>> {
     let file = dir().join(format!("{name}.bin"));
     let mut v = store::load(&file).unwrap_or_default();
+    // Vectors of another model (or of texts cut elsewhere) are not reused.
+    let model = onnx.embed_blocking(vec!["which model".into()]).expect("the model embeds").model;
+    if v.model() != Some(model.as_str()) {
+        v = Vectors::default();
+    }
     let missing: Vec<&String> = texts.iter().filter(|t| v.get(&store::key(t)).is_none()).collect();
     if !missing.is_empty() {
         let started = std::time::Instant::now();
