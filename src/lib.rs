@@ -18,6 +18,7 @@ pub mod protocol;
 pub mod registry;
 pub mod repair;
 pub mod route;
+pub mod sandbox;
 pub mod secret;
 pub mod server;
 pub mod sync;
