@@ -4,6 +4,7 @@
 
 pub mod approval;
 pub mod catalog;
+pub mod code_mode;
 pub mod embed;
 pub mod exposition;
 pub mod gateway;
