@@ -239,3 +239,22 @@ fn a_held_tool_is_refused_inside_a_script() {
     let calls: Vec<String> = std::fs::read_to_string(&calls_file).unwrap_or_default().lines().map(str::to_string).collect();
     assert_eq!(calls, ["read_file"], "the held tool never reached the server");
 }
+
+#[test]
+fn the_gateway_lists_tool_exec_with_code_mode_on() {
+    use support::gateway::{fixture, text as mcp_text, write_config, McpClient};
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"servers": [fixture("fx", &["--tools", "2"])], "gateway": {"defer": "never", "codeMode": true, "cacheDir": dir.path().join("cache")}});
+    let path = write_config(dir.path(), &config);
+    let mut c = McpClient::ready(&path, json!({}));
+    let names = c.tool_names();
+    assert!(names.contains(&"tool_exec".to_string()) && names.contains(&"mcp__fx__echo".to_string()), "{names:?}");
+    let r = c.call("tool_exec", json!({"code": "const r = await tools.call('mcp__fx__echo', {a: 1}); console.log('echoed'); return r;"}));
+    assert_eq!(r["isError"], false, "{r}");
+    let t = mcp_text(&r);
+    assert!(t.contains("echoed") && t.contains("mcp__fx__echo ok"), "{t}");
+    // Without the flag there is none.
+    let path = write_config(dir.path(), &json!({"servers": [fixture("fx", &["--tools", "2"])], "gateway": {"defer": "never", "cacheDir": dir.path().join("cache")}}));
+    let mut c = McpClient::ready(&path, json!({}));
+    assert!(!c.tool_names().contains(&"tool_exec".to_string()));
+}
