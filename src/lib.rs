@@ -4,6 +4,7 @@
 
 pub mod approval;
 pub mod catalog;
+pub mod code_mode;
 pub mod embed;
 pub mod exposition;
 pub mod gateway;
@@ -18,6 +19,7 @@ pub mod protocol;
 pub mod registry;
 pub mod repair;
 pub mod route;
+pub mod sandbox;
 pub mod secret;
 pub mod server;
 pub mod sync;

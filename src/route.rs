@@ -1,13 +1,17 @@
-//! Where one tool call goes: a meta-tool to `meta` (scoped to its plan), any other name
-//! straight to execution. The one module that knows both `invoke` and `meta`; below it calls
-//! flow one way: `meta` reaches execution through the same `Execute` port as the direct path,
-//! and `invoke` knows no meta-tools.
+//! Where one tool call goes: a meta-tool to `meta` (scoped to its plan), `tool_exec` to
+//! `code_mode`, any other name straight to execution. The one module that knows both `invoke`
+//! and `meta`; below it calls flow one way: `meta` reaches execution through the same `Execute`
+//! port as the direct path, and `invoke` knows no meta-tools. A script's `tools.call` comes
+//! back here (`answer`) and takes the direct path, so every gate of a direct call holds.
 
 use crate::embed::Semantic;
-use crate::exposition::plans::PlanStore;
+use crate::exposition::meta_defs::{EXEC, INSPECT, SEARCH};
+use crate::exposition::plans::{PlanScope, PlanStore};
 use crate::invoke::{self, off_reactor, Call, Execute, InvokeError, Invoked, McpPort, Prepared};
 use crate::meta::{self, MetaCall};
-use crate::registry::Registry;
+use crate::registry::{Registered, Registry};
+use crate::sandbox::{Reply, Request};
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// Runs `call` against a registry snapshot and the live plans.
@@ -20,6 +24,19 @@ pub async fn call(
     semantic: Option<&Arc<Semantic>>,
     call: Call,
 ) -> Result<Invoked, InvokeError> {
+    if call.name == EXEC {
+        let plan_id = call.plan_id.ok_or_else(|| InvokeError::PlanRequired(call.name.clone()))?;
+        let plan = plans.get(&plan_id).ok_or(InvokeError::UnknownPlan(plan_id))?;
+        let Some(limits) = plan.code else {
+            return Ok(Invoked::error("tool_exec is not offered in this request: only a plan made with codeMode \"sandbox\" has it."));
+        };
+        let code = match script(call.arguments) {
+            Ok(code) => code,
+            Err(why) => return Ok(Invoked::error(why)),
+        };
+        let ctx = Scripted { exec, mcp, registry, plan: &plan, semantic, run_id: &call.call_id };
+        return crate::code_mode::run(code, limits, exec.cancel(), |seq, request| ctx.answer(seq, request)).await;
+    }
     if meta::is_meta(&call.name) {
         let plan_id = call.plan_id.ok_or_else(|| InvokeError::PlanRequired(call.name.clone()))?;
         let plan = plans.get(&plan_id).ok_or(InvokeError::UnknownPlan(plan_id))?;
@@ -37,12 +54,89 @@ pub async fn call(
     let Some(tool) = registry.get(&call.name) else {
         return Err(InvokeError::UnknownTool(call.name));
     };
-    match exec.prepare(tool, call.arguments).await? {
-        Prepared::Ready { arguments, repaired } => exec.run_prepared(tool, arguments, repaired, &call.call_id).await,
+    direct(exec, tool, call.arguments, &call.call_id).await
+}
+
+/// The direct path of one registered tool: prepare (validate, repair), then run (pins,
+/// approval, the owner).
+async fn direct(exec: &impl Execute, tool: &Arc<Registered>, arguments: Value, call_id: &str) -> Result<Invoked, InvokeError> {
+    match exec.prepare(tool, arguments).await? {
+        Prepared::Ready { arguments, repaired } => exec.run_prepared(tool, arguments, repaired, call_id).await,
         Prepared::BadSchema { error } => Ok(invoke::bad_schema(&tool.entry, &error)),
         Prepared::Invalid { errors } => {
             let tool = tool.clone();
             off_reactor(exec.cancel(), move || meta::invalid_arguments(&tool.entry, &errors)).await
         }
+    }
+}
+
+/// `tool_exec`'s `code`: from `{code}`, or that object sent as a JSON string.
+fn script(arguments: Value) -> Result<String, String> {
+    let arguments = match arguments {
+        Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
+        other => other,
+    };
+    match arguments.get("code") {
+        Some(Value::String(code)) => Ok(code.clone()),
+        _ => Err("Invalid arguments for tool_exec: expected {\"code\": string}, the body of an async JavaScript function.".into()),
+    }
+}
+
+/// What a script's host calls reach: the plan's tools by the direct path, the plan's search
+/// and inspect by `meta`.
+struct Scripted<'a, E, M> {
+    exec: &'a E,
+    mcp: &'a M,
+    registry: &'a Arc<Registry>,
+    plan: &'a Arc<PlanScope>,
+    semantic: Option<&'a Arc<Semantic>>,
+    run_id: &'a str,
+}
+
+impl<E: Execute, M: McpPort> Scripted<'_, E, M> {
+    async fn answer(&self, seq: u64, request: Request) -> Result<Reply, InvokeError> {
+        let (meta_name, arguments) = match request {
+            Request::Call { name, arguments } => return self.call(seq, name, arguments).await,
+            Request::Search { query } => (SEARCH, json!({"query": query})),
+            Request::Inspect { name } => (INSPECT, json!({"name": name})),
+        };
+        let meta_call = MetaCall {
+            name: meta_name.into(),
+            arguments,
+            call_id: format!("{}::{seq}", self.run_id),
+            plan: self.plan.clone(),
+            registry: self.registry.clone(),
+            cold_servers: self.mcp.cold_servers(),
+            semantic: self.semantic.cloned(),
+        };
+        let done = meta::run(meta_call, self.exec).await?;
+        if meta_name == SEARCH && !done.is_error {
+            // The hits as data a script can loop over.
+            let hits = done.raw.as_ref().and_then(|r| r.get("hits")).and_then(Value::as_array).cloned().unwrap_or_default();
+            let hits: Vec<Value> = hits.into_iter().map(|h| json!({"name": h["name"], "namespace": h["namespace"]})).collect();
+            return Ok(Ok(Value::Array(hits)));
+        }
+        Ok(crate::code_mode::reply_of(done))
+    }
+
+    /// A script's `tools.call`: any tool the plan offers (listed or deferred), by the direct
+    /// path, under a call id derived from the run's.
+    async fn call(&self, seq: u64, name: String, arguments: Value) -> Result<Reply, InvokeError> {
+        if name == EXEC || meta::is_meta(&name) {
+            return Ok(Err(format!("{name} cannot be called from a script: call tools directly, and use tools.search / tools.inspect")));
+        }
+        if !self.plan.inline.contains(&name) && !self.plan.deferred.contains(&name) {
+            return Ok(Err(format!("Tool {name:?} is not available in this request. Use tools.search to find the exact name.")));
+        }
+        let Some(tool) = self.registry.get(&name) else {
+            return Ok(Err(format!("Tool {name:?} is not registered (removed, or held until the user approves its change), so it was not run.")));
+        };
+        let call_id = format!("{}::{seq}::{name}", self.run_id);
+        let done = match direct(self.exec, tool, arguments, &call_id).await {
+            Ok(done) => done,
+            Err(InvokeError::Cancelled) => return Err(InvokeError::Cancelled),
+            Err(e) => return Ok(Err(e.to_string())),
+        };
+        Ok(crate::code_mode::reply_of(done))
     }
 }

@@ -18,6 +18,7 @@ const ORDER: &[&str] = &[
     "validate",
     "repair",
     "tokenize",
+    "sandbox",
     "logging",
     "catalog",
     "embed",
@@ -27,6 +28,7 @@ const ORDER: &[&str] = &[
     "invoke",
     "upstream",
     "meta",
+    "code_mode",
     "route",
     "hostconfig",
     "protocol",
@@ -37,7 +39,7 @@ const ORDER: &[&str] = &[
 
 /// Plain domain code: never the host contract, the server or the transport.
 const DOMAIN: &[&str] = &[
-    "registry", "exposition", "tokenize", "catalog", "embed", "sync", "invoke", "upstream", "meta", "route", "approval", "repair", "validate", "output",
+    "registry", "exposition", "tokenize", "catalog", "embed", "sync", "invoke", "upstream", "meta", "code_mode", "route", "approval", "repair", "validate", "output", "sandbox",
 ];
 const BOUNDARY: &[&str] = &["protocol", "server", "transport", "gateway"];
 /// The two faces over the core: neither reaches into the other; what both need sits below them.

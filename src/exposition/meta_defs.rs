@@ -14,6 +14,61 @@ use std::collections::BTreeMap;
 pub const SEARCH: &str = "tool_search";
 pub const INSPECT: &str = "tool_inspect";
 pub const INVOKE: &str = "tool_invoke";
+/// Code mode's meta-tool: offered only when the plan asks (`codeMode: "sandbox"`).
+pub const EXEC: &str = "tool_exec";
+
+/// The most tokens `tool_exec`'s description spends on the inline tools' signatures; the rest
+/// are named by count and reached with `tools.inspect`.
+pub const EXEC_SIGNATURES_BUDGET: u32 = 1_500;
+
+/// `tool_exec`'s definition: how to write the script, its limits, and `signatures` (of the
+/// tools the model sees directly, TypeScript style) for as many as fit the budget.
+pub fn exec_definition(signatures: &[String], limits: &crate::sandbox::Limits, enc: EncodingChoice) -> ToolDefinition {
+    let mut description = format!(
+        "Run a short JavaScript program that calls tools, and get back only what it returns: use it \
+to chain several calls, loop, or filter and join large results before you read them. `code` is the \
+body of an async function. `await tools.call(name, args)` runs any tool of this request (listed \
+or deferred, by exact name) and resolves to its result (its structured content or JSON when it \
+has some, else its text); a tool error, invalid arguments or a call the user denies throws an \
+Error you can catch. `await tools.search(query)` resolves to [{{name, namespace}}] of deferred \
+tools, `await tools.inspect(name)` to a tool's signature. `console.log` is captured. `return` a \
+JSON value, as small as will do. There are no files, network, timers or imports. Limits: {} ms \
+of running time, {} tool calls, {} bytes of output.",
+        limits.timeout.as_millis(),
+        limits.max_calls,
+        limits.max_output_bytes
+    );
+    let mut spent = 0;
+    let mut shown = 0;
+    for sig in signatures {
+        let cost = count_cached(enc, sig) + 1;
+        if spent + cost > EXEC_SIGNATURES_BUDGET {
+            break;
+        }
+        if shown == 0 {
+            description.push_str("\n\nTools you can call:\n");
+        }
+        description.push_str(sig);
+        description.push('\n');
+        spent += cost;
+        shown += 1;
+    }
+    if shown < signatures.len() {
+        description.push_str(&format!("...and {} more: tools.inspect(name) shows any of them.\n", signatures.len() - shown));
+    }
+    ToolDefinition {
+        name: EXEC.into(),
+        description: description.trim_end().to_string(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "code": {"type": "string", "description": "The body of an async JavaScript function, e.g. const r = await tools.call('x', {a: 1}); return r.items.length;"}
+            },
+            "required": ["code"],
+            "additionalProperties": false
+        }),
+    }
+}
 
 pub fn definitions() -> Vec<ToolDefinition> {
     vec![
@@ -156,6 +211,23 @@ pub fn prompt_section(namespaces: &BTreeMap<&str, usize>, intro: Intro, enc: Enc
 mod tests {
     use super::*;
     use crate::tokenize;
+
+    #[test]
+    fn tool_exec_shows_signatures_within_its_budget() {
+        let enc = tokenize::for_model(None);
+        let limits = crate::sandbox::Limits::default();
+        let few = exec_definition(&["function a(x: string): unknown;".into()], &limits, enc);
+        assert!(few.description.contains("function a(x: string)"), "{}", few.description);
+        assert!(few.description.contains("10000 ms") && !few.description.contains("more:"));
+        let many: Vec<String> = (0..500).map(|i| format!("/** Does thing {i}. */\nfunction tool_{i}(args: {{ path: string; depth?: number }}): unknown;")).collect();
+        let d = exec_definition(&many, &limits, enc);
+        let head = exec_definition(&[], &limits, enc);
+        let spent = enc.name.count(&d.description) - enc.name.count(&head.description);
+        assert!(spent <= EXEC_SIGNATURES_BUDGET as usize + 40, "{spent} tokens of signatures");
+        let shown = d.description.matches("function tool_").count();
+        assert!(shown > 10 && shown < 500, "{shown}");
+        assert!(d.description.ends_with(&format!("...and {} more: tools.inspect(name) shows any of them.", 500 - shown)));
+    }
 
     #[test]
     fn thousands_separators() {

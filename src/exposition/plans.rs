@@ -45,6 +45,8 @@ pub struct PlanScope {
     pub render: Rendering,
     /// Tools inspected so far in this request.
     pub ledger: Mutex<BTreeSet<String>>,
+    /// Code mode's limits when the plan offers `tool_exec`; `None`: it is refused.
+    pub code: Option<crate::sandbox::Limits>,
     created: Instant,
 }
 
@@ -116,6 +118,11 @@ impl PlanStore {
     }
 
     pub fn create_rendered(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, render: Rendering) -> Arc<PlanScope> {
+        self.create_with_code(deferred, inline, render, None)
+    }
+
+    /// A plan whose `tool_exec` runs within `code` (`None`: no code mode).
+    pub fn create_with_code(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, render: Rendering, code: Option<crate::sandbox::Limits>) -> Arc<PlanScope> {
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         // Expired plans are the oldest: drop them first.
         while s.order.front().and_then(|id| s.plans.get(id)).is_some_and(|p| p.created.elapsed() >= PLAN_TTL) {
@@ -130,6 +137,7 @@ impl PlanStore {
             inline,
             render,
             ledger: Mutex::new(BTreeSet::new()),
+            code,
             created: Instant::now(),
         });
         s.bytes += PLAN_OVERHEAD + id.len();

@@ -61,6 +61,10 @@ pub struct Gateway {
     /// How long a gated call waits for the user's answer (default 300000).
     #[serde(default)]
     pub approval_timeout_ms: Option<u64>,
+    /// List `tool_exec` (code mode: a script that calls the listed and deferred tools, in the
+    /// sandbox, with the default limits).
+    #[serde(default)]
+    pub code_mode: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]

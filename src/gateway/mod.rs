@@ -293,17 +293,22 @@ impl Gateway {
     fn plan(&self, registry: &Registry) -> Listing {
         let cfg = self.config();
         let (active, _) = registry.select_active(&cfg.host.scope);
-        let plan = exposition::plan(&PlanInput {
+        let mut plan = exposition::plan(&PlanInput {
             active: &active,
             context_window: cfg.host.context_window,
             model: cfg.host.model.as_deref(),
             client_tools: &[],
         });
+        // `gateway.codeMode`: tool_exec listed too, with the sandbox's default limits.
+        let code = cfg.gateway.code_mode.then(crate::sandbox::Limits::default);
+        if let Some(limits) = &code {
+            crate::code_mode::offer(&mut plan, &active, limits);
+        }
         let deferred: BTreeSet<String> = plan.deferred_names().map(str::to_string).collect();
         let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
         let n_deferred = deferred.len();
         let pool = pool_hash(&deferred, registry);
-        let scope = self.plans.create(deferred, inline);
+        let scope = self.plans.create_with_code(deferred, inline, crate::exposition::render::Rendering::Portable, code);
         let shown = self.shown_names(registry);
         let mut aliases = HashMap::new();
         let tools = plan

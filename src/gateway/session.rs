@@ -258,7 +258,8 @@ impl Session {
         let call_id = gw.next_call_id();
         super::lock(&gw.calls).insert(call_id.clone(), context.peer.clone());
         let _in_flight = InFlight(gw, call_id.clone());
-        let plan_id = if crate::meta::is_meta(&name) { Some(gw.plan_id().await) } else { None };
+        let scoped = crate::meta::is_meta(&name) || name == crate::exposition::meta_defs::EXEC;
+        let plan_id = if scoped { Some(gw.plan_id().await) } else { None };
         let call = Call { name: name.clone(), arguments, call_id, plan_id };
         let outcome = crate::route::call(&exec, &mcp, &registry, &gw.plans, None, call).await;
         // The call stopped at its approval: the question goes back as this round's result.

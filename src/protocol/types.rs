@@ -99,6 +99,34 @@ pub struct InitializeParams {
     /// `tool_search`'s semantic signal; absent: lexical only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<SearchSettings>,
+    /// Limits of `tool_exec`'s sandbox (code mode, issue 27); every field is optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_mode: Option<CodeModeLimits>,
+}
+
+/// Bounds of one `tool_exec` run. Defaults: 32 MiB, 10,000 ms, 50 calls, 65,536 bytes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CodeModeLimits {
+    /// The script's heap (1 to 1,024).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u32>,
+    /// The script's own running time; waiting for a tool call (or its approval) is not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Host calls a script may make (`tools.call`, `tools.search`, `tools.inspect` together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_calls: Option<u32>,
+    /// The most bytes kept of the returned JSON, and of the console output, each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_bytes: Option<u64>,
+}
+
+/// `exposition/plan`'s `codeMode`: `sandbox` adds `tool_exec`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CodeMode {
+    Sandbox,
 }
 
 /// How `tool_search` ranks: BM25F alone (the default), or fused with sentence embeddings.
@@ -318,6 +346,10 @@ pub struct PlanParams {
     /// `{planId, planHash, unchanged: true}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub if_none_match: Option<String>,
+    // --- issue 27: code mode ---
+    /// `sandbox`: offer `tool_exec`, which runs a short script that calls this plan's tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_mode: Option<CodeMode>,
 }
 
 /// `exposition/plan`'s answer: the plan, or that it is the one the host holds.

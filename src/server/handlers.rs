@@ -26,10 +26,14 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         }
     }
     // Checked before anything is kept: a refused initialize changes nothing.
+    let code_limits = p.code_mode.as_ref().map(code_limits).transpose()?;
     let semantic = match &p.search {
         Some(search) => start_semantic(ctx, search, p.cache_dir.as_deref())?,
         None => None,
     };
+    if let Some(limits) = code_limits {
+        let _ = ctx.code_limits.set(limits);
+    }
     *ctx.host.lock().unwrap_or_else(|e| e.into_inner()) = p.capabilities.clone();
     let t = clamp(&p.timeouts);
     *ctx.timeouts.lock().unwrap_or_else(|e| e.into_inner()) = t.clone();
@@ -70,6 +74,24 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
             max_frame_bytes: ctx.max_frame_bytes,
         },
     })
+}
+
+/// `initialize.codeMode` over the defaults; a limit of 0, or a heap over 1 GiB, is refused.
+fn code_limits(c: &CodeModeLimits) -> Result<crate::sandbox::Limits, RpcError> {
+    let d = crate::sandbox::Limits::default();
+    let bad = |field: &str, msg: &str| RpcError::new(ErrorCode::INVALID_PARAMS, format!("codeMode.{field} {msg}")).with_data(serde_json::json!({"field": format!("codeMode.{field}")}));
+    let limits = crate::sandbox::Limits {
+        memory_bytes: c.memory_mb.map_or(d.memory_bytes, |mb| (mb as usize) << 20),
+        timeout: c.timeout_ms.map_or(d.timeout, |ms| Duration::from_millis(ms.min(MAX_TIMEOUT_MS))),
+        max_calls: c.max_calls.unwrap_or(d.max_calls),
+        max_output_bytes: c.max_output_bytes.map_or(d.max_output_bytes, |b| usize::try_from(b).unwrap_or(usize::MAX)),
+    };
+    match c {
+        CodeModeLimits { memory_mb: Some(mb), .. } if *mb == 0 || *mb > 1024 => Err(bad("memoryMb", "must be 1 to 1024")),
+        CodeModeLimits { timeout_ms: Some(0), .. } => Err(bad("timeoutMs", "must be above 0")),
+        CodeModeLimits { max_output_bytes: Some(0), .. } => Err(bad("maxOutputBytes", "must be above 0")),
+        _ => Ok(limits),
+    }
 }
 
 /// tool_search's semantic signal as the host configured it. Paths are checked now (a clear
@@ -159,6 +181,11 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
         model: p.model.as_deref(),
         client_tools: &p.client_tools,
     });
+    // Before rendering, so a native rendering carries tool_exec as one more function.
+    let code = p.code_mode.map(|_| ctx.code_limits.get().copied().unwrap_or_default());
+    if let Some(limits) = &code {
+        crate::code_mode::offer(&mut plan, &active, limits);
+    }
     let rendered = render::render(&mut plan, &active, p.render, p.search).map_err(|e| match &e {
         RenderError::TooManyDeferred { deferred, max } => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string())
             .with_data(serde_json::json!({"render": p.render, "deferred": deferred, "max": max})),
@@ -167,7 +194,7 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
     let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
     let any_deferred = !deferred.is_empty();
     plan.lean(&p.include);
-    let scope = ctx.plans.create_rendered(deferred, inline, p.render);
+    let scope = ctx.plans.create_with_code(deferred, inline, p.render, code);
     if any_deferred {
         // Build (or fetch) tool_search's index now, after this reply, so the model's first
         // search does not wait for it.

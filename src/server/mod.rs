@@ -76,6 +76,8 @@ pub struct Ctx {
     pub work: pool::Pool,
     /// tool_search's semantic signal, when `initialize` configured embeddings.
     pub semantic: std::sync::OnceLock<Arc<crate::embed::Semantic>>,
+    /// `tool_exec`'s limits (`initialize.codeMode`, else the defaults).
+    pub code_limits: std::sync::OnceLock<crate::sandbox::Limits>,
 }
 
 tokio::task_local! {
@@ -203,6 +205,7 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
         call_seq: Default::default(),
         work: pool::Pool::new(),
         semantic: std::sync::OnceLock::new(),
+        code_limits: std::sync::OnceLock::new(),
     };
     let ctx = Arc::new(ctx);
     let table = dispatch::table();

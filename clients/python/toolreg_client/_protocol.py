@@ -116,6 +116,22 @@ class ClientInfo(_ClientInfoRequired, total=False):
     version: Union[str, None]
 
 
+# `exposition/plan`'s `codeMode`: `sandbox` adds `tool_exec`.
+CodeMode = Literal["sandbox"]
+
+
+class CodeModeLimits(TypedDict, total=False):
+    """Bounds of one `tool_exec` run. Defaults: 32 MiB, 10,000 ms, 50 calls, 65,536 bytes."""
+    memoryMb: Union[int, None]
+    """The script's heap (1 to 1,024)."""
+    timeoutMs: Union[int, None]
+    """The script's own running time; waiting for a tool call (or its approval) is not counted."""
+    maxCalls: Union[int, None]
+    """Host calls a script may make (`tools.call`, `tools.search`, `tools.inspect` together)."""
+    maxOutputBytes: Union[int, None]
+    """The most bytes kept of the returned JSON, and of the console output, each."""
+
+
 class _CreateMessageResultRequired(TypedDict):
     role: str
     """`assistant`."""
@@ -353,6 +369,8 @@ class InitializeParams(TypedDict, total=False):
     """Bounds on what MCP servers send; every field is optional."""
     search: Union["SearchSettings", None]
     """`tool_search`'s semantic signal; absent: lexical only."""
+    codeMode: Union["CodeModeLimits", None]
+    """Limits of `tool_exec`'s sandbox (code mode, issue 27); every field is optional."""
 
 
 class LogSettings(TypedDict, total=False):
@@ -657,6 +675,8 @@ class PlanParams(TypedDict, total=False):
     ifNoneMatch: Union[str, None]
     """A `planHash` the host holds: when the result would be the same, the answer is
     `{planId, planHash, unchanged: true}`."""
+    codeMode: Union["CodeMode", None]
+    """`sandbox`: offer `tool_exec`, which runs a short script that calls this plan's tools."""
 
 
 class Scope(TypedDict, total=False):

@@ -14,6 +14,10 @@ export type ApprovalPolicy = 'listed' | 'destructive' | 'always';
 export type McpMode = 'disabled' | 'auto' | 'manual';
 export type ServerState = ('connecting' | 'ready' | 'error' | 'disabled') | 'needsAuth';
 /**
+ * `exposition/plan`'s `codeMode`: `sandbox` adds `tool_exec`.
+ */
+export type CodeMode = 'sandbox';
+/**
  * Which gate decided the `auto` pool.
  */
 export type Gate = 'emptyPool' | 'minCount' | 'threshold' | 'metaOverhead' | 'passed';
@@ -179,6 +183,8 @@ export interface ProtocolTypes {
   CancelParams?: CancelParams;
   CatalogStatusResult?: CatalogStatusResult;
   ClientInfo?: ClientInfo;
+  CodeMode?: CodeMode;
+  CodeModeLimits?: CodeModeLimits;
   CreateMessageResult?: CreateMessageResult;
   Decision?: Decision;
   Defer?: Defer;
@@ -360,6 +366,27 @@ export interface ServerStatus {
 export interface ClientInfo {
   name: string;
   version?: string | null;
+}
+/**
+ * Bounds of one `tool_exec` run. Defaults: 32 MiB, 10,000 ms, 50 calls, 65,536 bytes.
+ */
+export interface CodeModeLimits {
+  /**
+   * The script's heap (1 to 1,024).
+   */
+  memoryMb?: number | null;
+  /**
+   * The script's own running time; waiting for a tool call (or its approval) is not counted.
+   */
+  timeoutMs?: number | null;
+  /**
+   * Host calls a script may make (`tools.call`, `tools.search`, `tools.inspect` together).
+   */
+  maxCalls?: number | null;
+  /**
+   * The most bytes kept of the returned JSON, and of the console output, each.
+   */
+  maxOutputBytes?: number | null;
 }
 /**
  * `host/sample` result: the MCP `CreateMessageResult` (`{role, content, model, stopReason?}`),
@@ -568,6 +595,10 @@ export interface InitializeParams {
    * `tool_search`'s semantic signal; absent: lexical only.
    */
   search?: SearchSettings | null;
+  /**
+   * Limits of `tool_exec`'s sandbox (code mode, issue 27); every field is optional.
+   */
+  codeMode?: CodeModeLimits | null;
 }
 export interface LogSettings {
   /**
@@ -900,6 +931,10 @@ export interface PlanParams {
    * `{planId, planHash, unchanged: true}`.
    */
   ifNoneMatch?: string | null;
+  /**
+   * `sandbox`: offer `tool_exec`, which runs a short script that calls this plan's tools.
+   */
+  codeMode?: CodeMode | null;
 }
 /**
  * The request scope predicates read. Open: any other field is kept and readable.
