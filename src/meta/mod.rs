@@ -12,6 +12,8 @@
 pub mod inspect;
 pub mod search;
 mod search_blend;
+mod search_cjk;
+mod search_gloss;
 mod search_lexical;
 mod search_query;
 mod search_rank;

@@ -10,6 +10,8 @@
 //! This module is the face the crate uses (`SearchIndex`, `SearchDoc`, `Hit`, `Blend`); the
 //! rules live beside it, each with its numbers and the reasons for them:
 //! - `search_text`: the analyzer both sides share (identifier splitting, stop words, stems);
+//! - `search_cjk`: runs of Chinese or Japanese, cut into character bigrams on both sides;
+//! - `search_gloss`: the English of a Chinese query's common intent words (query side only);
 //! - `search_lexical`: the BM25F index, its six fields and their weights, the server documents;
 //! - `search_query`: a query as groups of index terms (synonyms, decompounding, implied terms);
 //! - `search_rank`: BM25F scores, the coverage, name and server multipliers, the top `limit`;
@@ -80,6 +82,8 @@ pub struct SearchParams {
     /// From this many query terms on, the boilerplate of a request ("help", "tell", "give") is
     /// dropped: in a long task description it names no tool.
     pub boilerplate_min_terms: usize,
+    /// Whether a CJK run in the query also gets the English of its intent words (`search_gloss`).
+    pub gloss: bool,
 }
 
 impl Default for SearchParams {
@@ -95,6 +99,7 @@ impl Default for SearchParams {
             server_field_weight: [2.0, 0.75, 0.2],
             implied_weight: 0.5,
             boilerplate_min_terms: 8,
+            gloss: true,
         }
     }
 }

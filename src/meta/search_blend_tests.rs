@@ -18,10 +18,14 @@ fn the_lexical_score_is_scaled_to_the_best_and_the_cosine_added_at_its_weight() 
 }
 
 #[test]
-fn a_doc_without_a_vector_ranks_on_its_words_alone() {
-    // NaN: not embedded yet; past the end of `cosines`: the same.
+fn a_doc_without_a_vector_is_lent_the_cosine_at_its_lexical_rank() {
+    // NaN: not embedded yet; past the end of `cosines`: the same. Doc 0 is first by words, so
+    // it is lent the best cosine (0.5); doc 2 is third, past the one doc with a vector, so it
+    // is lent the lowest known (0.5 again).
     let hits = fuse(&[4.0, 2.0, 1.0, 0.0], &[f32::NAN, 0.5], 1.0, &[], |_| true);
-    assert_eq!(hits, vec![(0, 1.0), (1, 1.0), (2, 0.25)], "ties by doc");
+    assert_eq!(hits, vec![(0, 1.5), (1, 1.0), (2, 0.75)]);
+    let hits = fuse(&[4.0, 2.0, 1.0, 0.0], &[0.25, 0.5, f32::NAN, 0.75], 1.0, &[], |_| true);
+    assert_eq!(hits, vec![(0, 1.25), (1, 1.0), (3, 0.75), (2, 0.25 + 0.25)], "third by words: the third best cosine");
     // No vector anywhere: the lexical order, and no doc the words missed.
     let hits = fuse(&[1.0, 3.0, 0.0], &[f32::NAN; 3], 1.0, &[], |_| true);
     assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![1, 0]);
@@ -50,4 +54,24 @@ fn the_embedding_text_says_namespace_name_words_and_a_cut_description() {
     let desc = text.split_once(": ").unwrap().1;
     assert_eq!(desc.len(), EMBED_CHARS - 1);
     assert!(desc.ends_with('é'));
+}
+
+#[test]
+fn an_unembedded_doc_the_words_match_best_stays_first_while_others_are_embedded() {
+    // Doc 0 matches the query best by words; the others match less and, once embedded, have
+    // high cosines. Scored as cosine 0 (before), doc 0 fell behind every embedded doc.
+    let scores = [10.0, 6.0, 5.0, 4.0, 0.0];
+    let mut cosines = [f32::NAN; 5];
+    for embedded in 1..5 {
+        cosines[embedded] = 0.9 - 0.1 * embedded as f32;
+        let hits = fuse(&scores, &cosines, 1.0, &[], |_| true);
+        assert_eq!(hits[0].0, 0, "with {embedded} docs embedded: {hits:?}");
+        // The docs with vectors keep the order the fusion gives them.
+        let zero = cosines.map(|c| if c.is_nan() { 0.0 } else { c });
+        let before = fuse(&scores, &zero, 1.0, &[], |_| true);
+        assert_ne!(before[0].0, 0, "cosine 0 sinks it (the bug this fixes)");
+    }
+    // Once it has its own vector, its own cosine counts, whatever it is.
+    cosines[0] = -0.5;
+    assert_ne!(fuse(&scores, &cosines, 1.0, &[], |_| true)[0].0, 0);
 }

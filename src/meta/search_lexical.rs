@@ -25,6 +25,7 @@
 //! tool), all its tool names x0.75, all its descriptions x0.2, with b = 0.75.
 
 use super::search::{SearchDoc, SearchParams};
+use super::search_cjk::{cjk_grams, is_cjk_word};
 use super::search_text::{lead, split_words, walk_schema, Analyzer, FxHashMap};
 
 pub(super) const FIELDS: usize = 6;
@@ -157,8 +158,25 @@ struct Interner {
 }
 
 impl Interner {
-    /// Records one word in `field`; returns 1 if it counted (not a stop word), else 0.
+    /// Records one word in `field`; returns how many terms it counted for (0: a stop word; a
+    /// CJK run counts one per gram).
     fn add_word(&mut self, w: &str, field: usize, out: &mut Vec<(u32, u8)>) -> u32 {
+        if is_cjk_word(w) {
+            let mut count = 0;
+            cjk_grams(w, |g| {
+                let id = match self.vocab.get(g) {
+                    Some(&id) => id,
+                    None => {
+                        let id = self.vocab.len() as u32;
+                        self.vocab.insert(g.to_string(), id);
+                        id
+                    }
+                };
+                out.push((id, field as u8));
+                count += 1;
+            });
+            return count;
+        }
         let id = match self.words.get(w) {
             Some(&id) => id,
             None => {

@@ -7,7 +7,9 @@
 //!   with the word so that ranking scores the best variant per query word and synonyms never
 //!   double count;
 //! - unknown words are split into two known ones ("websocket" -> web socket, matching `WebSocket`);
-//! - adjacent words whose concatenation is known join ("who am i" -> whoami), as evidence only.
+//! - adjacent words whose concatenation is known join ("who am i" -> whoami), as evidence only;
+//! - a CJK run is its character bigrams (`search_cjk`), each a term of its own, plus the English
+//!   of its common intent words (`search_gloss`: 截图 -> screenshot).
 //!
 //! Long task descriptions ("Generate a deep report of bitcoin and save it in
 //! /root/markdown/bitcoin.md") get two more rules:
@@ -21,6 +23,8 @@
 //!   every word may be the intent ("get help") and is kept.
 
 use super::search::SearchParams;
+use super::search_cjk::{cjk_grams, is_cjk_word};
+use super::search_gloss::gloss;
 use super::search_lexical::LexicalIndex;
 use super::search_text::{is_request_boilerplate, is_stop_word, query_words, WordOrigin};
 
@@ -89,6 +93,19 @@ pub(super) fn query_groups(index: &LexicalIndex, params: &SearchParams, query: &
         if drop_boilerplate && is_request_boilerplate(w) {
             continue;
         }
+        if is_cjk_word(w) {
+            // A CJK run: the English of its intent words (`search_gloss`), then its grams,
+            // each a term of its own (`search_cjk`).
+            let mut terms = Vec::new();
+            if params.gloss {
+                gloss(w, |en| terms.extend(analyzer.stem_word(en)));
+            }
+            cjk_grams(w, |g| terms.push(g.to_string()));
+            for t in terms {
+                add(t, false, &mut groups, &mut seen);
+            }
+            continue;
+        }
         let Some(stem) = analyzer.stem_word(w) else {
             continue;
         };
@@ -139,6 +156,9 @@ pub(super) fn query_groups(index: &LexicalIndex, params: &SearchParams, query: &
     }
     for len in 2..=3 {
         for win in words.windows(len) {
+            if win.iter().any(|w| is_cjk_word(w)) {
+                continue;
+            }
             let joined: String = win.concat();
             if joined.len() < 5 {
                 continue;

@@ -10,13 +10,16 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use rust_stemmers::{Algorithm, Stemmer};
+
+use super::search_cjk::is_cjk;
 use serde_json::Value;
 
 /// Splits `text` into lowercase word pieces (not yet stemmed or stop-filtered) and calls `f` on each.
 ///
 /// Cuts on every non-alphanumeric character, on lower->Upper (`mergeRequest`), on the last capital
-/// of a run followed by lowercase (`HTTPServer` -> http server) and between letters and digits
-/// (`V2010` -> v 2010).
+/// of a run followed by lowercase (`HTTPServer` -> http server), between letters and digits
+/// (`V2010` -> v 2010) and where a CJK run begins or ends (`在GitHub上` -> 在 git hub 上): a CJK
+/// run comes out whole, for `search_cjk` to cut.
 pub fn split_words(text: &str, mut f: impl FnMut(&str)) {
     let mut buf = String::new();
     let mut prev: Option<char> = None;
@@ -32,6 +35,7 @@ pub fn split_words(text: &str, mut f: impl FnMut(&str)) {
         }
         if let Some(p) = prev {
             let boundary = (p.is_lowercase() && c.is_uppercase())
+                || is_cjk(p) != is_cjk(c)
                 || (p.is_alphabetic() && c.is_numeric())
                 || (p.is_numeric() && c.is_alphabetic())
                 || (p.is_uppercase()

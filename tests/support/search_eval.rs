@@ -119,3 +119,73 @@ pub fn check_floor(what: &str, got: f64, floor: f64) {
         "{what} regressed: {got:.3} < floor {floor:.3}"
     );
 }
+
+/// One query of the project's development set (`tests/search/dev-queries.json`).
+pub struct DevQuery {
+    pub query: String,
+    pub kind: String,
+    pub lang: String,
+    /// "tune" or "holdout", fixed by [`split_of`] the query.
+    pub split: &'static str,
+    pub gold: HashSet<(String, String)>,
+}
+
+/// The split of a query, decided once by its text: FNV-1a 64 of the UTF-8 bytes, even is
+/// "tune", odd is "holdout". Nothing is tuned on "holdout"; it is only reported.
+pub fn split_of(query: &str) -> &'static str {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in query.bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    if h % 2 == 0 { "tune" } else { "holdout" }
+}
+
+/// The development set, each item's recorded split checked against [`split_of`] and each gold
+/// tool checked to exist in `docs`.
+/// `SEARCH_EVAL_DEV` names another file of the same shape (a transformed copy, as for the
+/// segmenter comparison in BENCHMARKS.md); an item's `splitOf` then keeps the original query's split.
+pub fn dev_queries(docs: &[SearchDoc]) -> Vec<DevQuery> {
+    let path = std::env::var_os("SEARCH_EVAL_DEV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/search/dev-queries.json"));
+    let have: HashSet<(String, String)> = docs.iter().map(key).collect();
+    read_json(&path)["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|item| {
+            let query = item["query"].as_str().expect("query").to_string();
+            let split = split_of(item["splitOf"].as_str().unwrap_or(&query));
+            assert_eq!(item["split"].as_str(), Some(split), "the split of {query:?} is its hash's");
+            let gold = gold_set(item);
+            assert!(!gold.is_empty() && gold.is_subset(&have), "gold of {query:?} not in the catalog");
+            DevQuery { kind: item["kind"].as_str().unwrap().into(), lang: item["lang"].as_str().unwrap().into(), split, gold, query }
+        })
+        .collect()
+}
+
+/// R@1/5/10 and MRR of one ranking, from the rank of the first gold hit (1-based).
+pub fn score_rank(rank: Option<usize>) -> [f64; 4] {
+    let at = |k: usize| if rank.is_some_and(|r| r <= k) { 1.0 } else { 0.0 };
+    [at(1), at(5), at(10), rank.map_or(0.0, |r| 1.0 / r as f64)]
+}
+
+/// Figures by split, then by language and kind, as rows "split lang kind" (with "all" rows).
+pub fn dev_report(label: &str, qs: &[DevQuery], ranks: &[Option<usize>]) -> std::collections::BTreeMap<String, Agg> {
+    let mut rows: std::collections::BTreeMap<String, Agg> = Default::default();
+    for (q, r) in qs.iter().zip(ranks) {
+        let [a, b, c, m] = score_rank(*r);
+        for split in [q.split, "both"] {
+            for lang in [q.lang.as_str(), "all"] {
+                for kind in [q.kind.as_str(), "all"] {
+                    rows.entry(format!("{split} {lang} {kind}")).or_default().add(a, b, c, m);
+                }
+            }
+        }
+    }
+    eprintln!("-- dev-queries.json ({} queries), {label}", qs.len());
+    for (k, a) in &rows {
+        print_row(k, a);
+    }
+    rows
+}
