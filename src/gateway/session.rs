@@ -7,7 +7,7 @@
 //! a change is announced at once, and what a client sees depends on the gateway's config.
 
 use super::client_host::{ApprovalRound, Asking, ClientHost};
-use super::resources::Caller;
+use super::resources::{Caller, Subscribed};
 use super::review::{self, Review};
 use super::{passthru, rounds, Gateway};
 use crate::approval::Decision;
@@ -32,6 +32,28 @@ pub struct Session {
 
 const INSTRUCTIONS: &str = "toolreg serves the tools of several MCP servers. Tools listed here are called directly; \
 the others are found with tool_search, read with tool_inspect and run with tool_invoke.";
+
+/// A listen stream's resource subscriptions, left however the stream ends (rmcp may drop the
+/// `listen` future rather than let it return).
+struct Unsubscribing {
+    gw: Arc<Gateway>,
+    uris: Vec<String>,
+    stream: Subscribed,
+}
+
+impl Drop for Unsubscribing {
+    fn drop(&mut self) {
+        let (gw, uris, stream) = (self.gw.clone(), std::mem::take(&mut self.uris), self.stream.clone());
+        if uris.is_empty() {
+            return;
+        }
+        tokio::spawn(async move {
+            for uri in uris {
+                let _ = super::resources::unsubscribe(&gw, uri, stream.clone()).await;
+            }
+        });
+    }
+}
 
 /// Removes a call from the in-flight map however the call ends.
 pub(crate) struct InFlight<'a>(pub(crate) &'a Gateway, pub(crate) String);
@@ -101,10 +123,21 @@ impl ServerHandler for Session {
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-        Some(super::resources::accepted(requested))
+        Some(super::resources::accepted(requested, &self.gw.resources.shelf()))
     }
 
+    /// Tells the stream of list changes, and of updates to the resources it subscribed to
+    /// (each a subscriber until the stream ends, however it ends: `Unsubscribing`).
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let stream = Subscribed::Stream(self.gw.resources.next_stream(), context.sink().clone());
+        let uris = context.accepted().resource_subscriptions.clone().unwrap_or_default();
+        let _leave = Unsubscribing { gw: self.gw.clone(), uris: uris.clone(), stream: stream.clone() };
+        for uri in uris {
+            // Acknowledged already: a refusal now can only be logged.
+            if let Err(e) = super::resources::subscribe(&self.gw, uri.clone(), stream.clone()).await {
+                tracing::warn!(%uri, "resource subscription of a listen stream failed: {}", e.message);
+            }
+        }
         let mut changes = self.gw.list_changes.subscribe();
         changes.mark_unchanged();
         let mut extras = self.gw.resources.changes.subscribe();
@@ -156,12 +189,12 @@ impl ServerHandler for Session {
 
     #[allow(deprecated)] // legacy-only in 2026-07-28; 2025-11-25 clients subscribe this way
     async fn subscribe(&self, request: SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        super::resources::subscribe(&self.gw, request.uri, context.peer).await
+        super::resources::subscribe(&self.gw, request.uri, Subscribed::Session(context.peer)).await
     }
 
     #[allow(deprecated)]
     async fn unsubscribe(&self, request: UnsubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        super::resources::unsubscribe(&self.gw, request.uri, context.peer).await
+        super::resources::unsubscribe(&self.gw, request.uri, Subscribed::Session(context.peer)).await
     }
 
     async fn list_prompts(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListPromptsResult, ErrorData> {
