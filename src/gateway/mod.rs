@@ -30,6 +30,7 @@ mod pins_cli;
 mod reload;
 mod resources;
 mod review;
+mod review_round;
 mod rounds;
 mod seal;
 mod session;

@@ -9,6 +9,7 @@
 use super::client_host::{ApprovalRound, Asking, ClientHost};
 use super::resources::{Caller, Subscribed};
 use super::review::{self, Review};
+use super::review_round::{self, Reviewed};
 use super::{passthru, rounds, Gateway};
 use crate::approval::Decision;
 use crate::invoke::{Call, Executor, HostAbilities, InvokeError, Invoked, Settings};
@@ -211,7 +212,21 @@ impl ServerHandler for Session {
 
     /// A held tool the user approves when asked (`review`) runs in the same call, once the
     /// listing has it.
-    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+    /// A 2026-07-28 client's retry that answers a held tool's review round (`review_round`) is
+    /// settled first; the call then runs as a first round.
+    async fn call_tool(&self, mut request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        if context.protocol_version().is_some_and(|v| !v.has_initialize()) {
+            let (state, responses) = (request.request_state.as_deref(), request.input_responses.as_ref());
+            let reviewed = review_round::answered(&self.gw, &request.name, state, responses)?;
+            if !matches!(reviewed, Reviewed::NotOurs) {
+                (request.request_state, request.input_responses) = (None, None);
+            }
+            match reviewed {
+                Reviewed::Answered(Review::Refused(text)) => return Ok(to_result(Invoked::error(text)).into()),
+                Reviewed::Answered(Review::Approved) => self.gw.relist().await,
+                Reviewed::NotOurs | Reviewed::AskAgain => {}
+            }
+        }
         match self.call_once(request.clone(), &context).await? {
             Step::Done(r) => Ok(r),
             Step::Approved => {
@@ -237,7 +252,8 @@ impl Session {
         let gw = &self.gw;
         // A client that calls before it lists (it knew the names) waits for the warm-up too.
         let listing = gw.listing_when_warm().await;
-        let name = request.name.to_string();
+        let called = request.name.to_string();
+        let name = called.clone();
         let name = listing.aliases.get(&name).cloned().unwrap_or(name);
         let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
         // A 2026-07-28 request names its client's capabilities in `_meta`; a session's, at start.
@@ -303,6 +319,14 @@ impl Session {
             Ok(done_) => done(to_result(done_)),
             Err(InvokeError::UnknownTool(_)) => match crate::sync::held_tool(&registry, &gw.catalog, &name) {
                 Some((server_id, tool)) => {
+                    // A 2026-07-28 client that can show a form is asked by an input-required round.
+                    if elicits && stateless {
+                        match review_round::ask(gw, &called, &server_id, &tool)? {
+                            Ok(round) => return Ok(Step::Done(round)),
+                            Err(Review::Approved) => return Ok(Step::Approved),
+                            Err(Review::Refused(text)) => return done(to_result(Invoked::error(text))),
+                        }
+                    }
                     // Asked by a request of ours: a 2026-07-28 client takes none.
                     let ask = (elicits && !stateless).then_some(&context.peer);
                     match review::review(gw, ask, &server_id, &tool).await {
