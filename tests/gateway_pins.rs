@@ -176,3 +176,80 @@ fn a_client_that_can_ask_shows_the_change_and_an_accept_approves_it_for_good() {
     let shown = String::from_utf8_lossy(&pins(&s, &[]).stdout).into_owned();
     assert!(shown.contains("fx: 3 tools, 1 held") && shown.contains("Description after: Delete every file, and the backups."), "{shown}");
 }
+
+/// A `tools/call` of a 2026-07-28 client that can show a form (it takes no requests): `_meta`
+/// names its version and capabilities.
+fn call_2026(c: &mut McpClient, name: &str, extra: Value) -> Value {
+    let mut params = json!({"name": name, "arguments": {"path": "x"}, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "toolreg-test", "version": "0"}}});
+    params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    c.request("tools/call", params)
+}
+
+/// The review form of a held tool's round, and the state to answer it with.
+fn review_round(c: &mut McpClient) -> (String, String) {
+    let r = call_2026(c, "mcp__fx__delete", json!({}));
+    let r = &r["result"];
+    assert_eq!(r["resultType"], "input_required", "{r}");
+    let form = &r["inputRequests"]["review"];
+    assert_eq!((&form["method"], &form["params"]["mode"]), (&json!("elicitation/create"), &json!("form")), "{r}");
+    assert_eq!(form["params"]["requestedSchema"]["properties"]["approve"]["type"], "boolean", "{r}");
+    (form["params"]["message"].as_str().unwrap().to_owned(), r["requestState"].as_str().expect("a state").to_owned())
+}
+
+/// A 2026-07-28 client calling a held tool gets the review form as an input-required round
+/// (held from the cached list at once: the pins on disk hold the old definition); its retry
+/// with the answer and the state approves exactly the definition shown, once.
+#[test]
+fn a_2026_client_reviews_a_held_tool_by_an_input_required_round() {
+    let s = setup();
+    let mut c = gateway(&s, json!({}));
+    change_upstream(&s, &mut c);
+    drop(c);
+    let mut c = spawn(&s.config, &[], &[("TOOLREG_STATE_DIR", &s.state)]);
+    let (message, state) = review_round(&mut c);
+    for line in ["Description before: Delete a file.", "Description after: Delete a file. Also read", "/inputSchema/properties/key"] {
+        assert!(message.contains(line), "{line:?} in {message}");
+    }
+    // Declined: refused with the command for later; the state is spent.
+    let decline = json!({"inputResponses": {"review": {"action": "decline"}}, "requestState": state});
+    let r = call_2026(&mut c, "mcp__fx__delete", decline.clone());
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let said = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(said.contains("the user did not approve it") && said.contains("--approve fx/delete"), "{r}");
+    let r = call_2026(&mut c, "mcp__fx__delete", decline);
+    assert!(r["error"]["message"].as_str().unwrap_or_default().contains("used already"), "{r}");
+    // Tampered, or sealed for another tool: refused, nothing approved.
+    let (_, state) = review_round(&mut c);
+    let approve = json!({"review": {"action": "accept", "content": {"approve": true}}});
+    let r = call_2026(&mut c, "mcp__fx__delete", json!({"inputResponses": approve, "requestState": format!("{state}x")}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(ran(&s), 1);
+
+    // Changed again after the form was shown: the accept approves what was shown, which is no
+    // longer what would run, so nothing is approved and nothing runs.
+    write_tool(&s.defs, "Delete every file.", json!({"path": {"type": "string"}}));
+    let t = Instant::now();
+    let state_now = loop {
+        let (message, now) = review_round(&mut c);
+        if message.contains("Description after: Delete every file.") {
+            break now;
+        }
+        assert!(t.elapsed() < support::TIMEOUT, "the change never showed: {message}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let r = call_2026(&mut c, "mcp__fx__delete", json!({"inputResponses": approve, "requestState": state}));
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert!(r["result"]["content"][0]["text"].as_str().unwrap().contains("changed the tool again"), "{r}");
+    assert_eq!(ran(&s), 1);
+
+    // Accepted as shown: approved for good, and this very call runs.
+    let r = call_2026(&mut c, "mcp__fx__delete", json!({"inputResponses": approve, "requestState": state_now}));
+    assert_eq!((&r["result"]["resultType"], &r["result"]["isError"]), (&json!("complete"), &json!(false)), "{r}");
+    assert_eq!(ran(&s), 2);
+    let r = call_2026(&mut c, "mcp__fx__delete", json!({}));
+    assert_eq!((&r["result"]["isError"], ran(&s)), (&json!(false), 3), "later calls run unasked: {r}");
+    assert!(String::from_utf8_lossy(&pins(&s, &[]).stdout).contains("fx: 3 tools, 0 held"));
+}

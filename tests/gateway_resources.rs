@@ -135,3 +135,67 @@ fn spawn_ready(path: &str) -> (McpClient, Value) {
     c.notify("notifications/initialized", json!({}));
     (c, r["capabilities"].clone())
 }
+
+/// The `_meta` of a 2026-07-28 request: no session, its version and client in each request.
+fn meta_2026() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "toolreg-test", "version": "0"}})
+}
+
+/// A 2026-07-28 client subscribes by `subscriptions/listen` with `resourceSubscriptions`: the
+/// gateway acknowledges the URIs it can route, subscribes each upstream (a 2025-11-25 one by
+/// `resources/subscribe`, a 2026-07-28 one by a listen stream of its own), forwards their
+/// updates on the client's stream under the URIs it asked for, and leaves both upstreams when
+/// the stream is cancelled. A 2025-11-25 client's `resources/subscribe` reaches a 2026-07-28
+/// upstream the same way.
+#[test]
+fn a_2026_client_subscribes_to_resources_through_subscriptions_listen() {
+    let dir = tempfile::tempdir().unwrap();
+    let every = ["--conformance", "--updates-every-ms", "100"];
+    let modern = ["--conformance", "--modern", "--updates-every-ms", "100"];
+    let servers = json!([fixture("old", &every), fixture("new", &modern)]);
+    let path = write_config(dir.path(), &json!({"servers": servers, "gateway": {"defer": "never"}}));
+    let mut c = spawn(&path, &[], &[]);
+    // Both serve the watched resource: listed qualified, one per server.
+    let (old, new) = ("toolreg://old/test://watched-resource", "toolreg://new/test://watched-resource");
+    let mut params = json!({});
+    params["_meta"] = meta_2026();
+    let start = Instant::now();
+    while !field(&c.ok("resources/list", params.clone()), "resources", "uri").contains(&new.to_string()) {
+        assert!(start.elapsed() < Duration::from_secs(30), "the upstreams never listed");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let asked = json!([old, new, "test://watched-resource", "toolreg://nowhere/x"]);
+    c.send(&json!({"jsonrpc": "2.0", "id": "sub-1", "method": "subscriptions/listen",
+        "params": {"notifications": {"resourceSubscriptions": asked}, "_meta": meta_2026()}}));
+    let ack = c.wait_note("notifications/subscriptions/acknowledged", Duration::from_secs(10)).unwrap_or_else(|| panic!("no ack: {:?}", c.notes));
+    // An ambiguous URI and an unknown server are not acknowledged: they would reach no one.
+    assert_eq!(ack["params"]["notifications"]["resourceSubscriptions"], json!([old, new]), "{ack}");
+    for uri in [old, new] {
+        let start = Instant::now();
+        loop {
+            let note = c.wait_note("notifications/resources/updated", Duration::from_secs(10)).unwrap_or_else(|| panic!("no update of {uri}"));
+            assert_eq!(note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "sub-1", "{note}");
+            if note["params"]["uri"] == uri {
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "no update of {uri}");
+        }
+    }
+    // Cancelled: both upstreams are left, so the updates stop.
+    c.notify("notifications/cancelled", json!({"requestId": "sub-1"}));
+    std::thread::sleep(Duration::from_millis(500));
+    c.notes.clear();
+    assert!(c.wait_note("notifications/resources/updated", Duration::from_millis(800)).is_none(), "updates after the stream ended");
+
+    // A 2025-11-25 client's resources/subscribe of the 2026-07-28 upstream's resource.
+    let (mut s, _) = spawn_ready(&path);
+    list_until(&mut s, "resources/list", |r| field(r, "resources", "uri").contains(&new.to_string()));
+    s.ok("resources/subscribe", json!({"uri": new}));
+    let note = s.wait_note("notifications/resources/updated", Duration::from_secs(10)).unwrap_or_else(|| panic!("no update: {:?}", s.notes));
+    assert_eq!(note["params"]["uri"], new, "{note}");
+    s.ok("resources/unsubscribe", json!({"uri": new}));
+    std::thread::sleep(Duration::from_millis(500));
+    s.notes.clear();
+    assert!(s.wait_note("notifications/resources/updated", Duration::from_millis(800)).is_none(), "updates after unsubscribe");
+}

@@ -235,6 +235,9 @@ pub(crate) struct Connection {
     request_meta: Box<str>,
     /// Ends the `subscriptions/listen` task (`listen.rs`) with the connection.
     _listening: Option<tokio_util::sync::DropGuard>,
+    /// A 2026-07-28 server's resource subscriptions: one listen stream per URI, ended when
+    /// its guard goes (unsubscribed, or the connection went).
+    resource_streams: Mutex<HashMap<String, tokio_util::sync::DropGuard>>,
 }
 
 /// One `tools/list`, all pages, with its caching hints (2026-07-28; legacy servers send none).
@@ -442,8 +445,12 @@ impl Connection {
         let listening = super::listen::wanted(&peer).map(|filter| {
             let stop = CancellationToken::new();
             let h = handler.clone();
-            let changed: Arc<dyn Fn() + Send + Sync> = Arc::new(move || (h.on_list_changed)());
-            tokio::spawn(super::listen::run(handler.server_id.clone(), peer.clone(), filter, changed, stop.clone()));
+            // A reopened stream refreshes too: a notice sent in the gap was lost.
+            let on: super::listen::OnNotice = Arc::new(move |n| match n {
+                super::listen::Notice::ListChanged | super::listen::Notice::Reopened => (h.on_list_changed)(),
+                super::listen::Notice::Updated(_) => {}
+            });
+            tokio::spawn(super::listen::run(handler.server_id.clone(), peer.clone(), filter, None, on, stop.clone()));
             stop.drop_guard()
         });
         Connection {
@@ -456,6 +463,7 @@ impl Connection {
             version,
             request_meta,
             _listening: listening,
+            resource_streams: Mutex::new(HashMap::new()),
         }
     }
 
@@ -471,6 +479,32 @@ impl Connection {
 
     pub(super) fn peer(&self) -> &Peer<RoleClient> {
         &self.peer
+    }
+
+    /// `resources/subscribe` (`on`) or `unsubscribe` of `uri` on a 2026-07-28 server, which
+    /// knows neither: a listen stream for the URI whose updates go where a 2025-11-25 server's
+    /// `notifications/resources/updated` go (`on_updated`). A stream opened again after a gap
+    /// reports the URI updated, since an update in the gap was lost.
+    pub(super) async fn watch_resource(&self, uri: &str, on: bool, within: Duration) -> Result<(), CatalogError> {
+        if !on {
+            lock(&self.resource_streams).remove(uri);
+            return Ok(());
+        }
+        if lock(&self.resource_streams).contains_key(uri) {
+            return Ok(());
+        }
+        let opened = tokio::time::timeout(within, super::listen::open_resource(&self.peer, uri)).await;
+        let (filter, first) = opened.unwrap_or_else(|_| Err("subscriptions/listen was not acknowledged in time".into())).map_err(CatalogError::Mcp)?;
+        let (h, own) = (self.handler.clone(), uri.to_owned());
+        let notice: super::listen::OnNotice = Arc::new(move |n| match n {
+            super::listen::Notice::Updated(u) => (h.on_updated)(u.to_owned()),
+            super::listen::Notice::Reopened => (h.on_updated)(own.clone()),
+            super::listen::Notice::ListChanged => {}
+        });
+        let stop = CancellationToken::new();
+        tokio::spawn(super::listen::run(self.handler.server_id.clone(), self.peer.clone(), filter, Some(first), notice, stop.clone()));
+        lock(&self.resource_streams).insert(uri.to_owned(), stop.drop_guard());
+        Ok(())
     }
 
     /// Who answers the server's questions, and for which server: for `mrtr::Rounds`.

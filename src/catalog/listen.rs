@@ -6,6 +6,11 @@
 //! Resources' and prompts' `list_changed` come the same way and run the same callback (one
 //! refresh fetches all three lists).
 //!
+//! A resource subscription to such a server is a stream of its own, filtered on that one URI
+//! (`resourceSubscriptions`, which replaces `resources/subscribe` in 2026-07-28): opened by
+//! `open_resource` when the first subscriber comes, run by the same `run`, ended (cancelled)
+//! when the last one leaves (`client.rs` `watch_resource`).
+//!
 //! Invariants: one stream per connection, opened only when the server's capabilities say
 //! `listChanged` for tools, resources or prompts; it ends with the connection (its token is cancelled when the
 //! `Connection` goes, and a closed transport ends it). A stream that ends otherwise (abrupt
@@ -17,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{ServerNotification, SubscriptionFilter};
-use rmcp::service::{Peer, RoleClient, ServiceError};
+use rmcp::service::{Peer, RoleClient, ServiceError, Subscription};
 use tokio_util::sync::CancellationToken;
 
 const BACKOFF_MIN: Duration = Duration::from_millis(500);
@@ -48,21 +53,55 @@ pub(super) fn wanted(peer: &Peer<RoleClient>) -> Option<SubscriptionFilter> {
     (tools || resources || prompts).then(|| filter.build())
 }
 
-/// Keeps one stream open until `stop` or the transport closes; `changed` runs per notice.
-pub(super) async fn run(server_id: String, peer: Peer<RoleClient>, filter: SubscriptionFilter, changed: Arc<dyn Fn() + Send + Sync>, stop: CancellationToken) {
+/// What a stream brings its owner.
+pub(super) enum Notice<'a> {
+    /// Tools', resources' or prompts' `list_changed`.
+    ListChanged,
+    /// `notifications/resources/updated`, with the URI.
+    Updated(&'a str),
+    /// The stream was opened again: a notice sent in the gap was lost.
+    Reopened,
+}
+
+pub(super) type OnNotice = Arc<dyn Fn(Notice<'_>) + Send + Sync>;
+
+/// The stream of `uri`'s updates, once the server acknowledged that very URI.
+pub(super) async fn open_resource(peer: &Peer<RoleClient>, uri: &str) -> Result<(SubscriptionFilter, Subscription), String> {
+    let filter = SubscriptionFilter::builder().resource_subscription(uri).build();
+    let mut stream = peer.listen(filter.clone()).await.map_err(|e| format!("subscriptions/listen: {e}"))?;
+    if stream.acknowledged().resource_subscriptions.as_ref().is_some_and(|uris| uris.iter().any(|u| u == uri)) {
+        return Ok((filter, stream));
+    }
+    let _ = stream.cancel().await;
+    Err(format!("the server did not accept a subscription to {uri}"))
+}
+
+/// Keeps one stream open until `stop` or the transport closes (`first`: one already open);
+/// `on` runs per notice.
+pub(super) async fn run(
+    server_id: String,
+    peer: Peer<RoleClient>,
+    filter: SubscriptionFilter,
+    mut first: Option<Subscription>,
+    on: OnNotice,
+    stop: CancellationToken,
+) {
     let mut backoff = BACKOFF_MIN;
     let mut reopened = false;
     loop {
         let started = Instant::now();
-        let opened = tokio::select! {
-            s = peer.listen(filter.clone()) => s,
-            _ = stop.cancelled() => return,
+        let opened = match first.take() {
+            Some(stream) => Ok(stream),
+            None => tokio::select! {
+                s = peer.listen(filter.clone()) => s,
+                _ = stop.cancelled() => return,
+            },
         };
         match opened {
             Ok(mut stream) => {
                 tracing::debug!(server = %server_id, "subscriptions/listen open");
                 if reopened {
-                    changed();
+                    on(Notice::Reopened);
                 }
                 loop {
                     let next = tokio::select! {
@@ -79,8 +118,9 @@ pub(super) async fn run(server_id: String, peer: Peer<RoleClient>, filter: Subsc
                             | ServerNotification::PromptListChangedNotification(_),
                         )) => {
                             tracing::debug!(server = %server_id, "list_changed (listen)");
-                            changed();
+                            on(Notice::ListChanged);
                         }
+                        Ok(Some(ServerNotification::ResourceUpdatedNotification(n))) => on(Notice::Updated(&n.params.uri)),
                         Ok(Some(_)) => {}
                         Ok(None) => {
                             tracing::debug!(server = %server_id, end = ?stream.end(), "subscriptions/listen ended");

@@ -11,6 +11,8 @@
 //!   business (the gateway's `resources.rs`).
 //! - Every request is bounded: a list by `list_timeout` for all its pages, a request by
 //!   `call_timeout`; a server waiting for the user's authorization fails at once.
+//! - A 2026-07-28 server knows no `resources/subscribe`: its subscriptions are listen streams
+//!   (`listen.rs`), one per URI, under the same `Ask::Subscribe` / `Unsubscribe`.
 //! - `resources/read` and `prompts/get` of a 2026-07-28 server may answer input-required
 //!   (SEP-2322), as `tools/call` may: `Catalog::ask_with` runs their rounds through
 //!   `mrtr::Rounds` (`Inputs::Fulfil`, every round within the one call timeout) or sends one
@@ -239,8 +241,16 @@ impl Catalog {
 
     /// `ask` with `params` through the server's session (connecting if it has none), within
     /// the call timeout. The result is the server's, as JSON.
+    /// A 2026-07-28 server is subscribed through `subscriptions/listen` instead (it knows no
+    /// `resources/subscribe`): `Connection::watch_resource`.
     pub async fn ask(&self, server_id: &str, ask: Ask, params: Value) -> Result<Value, CatalogError> {
         let (conn, config, deadline, timeout) = self.ask_connection(server_id, ask).await?;
+        if matches!(ask, Ask::Subscribe | Ask::Unsubscribe) && !conn.has_initialize() {
+            let uri = params["uri"].as_str().ok_or_else(|| CatalogError::Mcp(format!("{}: no uri", ask.method())))?;
+            let within = deadline.saturating_duration_since(Instant::now());
+            conn.watch_resource(uri, ask == Ask::Subscribe, within).await.map_err(|e| e.redacted(&config))?;
+            return Ok(json!({}));
+        }
         let request = ask.request(params).map_err(|e| CatalogError::Mcp(format!("{}: invalid params: {e}", ask.method())))?;
         conn.send(request, ask.method(), deadline, timeout).await.map_err(|e| e.redacted(&config))
     }

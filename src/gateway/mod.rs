@@ -30,6 +30,7 @@ mod pins_cli;
 mod reload;
 mod resources;
 mod review;
+mod review_round;
 mod rounds;
 mod seal;
 mod session;
@@ -179,7 +180,8 @@ impl Gateway {
         let first = gw.clone();
         tokio::task::spawn_blocking(move || {
             first.catalog.set_servers(first.config().servers.clone());
-            first.resync()
+            let warm = first.all_listed();
+            first.resync(warm)
         });
         tokio::spawn(follow_catalog(Arc::downgrade(&gw), events_rx));
         gw
@@ -240,11 +242,11 @@ impl Gateway {
     }
 
     /// The catalog's lists into the registry, and a new listing when the plan changed.
-    /// Returns whether the listing's tools changed.
-    fn resync(&self) -> bool {
+    /// `warm`: `all_listed()` as read before the sync (and before the shelf's rebuild), so
+    /// whatever lists it counted, the sync and the shelf then see. Returns whether the
+    /// listing's tools changed.
+    fn resync(&self, warm: bool) -> bool {
         let _one = lock(&self.resyncing);
-        // Read before the sync: whatever lists it counted, the sync then sees.
-        let warm = self.all_listed();
         let mut reg = self.registry.write().unwrap_or_else(|e| e.into_inner());
         let r = Arc::make_mut(&mut reg);
         // Entries already warned about (see below), by what the model reads of them.
@@ -385,8 +387,13 @@ impl Gateway {
     /// Resyncs now (off the reactor) and tells every client when the listing's tools changed:
     /// after a catalog event, and when a held tool was just approved and its call waits on it.
     pub(crate) async fn relist(self: &Arc<Self>) {
+        self.relist_as(self.all_listed()).await
+    }
+
+    /// `relist` with `warm` read by the caller (`resync`).
+    async fn relist_as(self: &Arc<Self>, warm: bool) {
         let g = self.clone();
-        let changed = tokio::task::spawn_blocking(move || g.resync()).await.unwrap_or(false);
+        let changed = tokio::task::spawn_blocking(move || g.resync(warm)).await.unwrap_or(false);
         if changed {
             let l = self.listing();
             tracing::info!(tools = l.tools.len(), deferred = l.deferred, tokens = l.tokens, "tools/list changed");
@@ -434,9 +441,11 @@ impl Gateway {
     /// The shelf and the listing over the catalog as it is now; each list that changed is
     /// announced to every client.
     async fn sync_and_announce(self: &Arc<Self>) {
-        // Before the resync: once it says warm, the shelf is as fresh as the listing.
+        // Warm as read before the shelf's rebuild: a server that listed after this read is in
+        // neither, so the first lists never say warm over a shelf that lacks a listed server.
+        let warm = self.all_listed();
         self.resources.rebuild(&self.catalog, &self.peers()).await;
-        self.relist().await;
+        self.relist_as(warm).await;
     }
 }
 

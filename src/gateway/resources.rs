@@ -11,6 +11,9 @@
 //! - Subscriptions are per upstream resource: the upstream is subscribed once, when the first
 //!   client subscribes, and unsubscribed when the last one leaves; its
 //!   `notifications/resources/updated` goes to each subscriber under the URI it subscribed with.
+//!   A subscriber is a 2025-11-25 session (`resources/subscribe`) or one `subscriptions/listen`
+//!   stream of a 2026-07-28 client (`resourceSubscriptions`), which leaves when the stream ends.
+//!   The listen filter accepts only URIs the gateway can route to an upstream that subscribes.
 //! - Requests go to one upstream through `Catalog::ask`, bounded by the call timeout.
 //! - A `prompts/get` or `resources/read` that a 2026-07-28 upstream answers input-required
 //!   (SEP-2322) is passed through to a 2026-07-28 client under a sealed state (`passthru.rs`),
@@ -25,7 +28,7 @@ use rmcp::model::{
     InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, ResourceUpdatedNotificationParam, ResultType, SubscriptionFilter,
 };
-use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer, SubscriptionSink};
 use rmcp::ErrorData;
 use serde_json::{json, Value};
 use tokio::sync::watch;
@@ -47,7 +50,42 @@ pub(crate) struct Changes {
 /// A client subscribed to an upstream resource, under the URI it used.
 struct Subscriber {
     uri: String,
-    peer: Peer<RoleServer>,
+    to: Subscribed,
+}
+
+/// Where a subscriber's updates go.
+#[derive(Clone)]
+pub(crate) enum Subscribed {
+    /// A 2025-11-25 session.
+    Session(Peer<RoleServer>),
+    /// A `subscriptions/listen` stream, by a number of the gateway's (the sink's request id is
+    /// only unique per client).
+    Stream(u64, SubscriptionSink),
+}
+
+impl Subscribed {
+    fn same(&self, other: &Subscribed) -> bool {
+        match (self, other) {
+            (Subscribed::Session(a), Subscribed::Session(b)) => same_peer(a, b),
+            (Subscribed::Stream(a, _), Subscribed::Stream(b, _)) => a == b,
+            _ => false,
+        }
+    }
+
+    /// A gone session; a stream leaves by `unsubscribe` when it ends.
+    fn gone(&self) -> bool {
+        matches!(self, Subscribed::Session(p) if p.is_transport_closed())
+    }
+
+    async fn tell(&self, uri: String) {
+        let sent = match self {
+            Subscribed::Session(peer) => peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await.is_ok(),
+            Subscribed::Stream(_, sink) => sink.notify_resource_updated(uri).await.is_ok(),
+        };
+        if !sent {
+            tracing::debug!("resources/updated not delivered");
+        }
+    }
 }
 
 /// The gateway's part for resources and prompts.
@@ -57,6 +95,8 @@ pub(crate) struct Resources {
     pub changes: watch::Sender<Changes>,
     /// By upstream (server id, own URI).
     subscribers: Mutex<HashMap<(String, String), Vec<Subscriber>>>,
+    /// Numbers `Subscribed::Stream`s.
+    streams: std::sync::atomic::AtomicU64,
 }
 
 /// Two handles of one client session: rmcp keeps its handshake info in one shared slot.
@@ -99,15 +139,20 @@ impl Resources {
 
     /// An upstream's `notifications/resources/updated`, to the clients subscribed to it.
     pub async fn updated(&self, server: &str, uri: &str) {
-        let to: Vec<(String, Peer<RoleServer>)> = {
+        let to: Vec<(String, Subscribed)> = {
             let mut subs = lock(&self.subscribers);
             let Some(list) = subs.get_mut(&(server.to_owned(), uri.to_owned())) else { return };
-            list.retain(|s| !s.peer.is_transport_closed());
-            list.iter().map(|s| (s.uri.clone(), s.peer.clone())).collect()
+            list.retain(|s| !s.to.gone());
+            list.iter().map(|s| (s.uri.clone(), s.to.clone())).collect()
         };
-        for (uri, peer) in to {
-            let _ = peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await;
+        for (uri, to) in to {
+            to.tell(uri).await;
         }
+    }
+
+    /// A number for a new listen stream's subscriptions.
+    pub fn next_stream(&self) -> u64 {
+        self.streams.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -129,9 +174,15 @@ pub(crate) fn capabilities(gw: &Gateway) -> Value {
     caps
 }
 
-/// The part of a `subscriptions/listen` filter the gateway serves.
-pub(crate) fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
+/// The part of a `subscriptions/listen` filter the gateway serves: the list changes, and the
+/// resources it can route to an upstream that takes subscriptions.
+pub(crate) fn accepted(requested: &SubscriptionFilter, shelf: &Shelf) -> SubscriptionFilter {
     let mut accepted = SubscriptionFilter::builder();
+    let routable = |uri: &&String| shelf.resource(uri).is_ok_and(|r| shelf.server_features(&r.server).subscribe);
+    let uris: Vec<&String> = requested.resource_subscriptions.iter().flatten().filter(routable).collect();
+    if !uris.is_empty() {
+        accepted = accepted.resource_subscriptions(uris);
+    }
     if requested.tools_list_changed == Some(true) {
         accepted = accepted.tools_list_changed();
     }
@@ -306,8 +357,9 @@ pub(crate) async fn complete(gw: &Gateway, request: CompleteRequestParams) -> Re
     Ok(result)
 }
 
-/// `resources/subscribe` of a session client: the upstream is subscribed for the first one.
-pub(crate) async fn subscribe(gw: &Gateway, uri: String, peer: Peer<RoleServer>) -> Result<(), ErrorData> {
+/// `resources/subscribe` of a session client, or one URI of a listen stream: the upstream is
+/// subscribed for the first one.
+pub(crate) async fn subscribe(gw: &Gateway, uri: String, to: Subscribed) -> Result<(), ErrorData> {
     let route = gw.resources.shelf().resource(&uri).map_err(invalid)?;
     if !gw.resources.shelf().server_features(&route.server).subscribe {
         return Err(invalid(format!("MCP server {} offers no resource subscriptions", route.server)));
@@ -316,10 +368,10 @@ pub(crate) async fn subscribe(gw: &Gateway, uri: String, peer: Peer<RoleServer>)
     let first = {
         let mut subs = lock(&gw.resources.subscribers);
         let list = subs.entry(key.clone()).or_default();
-        list.retain(|s| !s.peer.is_transport_closed());
+        list.retain(|s| !s.to.gone());
         let first = list.is_empty();
-        if !list.iter().any(|s| s.uri == uri && same_peer(&s.peer, &peer)) {
-            list.push(Subscriber { uri, peer });
+        if !list.iter().any(|s| s.uri == uri && s.to.same(&to)) {
+            list.push(Subscriber { uri, to });
         }
         first
     };
@@ -332,14 +384,15 @@ pub(crate) async fn subscribe(gw: &Gateway, uri: String, peer: Peer<RoleServer>)
     Ok(())
 }
 
-/// `resources/unsubscribe`: the upstream is unsubscribed when its last subscriber leaves.
-pub(crate) async fn unsubscribe(gw: &Gateway, uri: String, peer: Peer<RoleServer>) -> Result<(), ErrorData> {
+/// `resources/unsubscribe`, or a listen stream's end: the upstream is unsubscribed when its
+/// last subscriber leaves.
+pub(crate) async fn unsubscribe(gw: &Gateway, uri: String, to: Subscribed) -> Result<(), ErrorData> {
     let route = gw.resources.shelf().resource(&uri).map_err(invalid)?;
     let key = (route.server.clone(), route.own.clone());
     let last = {
         let mut subs = lock(&gw.resources.subscribers);
         let Some(list) = subs.get_mut(&key) else { return Ok(()) };
-        list.retain(|s| !s.peer.is_transport_closed() && !(s.uri == uri && same_peer(&s.peer, &peer)));
+        list.retain(|s| !s.to.gone() && !(s.uri == uri && s.to.same(&to)));
         let last = list.is_empty();
         if last {
             subs.remove(&key);

@@ -95,43 +95,70 @@ fn refusal(cfg: &GatewayConfig, server_id: &str, about: &str, why: &str, tool: &
     format!("{about}\nIt was not run: {why}. To review it, run `{show}`; to approve it for good, run `{command}`, then call it again.")
 }
 
-/// Puts the held `tool` of `server_id` to the person: through `ask` (a client that takes form
-/// elicitation requests) if there is one, else a refusal naming the command to run.
-pub async fn review(gw: &Gateway, ask: Option<&Peer<RoleServer>>, server_id: &str, tool: &str) -> Review {
+/// A held tool as the person sees it: its pin (with the fingerprint shown) and what changed.
+pub struct Held {
+    pub pin: ToolPin,
+    pub about: String,
+}
+
+/// What to show about the held `tool` of `server_id`, or the verdict when there is nothing to
+/// ask: approved meanwhile (`toolreg pins` in another process), or no longer offered.
+pub fn held(gw: &Gateway, server_id: &str, tool: &str) -> Result<Held, Review> {
     let catalog = &gw.catalog;
     catalog.adopt_disk_approvals(server_id);
     let pin = match catalog.pins(server_id).map(|pins| pins.into_iter().find(|p| p.name == tool)) {
         Ok(Some(pin)) => pin,
-        Ok(None) => return Review::Refused(format!("{tool} is no longer offered by the MCP server {server_id}")),
-        Err(e) => return Review::Refused(e.to_string()),
+        Ok(None) => return Err(Review::Refused(format!("{tool} is no longer offered by the MCP server {server_id}"))),
+        Err(e) => return Err(Review::Refused(e.to_string())),
     };
     if pin.state == PinState::Approved {
-        return Review::Approved;
+        return Err(Review::Approved);
     }
     let current = catalog.list_tools(server_id, true).ok().and_then(|l| l.tools.into_iter().find(|t| t.name == tool));
     let server = hidden::visible(&catalog.config(server_id).map_or_else(|| server_id.to_owned(), |c| c.name)).into_owned();
     let about = describe(&server, current.as_ref(), &pin);
-    let cfg = &*gw.config();
-    let Some(peer) = ask else {
-        return Review::Refused(refusal(cfg, server_id, &about, "a person must approve it first, and this client cannot ask them", tool));
-    };
-    let answer = tokio::time::timeout(gw.approval_timeout(), ask_form(peer, &about, &pin.name)).await;
-    match answer {
-        Ok(Ok(true)) => {}
-        Ok(Ok(false)) => return Review::Refused(refusal(cfg, server_id, &about, "the user did not approve it", tool)),
-        Ok(Err(e)) => return Review::Refused(refusal(cfg, server_id, &about, &format!("the client did not answer ({e})"), tool)),
-        Err(_) => return Review::Refused(refusal(cfg, server_id, &about, "the user did not answer in time", tool)),
-    }
-    let reviewed = BTreeMap::from([(tool.to_owned(), pin.fingerprint.clone())]);
-    match catalog.approve_tools(server_id, &[tool.to_owned()], &reviewed) {
+    Ok(Held { pin, about })
+}
+
+/// The refusal of a held tool the person did not approve, with `why`.
+pub fn declined(gw: &Gateway, server_id: &str, tool: &str, held: &Held, why: &str) -> Review {
+    Review::Refused(refusal(&gw.config(), server_id, &held.about, why, tool))
+}
+
+/// Approves `tool` for good as the definition with `fingerprint` (the one the person was
+/// shown); nothing is approved if the tool is no longer that definition.
+pub fn approve(gw: &Gateway, server_id: &str, tool: &str, fingerprint: &str, held: &Held) -> Review {
+    let reviewed = BTreeMap::from([(tool.to_owned(), fingerprint.to_owned())]);
+    match gw.catalog.approve_tools(server_id, &[tool.to_owned()], &reviewed) {
         Ok(_) => {
-            tracing::info!(server = server_id, tool, fingerprint = %pin.fingerprint, "held tool approved by the user");
+            tracing::info!(server = server_id, tool, fingerprint, "held tool approved by the user");
             Review::Approved
         }
         Err(CatalogError::ChangedSinceReview { .. } | CatalogError::NotInList { .. }) => Review::Refused(format!(
-            "{about}\nIt was not run: the server changed the tool again while the user reviewed it, so what they approved is not what would run. Call it again to review the new definition."
+            "{}\nIt was not run: the server changed the tool again while the user reviewed it, so what they approved is not what would run. Call it again to review the new definition.",
+            held.about
         )),
-        Err(e) => Review::Refused(format!("{about}\nIt was not run: {e}")),
+        Err(e) => Review::Refused(format!("{}\nIt was not run: {e}", held.about)),
+    }
+}
+
+/// Puts the held `tool` of `server_id` to the person: through `ask` (a client that takes form
+/// elicitation requests) if there is one, else a refusal naming the command to run. (A
+/// 2026-07-28 client is asked by an input-required round instead: `review_round.rs`.)
+pub async fn review(gw: &Gateway, ask: Option<&Peer<RoleServer>>, server_id: &str, tool: &str) -> Review {
+    let held = match held(gw, server_id, tool) {
+        Ok(held) => held,
+        Err(verdict) => return verdict,
+    };
+    let Some(peer) = ask else {
+        return declined(gw, server_id, tool, &held, "a person must approve it first, and this client cannot ask them");
+    };
+    let answer = tokio::time::timeout(gw.approval_timeout(), ask_form(peer, &held.about, &held.pin.name)).await;
+    match answer {
+        Ok(Ok(true)) => approve(gw, server_id, tool, &held.pin.fingerprint, &held),
+        Ok(Ok(false)) => declined(gw, server_id, tool, &held, "the user did not approve it"),
+        Ok(Err(e)) => declined(gw, server_id, tool, &held, &format!("the client did not answer ({e})")),
+        Err(_) => declined(gw, server_id, tool, &held, "the user did not answer in time"),
     }
 }
 

@@ -7,8 +7,9 @@
 //! a change is announced at once, and what a client sees depends on the gateway's config.
 
 use super::client_host::{ApprovalRound, Asking, ClientHost};
-use super::resources::Caller;
+use super::resources::{Caller, Subscribed};
 use super::review::{self, Review};
+use super::review_round::{self, Reviewed};
 use super::{passthru, rounds, Gateway};
 use crate::approval::Decision;
 use crate::invoke::{Call, Executor, HostAbilities, InvokeError, Invoked, Settings};
@@ -32,6 +33,28 @@ pub struct Session {
 
 const INSTRUCTIONS: &str = "toolreg serves the tools of several MCP servers. Tools listed here are called directly; \
 the others are found with tool_search, read with tool_inspect and run with tool_invoke.";
+
+/// A listen stream's resource subscriptions, left however the stream ends (rmcp may drop the
+/// `listen` future rather than let it return).
+struct Unsubscribing {
+    gw: Arc<Gateway>,
+    uris: Vec<String>,
+    stream: Subscribed,
+}
+
+impl Drop for Unsubscribing {
+    fn drop(&mut self) {
+        let (gw, uris, stream) = (self.gw.clone(), std::mem::take(&mut self.uris), self.stream.clone());
+        if uris.is_empty() {
+            return;
+        }
+        tokio::spawn(async move {
+            for uri in uris {
+                let _ = super::resources::unsubscribe(&gw, uri, stream.clone()).await;
+            }
+        });
+    }
+}
 
 /// Removes a call from the in-flight map however the call ends.
 pub(crate) struct InFlight<'a>(pub(crate) &'a Gateway, pub(crate) String);
@@ -101,10 +124,21 @@ impl ServerHandler for Session {
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-        Some(super::resources::accepted(requested))
+        Some(super::resources::accepted(requested, &self.gw.resources.shelf()))
     }
 
+    /// Tells the stream of list changes, and of updates to the resources it subscribed to
+    /// (each a subscriber until the stream ends, however it ends: `Unsubscribing`).
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let stream = Subscribed::Stream(self.gw.resources.next_stream(), context.sink().clone());
+        let uris = context.accepted().resource_subscriptions.clone().unwrap_or_default();
+        let _leave = Unsubscribing { gw: self.gw.clone(), uris: uris.clone(), stream: stream.clone() };
+        for uri in uris {
+            // Acknowledged already: a refusal now can only be logged.
+            if let Err(e) = super::resources::subscribe(&self.gw, uri.clone(), stream.clone()).await {
+                tracing::warn!(%uri, "resource subscription of a listen stream failed: {}", e.message);
+            }
+        }
         let mut changes = self.gw.list_changes.subscribe();
         changes.mark_unchanged();
         let mut extras = self.gw.resources.changes.subscribe();
@@ -156,12 +190,12 @@ impl ServerHandler for Session {
 
     #[allow(deprecated)] // legacy-only in 2026-07-28; 2025-11-25 clients subscribe this way
     async fn subscribe(&self, request: SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        super::resources::subscribe(&self.gw, request.uri, context.peer).await
+        super::resources::subscribe(&self.gw, request.uri, Subscribed::Session(context.peer)).await
     }
 
     #[allow(deprecated)]
     async fn unsubscribe(&self, request: UnsubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        super::resources::unsubscribe(&self.gw, request.uri, context.peer).await
+        super::resources::unsubscribe(&self.gw, request.uri, Subscribed::Session(context.peer)).await
     }
 
     async fn list_prompts(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListPromptsResult, ErrorData> {
@@ -178,7 +212,21 @@ impl ServerHandler for Session {
 
     /// A held tool the user approves when asked (`review`) runs in the same call, once the
     /// listing has it.
-    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+    /// A 2026-07-28 client's retry that answers a held tool's review round (`review_round`) is
+    /// settled first; the call then runs as a first round.
+    async fn call_tool(&self, mut request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        if context.protocol_version().is_some_and(|v| !v.has_initialize()) {
+            let (state, responses) = (request.request_state.as_deref(), request.input_responses.as_ref());
+            let reviewed = review_round::answered(&self.gw, &request.name, state, responses)?;
+            if !matches!(reviewed, Reviewed::NotOurs) {
+                (request.request_state, request.input_responses) = (None, None);
+            }
+            match reviewed {
+                Reviewed::Answered(Review::Refused(text)) => return Ok(to_result(Invoked::error(text)).into()),
+                Reviewed::Answered(Review::Approved) => self.gw.relist().await,
+                Reviewed::NotOurs | Reviewed::AskAgain => {}
+            }
+        }
         match self.call_once(request.clone(), &context).await? {
             Step::Done(r) => Ok(r),
             Step::Approved => {
@@ -204,7 +252,8 @@ impl Session {
         let gw = &self.gw;
         // A client that calls before it lists (it knew the names) waits for the warm-up too.
         let listing = gw.listing_when_warm().await;
-        let name = request.name.to_string();
+        let called = request.name.to_string();
+        let name = called.clone();
         let name = listing.aliases.get(&name).cloned().unwrap_or(name);
         let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
         // A 2026-07-28 request names its client's capabilities in `_meta`; a session's, at start.
@@ -271,6 +320,14 @@ impl Session {
             Ok(done_) => done(to_result(done_)),
             Err(InvokeError::UnknownTool(_)) => match crate::sync::held_tool(&registry, &gw.catalog, &name) {
                 Some((server_id, tool)) => {
+                    // A 2026-07-28 client that can show a form is asked by an input-required round.
+                    if elicits && stateless {
+                        match review_round::ask(gw, &called, &server_id, &tool)? {
+                            Ok(round) => return Ok(Step::Done(round)),
+                            Err(Review::Approved) => return Ok(Step::Approved),
+                            Err(Review::Refused(text)) => return done(to_result(Invoked::error(text))),
+                        }
+                    }
                     // Asked by a request of ours: a 2026-07-28 client takes none.
                     let ask = (elicits && !stateless).then_some(&context.peer);
                     match review::review(gw, ask, &server_id, &tool).await {
