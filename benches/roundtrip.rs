@@ -2,6 +2,7 @@
 //! in the same run; time to an `initialize` answer from process start; idle memory.
 //!
 //! `cargo bench --bench roundtrip`. Prints medians and the ratio; asserts nothing.
+//! `TOOLREG_BIN=path` runs another build of toolreg.
 
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
@@ -21,8 +22,10 @@ use stats::median;
 
 const ROUNDS: usize = 5000;
 
+/// `TOOLREG_BIN=path` measures another build (e.g. main's, for a before/after in one run).
 fn spawn_toolreg() -> Child {
-    spawn_piped(env!("CARGO_BIN_EXE_toolreg"), &["serve"])
+    let bin = std::env::var("TOOLREG_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolreg").to_string());
+    spawn_piped(&bin, &["serve"])
 }
 
 fn rss_kib(pid: u32) -> u64 {

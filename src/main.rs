@@ -103,6 +103,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve { record, max_frame_bytes, log_file, log_level } => {
+            toolreg::os::tune_allocator();
             let log = LogControl::init(log_file.as_deref(), log_level.as_deref());
             install_panic_hook();
             let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -14,3 +14,19 @@ pub fn lower_thread_priority(nice: i32) {
     #[cfg(not(target_os = "linux"))]
     let _ = nice;
 }
+
+/// Keeps the allocator's resident memory nearer what is in use (glibc; elsewhere nothing).
+/// Call before any thread starts.
+///
+/// glibc gives threads their own arenas (up to 8 per core: the runtime's, the work pool's and
+/// tokio's blocking threads) and keeps what is freed in each. Two arenas held 8 MiB less with
+/// 2,422 tools registered and a plan in every rendering (`scripts/bench_memory.py`, issue 25 §4).
+/// A fixed 128 KiB mmap threshold saved ~10 MiB more but cost a warm native plan ~15 ms of page
+/// faults (its multi-MB buffers mapped afresh each time): not kept.
+pub fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; it is called before other threads exist.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
+}

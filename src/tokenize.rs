@@ -2,15 +2,19 @@
 //!
 //! The encoding follows the model id: OpenAI models get their own encoding and the count is
 //! exact; every other model (Claude, Gemini, local ones) has no public tokenizer, so
-//! `o200k_base` stands in and the count is reported as a proxy. Building an encoding takes
-//! ~150 ms and ~45 MiB, so the server preloads the default one off the request path, and
-//! counts are cached by definition content so a plan over thousands of tools stays fast (the
-//! text is compared on a hit, and the cache holds at most `COUNT_CACHE_BYTES` of it).
+//! `o200k_base` stands in and the count is reported as a proxy. An encoding is built only when
+//! a model needs it (`bpe::Bpe`: tiktoken's vocabulary kept once, ~8 MiB instead of tiktoken-rs's
+//! ~40 MiB); building one takes ~200 ms, so the server preloads the default one off the request
+//! path, and counts are cached by definition content so a plan over thousands of tools stays
+//! fast (the text is compared on a hit, and the cache holds at most `COUNT_CACHE_BYTES` of it).
+
+mod bpe;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, OnceLock};
+use bpe::Bpe;
 use tiktoken_rs::tokenizer::{get_tokenizer, Tokenizer};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -30,10 +34,16 @@ impl Encoding {
     }
 
     pub fn count(self, text: &str) -> usize {
-        match self {
-            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton().count_ordinary(text),
-            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton().count_ordinary(text),
-        }
+        self.bpe().count(text)
+    }
+
+    /// The encoding, built on first use.
+    fn bpe(self) -> &'static Bpe {
+        static BUILT: [OnceLock<Bpe>; 2] = [OnceLock::new(), OnceLock::new()];
+        BUILT[self as usize].get_or_init(|| match self {
+            Encoding::O200kBase => Bpe::from_core(tiktoken_rs::o200k_base().expect("o200k_base loads"), tiktoken_rs::O200K_BASE_PAT_STR),
+            Encoding::Cl100kBase => Bpe::from_core(tiktoken_rs::cl100k_base().expect("cl100k_base loads"), bpe::CL100K_BASE_PAT_STR),
+        })
     }
 }
 
@@ -64,7 +74,7 @@ pub fn preload() {
     STARTED.get_or_init(|| {
         let _ = std::thread::Builder::new().name("tokenizer-load".into()).spawn(|| {
             let t = std::time::Instant::now();
-            let _ = tiktoken_rs::o200k_base_singleton();
+            let _ = Encoding::O200kBase.bpe();
             tracing::debug!("o200k_base loaded in {:?}", t.elapsed());
         });
     });

@@ -197,10 +197,10 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
     let scope = ctx.plans.create_with_code(deferred, inline, p.render, code);
     if any_deferred {
         // Build (or fetch) tool_search's index now, after this reply, so the model's first
-        // search does not wait for it.
+        // search does not wait for it; on the warm-up thread, so the next plan does not either.
         let (scope, registry) = (scope.clone(), ctx.snapshot());
         let semantic = ctx.semantic.get().cloned();
-        ctx.work.spawn(move || {
+        ctx.work.spawn_warmup(move || {
             crate::meta::plan_index(&scope, &registry);
             // And vectors for the deferred pool (known ones are skipped at once).
             if let Some(semantic) = semantic {
