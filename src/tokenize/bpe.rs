@@ -5,7 +5,7 @@
 //! its regex: ~40 MiB resident for o200k_base. Counting needs only "rank of these bytes", so the
 //! tokens are copied once into one buffer with one map over slices of it (~8 MiB), and the
 //! `CoreBPE` they came from is dropped. The split regex is tiktoken's, and the merge is
-//! tiktoken's (`vendor_tiktoken.rs`: the lowest rank merges first, the leftmost on a tie), so a
+//! tiktoken's (tiktoken-rs's `vendor_tiktoken.rs`: the lowest rank merges first, the leftmost on a tie), so a
 //! count equals `CoreBPE::count_ordinary`; the tests compare the two.
 
 use fancy_regex::Regex;
