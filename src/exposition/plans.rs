@@ -45,6 +45,10 @@ pub struct PlanScope {
     pub render: Rendering,
     /// Tools inspected so far in this request.
     pub ledger: Mutex<BTreeSet<String>>,
+    /// Where the calls made under this plan are counted (`usage`).
+    pub usage_key: String,
+    /// Tools `tool_search` returned in this request: a call of one is search-led.
+    pub found: Mutex<BTreeSet<String>>,
     created: Instant,
 }
 
@@ -99,7 +103,7 @@ impl Store {
     fn evict_oldest(&mut self) {
         let Some(id) = self.order.pop_front() else { return };
         if let Some(plan) = self.plans.remove(&id) {
-            self.bytes -= PLAN_OVERHEAD + id.len();
+            self.bytes -= PLAN_OVERHEAD + id.len() + plan.usage_key.len();
             self.release(&plan.deferred);
             self.release(&plan.inline);
         }
@@ -116,6 +120,11 @@ impl PlanStore {
     }
 
     pub fn create_rendered(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, render: Rendering) -> Arc<PlanScope> {
+        self.create_keyed(deferred, inline, render, crate::usage::DEFAULT_KEY)
+    }
+
+    /// A plan whose calls count under `usage_key`.
+    pub fn create_keyed(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, render: Rendering, usage_key: &str) -> Arc<PlanScope> {
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         // Expired plans are the oldest: drop them first.
         while s.order.front().and_then(|id| s.plans.get(id)).is_some_and(|p| p.created.elapsed() >= PLAN_TTL) {
@@ -130,9 +139,11 @@ impl PlanStore {
             inline,
             render,
             ledger: Mutex::new(BTreeSet::new()),
+            usage_key: usage_key.to_string(),
+            found: Mutex::new(BTreeSet::new()),
             created: Instant::now(),
         });
-        s.bytes += PLAN_OVERHEAD + id.len();
+        s.bytes += PLAN_OVERHEAD + id.len() + usage_key.len();
         s.plans.insert(id.clone(), scope.clone());
         s.order.push_back(id);
         // Never the plan just made: its request is about to use it.

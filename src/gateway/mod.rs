@@ -298,6 +298,7 @@ impl Gateway {
             context_window: cfg.host.context_window,
             model: cfg.host.model.as_deref(),
             client_tools: &[],
+            usage: None,
         });
         let deferred: BTreeSet<String> = plan.deferred_names().map(str::to_string).collect();
         let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
