@@ -33,7 +33,7 @@ pub fn offer(plan: &mut Plan, active: &[Arc<Registered>], limits: &Limits) {
     let def = meta_defs::exec_definition(&signatures, limits, plan.encoding);
     plan.tokens.inline += plan.encoding.name.count(&def.counted_text()) as u64;
     plan.tools.push(def);
-    plan.placements.insert(EXEC.to_string(), Placement { namespace: None, reason: Reason::Meta, deferred: false });
+    plan.placements.insert(EXEC.to_string(), Placement { namespace: None, reason: Reason::Meta, deferred: false, note: None });
 }
 
 /// One tool call of the run, for the result.
@@ -162,7 +162,7 @@ fn result(f: Finished, log: &[Logged], limits: &Limits) -> Invoked {
         "ranMs": f.ran.as_millis() as u64,
     });
     let output = if is_error { ModelOutput::ErrorText(text) } else { ModelOutput::Text(text) };
-    Invoked { output, is_error, raw: Some(raw), repaired: None, provider_output: None }
+    Invoked { output, is_error, raw: Some(raw), repaired: None, provider_output: None, ran: None }
 }
 
 #[cfg(test)]

@@ -77,6 +77,7 @@ impl HostConfig {
             context_window: context_window.or(self.context_window),
             model: model.or(self.model.as_deref()),
             client_tools: &[],
+            usage: None,
         });
         Ok((plan, warnings))
     }
@@ -90,6 +91,7 @@ fn reason_text(r: Reason, plan: &Plan) -> String {
         Reason::Approval => "approval-gated".into(),
         Reason::Always => "defer: always".into(),
         Reason::Meta => "meta-tool".into(),
+        Reason::Usage => "usage".into(),
     }
 }
 

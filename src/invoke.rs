@@ -121,15 +121,24 @@ pub struct Invoked {
     pub repaired: Option<Repair>,
     /// For `tool_search` under a natively rendered plan: the value to send back to the provider.
     pub provider_output: Option<Value>,
+    /// The registered tool this call ran, if it reached one (for `usage`; names only).
+    pub ran: Option<Ran>,
+}
+
+/// A tool that ran (its owner was asked), and how the call reached it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ran {
+    pub name: String,
+    pub via: crate::usage::Via,
 }
 
 impl Invoked {
     pub fn error(text: impl Into<String>) -> Invoked {
-        Invoked { output: ModelOutput::error(text), is_error: true, raw: None, repaired: None, provider_output: None }
+        Invoked { output: ModelOutput::error(text), is_error: true, raw: None, repaired: None, provider_output: None, ran: None }
     }
 
     pub fn text(text: impl Into<String>, raw: Option<Value>) -> Invoked {
-        Invoked { output: ModelOutput::Text(text.into()), is_error: false, raw, repaired: None, provider_output: None }
+        Invoked { output: ModelOutput::Text(text.into()), is_error: false, raw, repaired: None, provider_output: None, ran: None }
     }
 }
 
@@ -358,6 +367,7 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
         };
         let mut done = self.execute(entry, arguments, call_id).await?;
         done.repaired = repaired;
+        done.ran = Some(Ran { name: entry.name.clone(), via: crate::usage::Via::Direct });
         Ok(done)
     }
 
@@ -466,6 +476,6 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
             }
         };
         let (output, is_error) = output::from_call_result(&raw);
-        Ok(Invoked { output, is_error, raw: Some(raw), repaired: None, provider_output: None })
+        Ok(Invoked { output, is_error, raw: Some(raw), repaired: None, provider_output: None, ran: None })
     }
 }

@@ -26,4 +26,5 @@ pub mod sync;
 pub mod tokenize;
 pub mod transport;
 pub mod upstream;
+pub mod usage;
 pub mod validate;

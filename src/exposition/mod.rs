@@ -5,12 +5,16 @@
 //! `MIN_AUTO_DEFER_COUNT` entries AND costs more than the threshold (10% of the context window)
 //! AND more than the meta-tools themselves (their definitions plus the prompt section, counted
 //! with the same tokenizer). Host client tools without an entry are never deferred.
+//! Usage (issue 28): given `PlanInput::usage`, the most used deferred `auto` tools go inline,
+//! most used first, up to a count and a token budget, each with its reason (`Reason::Usage`,
+//! `Placement::note`). Approval-gated tools are inline anyway; `defer: always` stays deferred.
 //! The output is a pure function of the input: same input, same bytes (bar the plan id).
 
 pub mod meta_defs;
 pub mod plans;
 pub mod render;
 pub mod rendered_pool;
+pub mod sessions;
 
 use crate::registry::{Defer, Registered};
 use crate::tokenize::{self, CountCache, EncodingChoice};
@@ -23,6 +27,11 @@ use std::sync::Arc;
 pub const MIN_AUTO_DEFER_COUNT: usize = 5;
 pub const DEFAULT_CONTEXT_WINDOW: i64 = 32_000;
 pub const THRESHOLD_PERCENT: i64 = 10;
+/// Usage-driven tools: at most this many by default (Anthropic's guidance keeps three to five
+/// of the most used tools non-deferred)...
+pub const USAGE_MAX_TOOLS: usize = 5;
+/// ...within this share of the context window by default (1,600 tokens at 32,000).
+pub const USAGE_BUDGET_PERCENT: i64 = 5;
 
 /// What goes into the model request for one tool.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -72,6 +81,8 @@ pub enum Reason {
     Auto,
     /// One of the meta-tools, added because something is deferred.
     Meta,
+    /// In the deferred pool, but called often enough to stay inline (`note` says how often).
+    Usage,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -171,6 +182,9 @@ pub struct Placement {
     pub namespace: Option<String>,
     pub reason: Reason,
     pub deferred: bool,
+    /// Why, in words, where the reason alone does not say (`usage`: "called 14 times in 7 days").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 pub struct PlanInput<'a> {
@@ -179,6 +193,17 @@ pub struct PlanInput<'a> {
     pub context_window: Option<i64>,
     pub model: Option<&'a str>,
     pub client_tools: &'a [ToolDefinition],
+    /// Tools to place inline for their usage, most used first; `None`: usage plays no part.
+    pub usage: Option<UsagePick<'a>>,
+}
+
+/// The usage-driven part of a plan's input.
+pub struct UsagePick<'a> {
+    pub ranked: &'a [sessions::Promote],
+    /// Default `USAGE_MAX_TOOLS`.
+    pub max_tools: Option<usize>,
+    /// Default `USAGE_BUDGET_PERCENT` of the context window.
+    pub budget_tokens: Option<u64>,
 }
 
 fn definition(r: &Registered) -> ToolDefinition {
@@ -219,6 +244,7 @@ struct Slot<'a> {
     tokens: u32,
     reason: Reason,
     deferred: bool,
+    note: Option<&'a str>,
 }
 
 /// Counts per namespace label. Entries come in name order, so a server's tools are mostly
@@ -275,7 +301,7 @@ pub fn plan(input: &PlanInput) -> Plan {
                 (false, Defer::Always) => Reason::Always,
                 (false, Defer::Auto) => Reason::Auto,
             };
-            Slot { r, tokens: entry_tokens(r, enc), reason, deferred: reason == Reason::Always }
+            Slot { r, tokens: entry_tokens(r, enc), reason, deferred: reason == Reason::Always, note: None }
         })
         .collect();
 
@@ -302,6 +328,10 @@ pub fn plan(input: &PlanInput) -> Plan {
             s.deferred = true;
         }
     }
+    let promoted = match &input.usage {
+        Some(u) if passed => promote(&mut slots, u, context_window),
+        _ => 0,
+    };
     let any_deferred = slots.iter().any(|s| s.deferred);
 
     let client_tokens: Vec<u32> = input.client_tools.iter().map(|t| u32::try_from(enc.name.count(&t.counted_text())).unwrap_or(u32::MAX)).collect();
@@ -311,7 +341,7 @@ pub fn plan(input: &PlanInput) -> Plan {
         (0, None)
     } else {
         // When the pool passed, the deferred set is the candidate set: reuse its count.
-        let (cost, prompt) = if passed {
+        let (cost, prompt) = if passed && promoted == 0 {
             (candidate_overhead, candidate_prompt)
         } else {
             meta_overhead(enc, &label_counts(slots.iter().filter(|s| s.deferred)))
@@ -354,17 +384,17 @@ pub fn plan(input: &PlanInput) -> Plan {
     let mut placements: BTreeMap<String, Placement> = slots
         .iter()
         .map(|s| {
-            let p = Placement { namespace: Some(s.r.entry.namespace.clone()), reason: s.reason, deferred: s.deferred };
+            let p = Placement { namespace: Some(s.r.entry.namespace.clone()), reason: s.reason, deferred: s.deferred, note: s.note.map(str::to_string) };
             (s.r.entry.name.clone(), p)
         })
         .collect();
     for (t, n) in input.client_tools.iter().zip(&client_tokens) {
         per_tool.insert(t.name.clone(), *n);
-        placements.insert(t.name.clone(), Placement { namespace: None, reason: Reason::Client, deferred: false });
+        placements.insert(t.name.clone(), Placement { namespace: None, reason: Reason::Client, deferred: false, note: None });
     }
     if any_deferred {
         for name in [meta_defs::SEARCH, meta_defs::INSPECT, meta_defs::INVOKE] {
-            placements.insert(name.to_string(), Placement { namespace: None, reason: Reason::Meta, deferred: false });
+            placements.insert(name.to_string(), Placement { namespace: None, reason: Reason::Meta, deferred: false, note: None });
         }
     }
 
@@ -394,4 +424,37 @@ pub fn plan(input: &PlanInput) -> Plan {
         decision: Decision { deferred: any_deferred, gate },
         placements,
     }
+}
+
+/// Moves the deferred `auto` tools `u` ranks back inline, in its order, while they fit the
+/// count and the budget (a tool too large for what is left is skipped, the next may fit).
+/// Returns how many moved.
+fn promote<'a>(slots: &mut [Slot<'a>], u: &UsagePick<'a>, context_window: i64) -> usize {
+    let max = u.max_tools.unwrap_or(USAGE_MAX_TOOLS);
+    let budget = u.budget_tokens.unwrap_or((i128::from(context_window) * i128::from(USAGE_BUDGET_PERCENT) / 100) as u64);
+    let rank: std::collections::HashMap<&str, usize> = u.ranked.iter().enumerate().map(|(i, p)| (p.name.as_str(), i)).collect();
+    let mut found: Vec<(usize, usize)> = slots
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.deferred && s.reason == Reason::Auto)
+        .filter_map(|(i, s)| rank.get(s.r.entry.name.as_str()).map(|r| (*r, i)))
+        .collect();
+    found.sort_unstable();
+    let (mut moved, mut spent) = (0usize, 0u64);
+    for (r, i) in found {
+        if moved >= max {
+            break;
+        }
+        let s = &mut slots[i];
+        let cost = u64::from(s.tokens);
+        if spent.saturating_add(cost) > budget {
+            continue;
+        }
+        spent += cost;
+        moved += 1;
+        s.deferred = false;
+        s.reason = Reason::Usage;
+        s.note = Some(u.ranked[r].note.as_str());
+    }
+    moved
 }

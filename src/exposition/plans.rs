@@ -47,6 +47,10 @@ pub struct PlanScope {
     pub ledger: Mutex<BTreeSet<String>>,
     /// Code mode's limits when the plan offers `tool_exec`; `None`: it is refused.
     pub code: Option<crate::sandbox::Limits>,
+    /// Where the calls made under this plan are counted (`usage`).
+    pub usage_key: String,
+    /// Tools `tool_search` returned in this request: a call of one is search-led.
+    pub found: Mutex<BTreeSet<String>>,
     created: Instant,
 }
 
@@ -101,7 +105,7 @@ impl Store {
     fn evict_oldest(&mut self) {
         let Some(id) = self.order.pop_front() else { return };
         if let Some(plan) = self.plans.remove(&id) {
-            self.bytes -= PLAN_OVERHEAD + id.len();
+            self.bytes -= PLAN_OVERHEAD + id.len() + plan.usage_key.len();
             self.release(&plan.deferred);
             self.release(&plan.inline);
         }
@@ -118,11 +122,12 @@ impl PlanStore {
     }
 
     pub fn create_rendered(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, render: Rendering) -> Arc<PlanScope> {
-        self.create_with_code(deferred, inline, render, None)
+        self.create_with(deferred, inline, render, crate::usage::DEFAULT_KEY, None)
     }
 
-    /// A plan whose `tool_exec` runs within `code` (`None`: no code mode).
-    pub fn create_with_code(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, render: Rendering, code: Option<crate::sandbox::Limits>) -> Arc<PlanScope> {
+    /// A plan whose calls count under `usage_key` and whose `tool_exec` runs within `code`
+    /// (`None`: no code mode).
+    pub fn create_with(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, render: Rendering, usage_key: &str, code: Option<crate::sandbox::Limits>) -> Arc<PlanScope> {
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         // Expired plans are the oldest: drop them first.
         while s.order.front().and_then(|id| s.plans.get(id)).is_some_and(|p| p.created.elapsed() >= PLAN_TTL) {
@@ -138,9 +143,11 @@ impl PlanStore {
             render,
             ledger: Mutex::new(BTreeSet::new()),
             code,
+            usage_key: usage_key.to_string(),
+            found: Mutex::new(BTreeSet::new()),
             created: Instant::now(),
         });
-        s.bytes += PLAN_OVERHEAD + id.len();
+        s.bytes += PLAN_OVERHEAD + id.len() + usage_key.len();
         s.plans.insert(id.clone(), scope.clone());
         s.order.push_back(id);
         // Never the plan just made: its request is about to use it.

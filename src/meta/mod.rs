@@ -242,6 +242,7 @@ pub async fn run(call: MetaCall, exec: &impl Execute) -> Result<Invoked, InvokeE
                 off_reactor(exec.cancel(), move || {
                     let sem = semantic.as_deref().map(|s| (s, vector));
                     let (mut done, hits) = search(&registry, &plan, a, &cold_servers, sem);
+                    plan.found.lock().unwrap_or_else(|e| e.into_inner()).extend(hits.iter().cloned());
                     done.provider_output = provider_output(&registry, &plan, &call_id, &hits, &done);
                     done
                 })
@@ -334,6 +335,7 @@ fn search(registry: &Registry, plan: &Arc<PlanScope>, a: SearchArgs, cold: &[Str
         raw_hits.push(json!({"name": e.name, "namespace": e.namespace, "score": h.score}));
         found.push(e.name.clone());
     }
+
     if plan.render != Rendering::Portable {
         text.push_str("\nThese tools are loaded: call them directly.");
     } else if !a.verbose {
@@ -427,8 +429,8 @@ fn invoke_gate(registry: &Registry, plan: &PlanScope, name: &str) -> Result<Arc<
 }
 
 async fn invoke_tool(exec: &impl Execute, registry: Arc<Registry>, plan: Arc<PlanScope>, a: NameArgs, outer_call_id: &str) -> Result<Invoked, InvokeError> {
-    let name = a.name.clone();
-    let tool = match off_reactor(exec.cancel(), move || invoke_gate(&registry, &plan, &name)).await? {
+    let (name, gate_plan) = (a.name.clone(), plan.clone());
+    let tool = match off_reactor(exec.cancel(), move || invoke_gate(&registry, &gate_plan, &name)).await? {
         Ok(tool) => tool,
         Err(answer) => return Ok(answer),
     };
@@ -456,7 +458,12 @@ async fn invoke_tool(exec: &impl Execute, registry: Arc<Registry>, plan: Arc<Pla
     };
     // Nested calls carry a derived id so the host can tell them apart.
     let call_id = format!("{outer_call_id}::{}", a.name);
-    exec.run_prepared(&tool, arguments, repaired, &call_id).await
+    let mut done = exec.run_prepared(&tool, arguments, repaired, &call_id).await?;
+    if let Some(ran) = &mut done.ran {
+        let searched = plan.found.lock().unwrap_or_else(|e| e.into_inner()).contains(&ran.name);
+        ran.via = if searched { crate::usage::Via::Search } else { crate::usage::Via::Invoke };
+    }
+    Ok(done)
 }
 
 #[cfg(test)]

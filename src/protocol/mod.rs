@@ -7,10 +7,12 @@
 pub mod error;
 pub mod schema;
 mod types;
+mod usage;
 
 pub use error::{ErrorCode, RpcError};
 pub use crate::catalog::{ListToolsResult, ServerConfig, ServerStatus};
 pub use types::*;
+pub use usage::*;
 
 /// The version this build speaks; hosts may send theirs in `initialize`.
 pub const PROTOCOL_VERSION: &str = "0.2";
@@ -65,6 +67,8 @@ request!(CatalogStatus, "catalog/status", NoParams, CatalogStatusResult);
 request!(CatalogPins, "catalog/pins", ServerIdParams, PinsResult);
 request!(CatalogApproveTools, "catalog/approveTools", ApproveToolsParams, PinsResult);
 request!(ApprovalRespond, "approval/respond", ApprovalRespondParams, Empty);
+request!(UsageList, "usage/list", UsageKeyParams, UsageListResult);
+request!(UsageReset, "usage/reset", UsageKeyParams, UsageResetResult);
 
 // Sidecar to host.
 request!(HostExecuteTool, "host/executeTool", ExecuteToolParams, CallToolResult);
@@ -82,6 +86,7 @@ request!(HostSecretsDelete, "host/secrets/delete", SecretKeyParams, Empty);
 request!(DebugSleep, "debug/sleep", DebugSleepParams, Null);
 request!(DebugPanic, "debug/panic", NoParams, Null);
 request!(DebugOutgoing, "debug/outgoing", NoParams, OutgoingStats);
+request!(DebugUsageClock, "debug/usageClock", DebugUsageClockParams, Null);
 
 notification!(Initialized, "initialized", NoParams);
 notification!(Exit, "exit", NoParams);

@@ -82,6 +82,8 @@ pub fn generate() -> BTreeMap<String, String> {
     request::<CatalogPins>(&mut out, TO);
     request::<CatalogApproveTools>(&mut out, TO);
     request::<ApprovalRespond>(&mut out, TO);
+    request::<UsageList>(&mut out, TO);
+    request::<UsageReset>(&mut out, TO);
     request::<HostExecuteTool>(&mut out, FROM);
     request::<HostRepairToolCall>(&mut out, FROM);
     request::<HostElicit>(&mut out, FROM);

@@ -350,6 +350,18 @@ pub struct PlanParams {
     /// `sandbox`: offer `tool_exec`, which runs a short script that calls this plan's tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code_mode: Option<CodeMode>,
+    // --- issue 28: usage-aware plans ---
+    /// Keep the most used deferred tools inline (absent: usage plays no part).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<super::UsagePolicy>,
+    /// The host's conversation id: the first plan of a session fixes its usage-driven tools,
+    /// and later plans of the same session reuse them, so the tool list does not move.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// Where this plan's calls are counted and whose counts it reads (default: derived from
+    /// `scope`; `default` for an empty scope).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_key: Option<String>,
 }
 
 /// `exposition/plan`'s answer: the plan, or that it is the one the host holds.

@@ -160,6 +160,8 @@ pub fn table() -> Table {
     t.sync::<p::CatalogListTools>(Inline, tools::handle_list_tools);
     t.sync::<p::CatalogStatus>(Inline, tools::handle_status);
     t.sync::<p::ExpositionPlan>(Heavy, handlers::handle_plan);
+    t.sync::<p::UsageList>(Inline, super::handlers_usage::handle_usage_list);
+    t.sync::<p::UsageReset>(Ordered, super::handlers_usage::handle_usage_reset);
     t.concurrent::<p::CatalogRefresh, _, _>(tools::handle_refresh);
     t.concurrent::<p::CatalogRestart, _, _>(tools::handle_restart);
     t.concurrent::<p::ToolInvoke, _, _>(tools::handle_invoke);
@@ -169,7 +171,7 @@ pub fn table() -> Table {
     t
 }
 
-/// `debug/sleep {ms}`, `debug/panic` and `debug/outgoing`: only with `TOOLREG_DEBUG_METHODS`
+/// `debug/sleep {ms}`, `debug/panic`, `debug/outgoing` and `debug/usageClock`: only with `TOOLREG_DEBUG_METHODS`
 /// set, so the test suite can reach the cancellation, panic and backpressure paths of the real
 /// binary.
 fn debug_methods(t: &mut Table) {
@@ -183,4 +185,8 @@ fn debug_methods(t: &mut Table) {
     });
     t.sync::<p::DebugPanic>(Kind::Inline, |_, _| panic!("debug/panic was called"));
     t.sync::<p::DebugOutgoing>(Kind::Inline, |ctx, _| Ok(ctx.out.stats()));
+    t.sync::<p::DebugUsageClock>(Kind::Ordered, |ctx, params: p::DebugUsageClockParams| {
+        ctx.usage.advance_clock(params.advance_secs);
+        Ok(p::Null)
+    });
 }

@@ -56,6 +56,10 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         open_url: p.capabilities.open_url,
         secrets: p.capabilities.secrets,
     });
+    if let Some(dir) = &p.cache_dir {
+        // Small and bounded (`usage::book::MAX_FILE_BYTES`), read once.
+        ctx.usage.open(Path::new(dir));
+    }
     let _ = ctx.catalog.set(Catalog::with_hosts(opts, ctx.catalog_events.clone(), questions, auth_host));
     if let Some(semantic) = semantic {
         let _ = ctx.semantic.set(semantic);
@@ -174,13 +178,20 @@ pub fn handle_select_active(ctx: &Ctx, p: SelectActiveParams) -> Result<SelectAc
 }
 
 pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
-    let (active, warnings) = ctx.snapshot().select_active(&scope_value(&p.scope));
+    let scope_json = scope_value(&p.scope);
+    let (active, warnings) = ctx.snapshot().select_active(&scope_json);
+    let usage_key = p.usage_key.clone().unwrap_or_else(|| crate::usage::key_for_scope(&scope_json));
+    let pick = p.usage.as_ref().map(|u| super::handlers_usage::usage_pick(ctx, &usage_key, p.session.as_deref(), u));
     let mut plan = exposition::plan(&PlanInput {
         active: &active,
         context_window: p.context_window,
         model: p.model.as_deref(),
         client_tools: &p.client_tools,
+        usage: pick.as_ref().map(|k| k.input()),
     });
+    if let (Some(session), Some(pick)) = (&p.session, &pick) {
+        super::handlers_usage::fix_session(ctx, session, &usage_key, pick, &plan);
+    }
     // Before rendering, so a native rendering carries tool_exec as one more function.
     let code = p.code_mode.map(|_| ctx.code_limits.get().copied().unwrap_or_default());
     if let Some(limits) = &code {
@@ -194,7 +205,7 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
     let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
     let any_deferred = !deferred.is_empty();
     plan.lean(&p.include);
-    let scope = ctx.plans.create_with_code(deferred, inline, p.render, code);
+    let scope = ctx.plans.create_with(deferred, inline, p.render, &usage_key, code);
     if any_deferred {
         // Build (or fetch) tool_search's index now, after this reply, so the model's first
         // search does not wait for it; on the warm-up thread, so the next plan does not either.

@@ -13,6 +13,7 @@ pub mod dispatch;
 mod handlers;
 mod handlers_pins;
 mod handlers_tools;
+mod handlers_usage;
 mod host;
 pub mod message;
 pub mod outgoing;
@@ -78,6 +79,10 @@ pub struct Ctx {
     pub semantic: std::sync::OnceLock<Arc<crate::embed::Semantic>>,
     /// `tool_exec`'s limits (`initialize.codeMode`, else the defaults).
     pub code_limits: std::sync::OnceLock<crate::sandbox::Limits>,
+    /// Calls counted per usage key (persisted in cacheDir from `initialize`).
+    pub usage: Arc<crate::usage::book::Book>,
+    /// The usage-driven tools each session's first plan chose.
+    pub sessions: crate::exposition::sessions::Sessions,
 }
 
 tokio::task_local! {
@@ -206,6 +211,8 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
         work: pool::Pool::new(),
         semantic: std::sync::OnceLock::new(),
         code_limits: std::sync::OnceLock::new(),
+        usage: Arc::default(),
+        sessions: Default::default(),
     };
     let ctx = Arc::new(ctx);
     let table = dispatch::table();

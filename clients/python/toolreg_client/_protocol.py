@@ -651,10 +651,12 @@ class _PlacementRequired(TypedDict):
 class Placement(_PlacementRequired, total=False):
     namespace: Union[str, None]
     """The entry's namespace; absent for client tools and meta-tools."""
+    note: Union[str, None]
+    """Why, in words, where the reason alone does not say (`usage`: "called 14 times in 7 days")."""
 
 
 # Why one tool sits where it does.
-Reason = Union[Literal["client"], Literal["never"], Literal["approval"], Literal["always"], Literal["auto"], Literal["meta"]]
+Reason = Union[Literal["client"], Literal["never"], Literal["approval"], Literal["always"], Literal["auto"], Literal["meta"], Literal["usage"]]
 
 
 class PlanParams(TypedDict, total=False):
@@ -677,6 +679,14 @@ class PlanParams(TypedDict, total=False):
     `{planId, planHash, unchanged: true}`."""
     codeMode: Union["CodeMode", None]
     """`sandbox`: offer `tool_exec`, which runs a short script that calls this plan's tools."""
+    usage: Union["UsagePolicy", None]
+    """Keep the most used deferred tools inline (absent: usage plays no part)."""
+    session: Union[str, None]
+    """The host's conversation id: the first plan of a session fixes its usage-driven tools,
+    and later plans of the same session reuse them, so the tool list does not move."""
+    usageKey: Union[str, None]
+    """Where this plan's calls are counted and whose counts it reads (default: derived from
+    `scope`; `default` for an empty scope)."""
 
 
 class Scope(TypedDict, total=False):
@@ -701,6 +711,15 @@ Rendering = Union[Literal["portable"], Literal["anthropic"], Literal["openai"]]
 
 # Who runs the search in a native rendering.
 SearchBy = Union[Literal["toolreg"], Literal["provider"]]
+
+
+class UsagePolicy(TypedDict, total=False):
+    """`exposition/plan`'s `usage`: the most used deferred tools of the plan's usage key go inline."""
+    maxTools: Union[int, None]
+    """At most this many tools go inline for their usage (default 5)."""
+    budgetTokens: Union[int, None]
+    """Their definitions cost at most this many tokens together (default 5% of the context
+    window)."""
 
 
 # `exposition/plan`'s answer: the plan, or that it is the one the host holds.
@@ -1001,6 +1020,42 @@ class SyncResult(TypedDict):
     evicted: list[str]
 
 
+class ToolUsage(TypedDict):
+    """One tool's usage: its name and counts, nothing of its calls' arguments or results."""
+    name: str
+    count: float
+    """Calls, each weighted by its age (half-life `halfLifeDays`)."""
+    lastUsed: str
+    """RFC 3339, UTC."""
+    callsInWindow: int
+    searchedInWindow: int
+    """Of those, calls of a deferred tool that `tool_search` had returned."""
+
+
+class UsageKeyListing(TypedDict):
+    usageKey: str
+    tools: list["ToolUsage"]
+    """Most used first."""
+
+
+class UsageKeyParams(TypedDict, total=False):
+    """`usage/list` and `usage/reset`: one usage key, or (absent) every key."""
+    usageKey: Union[str, None]
+
+
+class UsageListResult(TypedDict):
+    halfLifeDays: int
+    """A call's weight halves in this many days."""
+    windowDays: int
+    """`callsInWindow` counts the last this many days."""
+    keys: list["UsageKeyListing"]
+
+
+class UsageResetResult(TypedDict):
+    cleared: list[str]
+    """The usage keys cleared."""
+
+
 # Every method that has a schema file: kind, direction, params/result type names, client method name.
 SCHEMA_METHODS: dict[str, dict[str, Any]] = {
     '$/cancelRequest': {'kind': 'notification', 'direction': 'hostToSidecar', 'params': 'CancelParams', 'result': None, 'python_name': 'cancel_request'},
@@ -1038,5 +1093,7 @@ SCHEMA_METHODS: dict[str, dict[str, Any]] = {
     'registry/syncMcp': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'SyncParams', 'result': 'SyncResult', 'python_name': 'registry_sync_mcp'},
     'shutdown': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'NoParams', 'result': 'Null', 'python_name': 'shutdown'},
     'tool/invoke': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'InvokeParams', 'result': 'InvokeResult', 'python_name': 'tool_invoke'},
+    'usage/list': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'UsageKeyParams', 'result': 'UsageListResult', 'python_name': 'usage_list'},
+    'usage/reset': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'UsageKeyParams', 'result': 'UsageResetResult', 'python_name': 'usage_reset'},
     'window/logMessage': {'kind': 'notification', 'direction': 'sidecarToHost', 'params': 'LogMessageParams', 'result': None, 'python_name': 'window_log_message'},
 }

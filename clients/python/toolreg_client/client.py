@@ -60,6 +60,9 @@ from ._protocol import (
     Timeouts,
     ToolDefinition,
     ToolEntry,
+    UsageListResult,
+    UsagePolicy,
+    UsageResetResult,
 )
 
 from . import __version__
@@ -757,6 +760,10 @@ class ToolregClient:
         search: Optional[SearchBy] = None,
         include: Optional[Sequence[Include]] = None,
         if_none_match: None = None,
+        usage: Optional[UsagePolicy] = None,
+        session: Optional[str] = None,
+        usage_key: Optional[str] = None,
+        code_mode: Optional[str] = None,
     ) -> PlanResult: ...
 
     @overload
@@ -771,6 +778,10 @@ class ToolregClient:
         search: Optional[SearchBy] = None,
         include: Optional[Sequence[Include]] = None,
         if_none_match: str,
+        usage: Optional[UsagePolicy] = None,
+        session: Optional[str] = None,
+        usage_key: Optional[str] = None,
+        code_mode: Optional[str] = None,
     ) -> PlanReply: ...
 
     async def exposition_plan(
@@ -784,10 +795,16 @@ class ToolregClient:
         search: Optional[SearchBy] = None,
         include: Optional[Sequence[Include]] = None,
         if_none_match: Optional[str] = None,
+        usage: Optional[UsagePolicy] = None,
+        session: Optional[str] = None,
+        usage_key: Optional[str] = None,
+        code_mode: Optional[str] = None,
     ) -> PlanReply:
         """The plan for one model request. ``render`` ("portable", "anthropic", "openai") picks
         the provider shape of ``plan["request"]`` (see ``toolreg_client.native``); ``include``
-        asks for the parts that grow with the pool ("perTool", "deferred"). With
+        asks for the parts that grow with the pool ("perTool", "deferred"); ``usage`` places the
+        most used deferred tools inline, fixed per ``session`` (counted under ``usage_key``);
+        ``code_mode="sandbox"`` also offers ``tool_exec``. With
         ``if_none_match`` (a ``planHash`` held) the answer may be ``{planId, planHash, unchanged}``."""
         params: dict[str, Any] = {"scope": scope or {}}
         if context_window is not None:
@@ -804,6 +821,14 @@ class ToolregClient:
             params["include"] = list(include)
         if if_none_match is not None:
             params["ifNoneMatch"] = if_none_match
+        if usage is not None:
+            params["usage"] = dict(usage)
+        if session is not None:
+            params["session"] = session
+        if usage_key is not None:
+            params["usageKey"] = usage_key
+        if code_mode is not None:
+            params["codeMode"] = code_mode
         return cast(PlanReply, await self.request("exposition/plan", params))
 
     async def tool_invoke(
@@ -853,6 +878,16 @@ class ToolregClient:
         if fingerprints:
             params["fingerprints"] = dict(fingerprints)
         return cast(PinsResult, await self.request("catalog/approveTools", params))
+
+    async def usage_list(self, usage_key: Optional[str] = None) -> UsageListResult:
+        """Each tool's usage (decayed count, last used, calls in the window) for one usage key, or every key."""
+        params: dict[str, Any] = {} if usage_key is None else {"usageKey": usage_key}
+        return cast(UsageListResult, await self.request("usage/list", params))
+
+    async def usage_reset(self, usage_key: Optional[str] = None) -> UsageResetResult:
+        """Forget the usage counted under one usage key, or under every key."""
+        params: dict[str, Any] = {} if usage_key is None else {"usageKey": usage_key}
+        return cast(UsageResetResult, await self.request("usage/reset", params))
 
 
 def _signal_name(num: int) -> str:

@@ -757,5 +757,13 @@ export class ToolregClient {
   catalogApproveTools(params: ParamsOf<'catalog/approveTools'>, options?: CallOptions) {
     return this.request('catalog/approveTools', params, options);
   }
+  /** Each tool's usage (decayed count, last used, calls in the window) for one usage key, or every key. */
+  usageList(params: ParamsOf<'usage/list'> = {}, options?: CallOptions) {
+    return this.request('usage/list', params, options);
+  }
+  /** Forget the usage counted under one usage key, or under every key. */
+  usageReset(params: ParamsOf<'usage/reset'> = {}, options?: CallOptions) {
+    return this.request('usage/reset', params, options);
+  }
 }
 

@@ -96,7 +96,7 @@ export type PinState = 'approved' | 'changed' | 'new';
 /**
  * Why one tool sits where it does.
  */
-export type Reason = 'client' | 'never' | 'approval' | 'always' | 'auto' | 'meta';
+export type Reason = 'client' | 'never' | 'approval' | 'always' | 'auto' | 'meta' | 'usage';
 /**
  * Which provider's request shape a plan is rendered in.
  */
@@ -276,8 +276,14 @@ export interface ProtocolTypes {
   ToolDefinition?: ToolDefinition;
   ToolEntry?: ToolEntry;
   ToolPin?: ToolPin;
+  ToolUsage?: ToolUsage;
   Transport?: Transport;
   Trust?: Trust;
+  UsageKeyListing?: UsageKeyListing;
+  UsageKeyParams?: UsageKeyParams;
+  UsageListResult?: UsageListResult;
+  UsagePolicy?: UsagePolicy;
+  UsageResetResult?: UsageResetResult;
   Warning?: Warning;
 }
 /**
@@ -904,6 +910,10 @@ export interface Placement {
   namespace?: string | null;
   reason: Reason;
   deferred: boolean;
+  /**
+   * Why, in words, where the reason alone does not say (`usage`: "called 14 times in 7 days").
+   */
+  note?: string | null;
 }
 export interface PlanParams {
   scope?: Scope;
@@ -935,6 +945,20 @@ export interface PlanParams {
    * `sandbox`: offer `tool_exec`, which runs a short script that calls this plan's tools.
    */
   codeMode?: CodeMode | null;
+  /**
+   * Keep the most used deferred tools inline (absent: usage plays no part).
+   */
+  usage?: UsagePolicy | null;
+  /**
+   * The host's conversation id: the first plan of a session fixes its usage-driven tools,
+   * and later plans of the same session reuse them, so the tool list does not move.
+   */
+  session?: string | null;
+  /**
+   * Where this plan's calls are counted and whose counts it reads (default: derived from
+   * `scope`; `default` for an empty scope).
+   */
+  usageKey?: string | null;
 }
 /**
  * The request scope predicates read. Open: any other field is kept and readable.
@@ -957,6 +981,20 @@ export interface ToolDefinition {
   name: string;
   description: string;
   inputSchema: unknown;
+}
+/**
+ * `exposition/plan`'s `usage`: the most used deferred tools of the plan's usage key go inline.
+ */
+export interface UsagePolicy {
+  /**
+   * At most this many tools go inline for their usage (default 5).
+   */
+  maxTools?: number | null;
+  /**
+   * Their definitions cost at most this many tokens together (default 5% of the context
+   * window).
+   */
+  budgetTokens?: number | null;
 }
 /**
  * The plan is the one whose `planHash` the host sent in `ifNoneMatch`.
@@ -1226,6 +1264,55 @@ export interface SyncResult {
   registered: string[];
   evicted: string[];
 }
+/**
+ * One tool's usage: its name and counts, nothing of its calls' arguments or results.
+ */
+export interface ToolUsage {
+  name: string;
+  /**
+   * Calls, each weighted by its age (half-life `halfLifeDays`).
+   */
+  count: number;
+  /**
+   * RFC 3339, UTC.
+   */
+  lastUsed: string;
+  callsInWindow: number;
+  /**
+   * Of those, calls of a deferred tool that `tool_search` had returned.
+   */
+  searchedInWindow: number;
+}
+export interface UsageKeyListing {
+  usageKey: string;
+  /**
+   * Most used first.
+   */
+  tools: ToolUsage[];
+}
+/**
+ * `usage/list` and `usage/reset`: one usage key, or (absent) every key.
+ */
+export interface UsageKeyParams {
+  usageKey?: string | null;
+}
+export interface UsageListResult {
+  /**
+   * A call's weight halves in this many days.
+   */
+  halfLifeDays: number;
+  /**
+   * `callsInWindow` counts the last this many days.
+   */
+  windowDays: number;
+  keys: UsageKeyListing[];
+}
+export interface UsageResetResult {
+  /**
+   * The usage keys cleared.
+   */
+  cleared: string[];
+}
 
 /** Requests, host to sidecar, that have a schema today. */
 export interface HostRequests {
@@ -1247,6 +1334,8 @@ export interface HostRequests {
   'registry/syncMcp': { params: SyncParams; result: SyncResult };
   'shutdown': { params: NoParams; result: Null };
   'tool/invoke': { params: InvokeParams; result: InvokeResult };
+  'usage/list': { params: UsageKeyParams; result: UsageListResult };
+  'usage/reset': { params: UsageKeyParams; result: UsageResetResult };
 }
 
 /** Notifications, host to sidecar. */
@@ -1418,6 +1507,14 @@ export const SCHEMA_METHODS = {
     'direction': 'hostToSidecar'
   },
   'tool/invoke': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
+  },
+  'usage/list': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
+  },
+  'usage/reset': {
     'kind': 'request',
     'direction': 'hostToSidecar'
   },
