@@ -43,29 +43,41 @@ def entries():
 
 
 class Pipe:
-    def __init__(self, binary):
+    """The sidecar over a pipe (Content-Length frames). `answer`, when set, answers the
+    sidecar's own requests (e.g. `host/executeTool`): `answer(msg)` returns the result."""
+
+    def __init__(self, binary, env=None):
         self.p = subprocess.Popen([binary, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, env={**os.environ, "TOOLREG_LOG": "error"})
+                                  stderr=subprocess.DEVNULL, env={**os.environ, "TOOLREG_LOG": "error", **(env or {})})
         self.id = 0
+        self.answer = None
+
+    def send(self, msg):
+        body = json.dumps(msg).encode()
+        self.p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.p.stdin.flush()
+
+    def read_frame(self):
+        length = None
+        while True:
+            line = self.p.stdout.readline()
+            if line in (b"\r\n", b"\n"):
+                break
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        return self.p.stdout.read(length)
 
     def call(self, method, params):
         self.id += 1
-        body = json.dumps({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params}).encode()
         t0 = time.perf_counter()
-        self.p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.p.stdin.flush()
+        self.send({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params})
         while True:
-            length = None
-            while True:
-                line = self.p.stdout.readline()
-                if line in (b"\r\n", b"\n"):
-                    break
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            raw = self.p.stdout.read(length)
+            raw = self.read_frame()
             self.read = time.perf_counter() - t0  # the answer's last byte, before parsing it
             msg = json.loads(raw)
-            if msg.get("id") == self.id:
+            if "method" in msg and "id" in msg and self.answer:
+                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": self.answer(msg)})
+            elif "method" not in msg and msg.get("id") == self.id:
                 return time.perf_counter() - t0, len(raw), msg
 
     def close(self):

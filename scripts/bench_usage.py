@@ -25,17 +25,14 @@ first is sent with the first one's `ifNoneMatch`; anything but `unchanged` is a 
 
 Stdlib only.
 """
-import json
-import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_plan_size import entries as fixture_entries  # noqa: E402
+from bench_plan_size import Pipe, entries as fixture_entries  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 28
@@ -76,45 +73,21 @@ def sample(schema, depth=0):
 
 
 class Sidecar:
-    """The sidecar over a pipe; answers host/executeTool itself (every tool "runs")."""
+    """`bench_plan_size.Pipe` with debug methods on; answers host/executeTool itself (every
+    tool "runs"); `call` returns the result."""
 
     def __init__(self, binary):
-        env = {**os.environ, "TOOLREG_LOG": "error", "TOOLREG_DEBUG_METHODS": "1"}
-        self.p = subprocess.Popen([binary, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, env=env)
-        self.id = 0
-
-    def _send(self, msg):
-        body = json.dumps(msg).encode()
-        self.p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.p.stdin.flush()
-
-    def _read(self):
-        length = None
-        while True:
-            line = self.p.stdout.readline()
-            if line in (b"\r\n", b"\n"):
-                break
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":")[1])
-        return json.loads(self.p.stdout.read(length))
+        self.pipe = Pipe(binary, {"TOOLREG_DEBUG_METHODS": "1"})
+        self.pipe.answer = lambda msg: {"content": [{"type": "text", "text": "ok"}]}
 
     def call(self, method, params):
-        self.id += 1
-        my = self.id
-        self._send({"jsonrpc": "2.0", "id": my, "method": method, "params": params})
-        while True:
-            msg = self._read()
-            if msg.get("method") == "host/executeTool":
-                self._send({"jsonrpc": "2.0", "id": msg["id"], "result": {"content": [{"type": "text", "text": "ok"}]}})
-            elif "method" not in msg and msg.get("id") == my:
-                if "error" in msg:
-                    raise RuntimeError(f"{method}: {msg['error']}")
-                return msg["result"]
+        _, _, msg = self.pipe.call(method, params)
+        if "error" in msg:
+            raise RuntimeError(f"{method}: {msg['error']}")
+        return msg["result"]
 
     def close(self):
-        self.p.stdin.close()
-        self.p.wait(timeout=10)
+        self.pipe.close()
 
 
 class User:

@@ -196,7 +196,13 @@ pub trait Execute: Sync {
     fn asks_approval(&self, entry: &ToolEntry) -> bool;
     /// The call's cancellation.
     fn cancel(&self) -> &CancellationToken;
+    /// Counts a tool that ran (usage; names only). `route` calls it where each call ends, so a
+    /// direct call, `tool_invoke` and a script's `tools.call` all count, each once.
+    fn counted(&self, _ran: &Ran) {}
 }
+
+/// Where the calls an executor runs are counted: a face's usage book under its key.
+pub type Counter<'a> = &'a (dyn Fn(&Ran) + Sync);
 
 /// What the model reads when a tool's schema does not compile: the tool cannot run at all.
 pub fn bad_schema(entry: &ToolEntry, error: &str) -> Invoked {
@@ -256,6 +262,7 @@ pub struct Executor<'a, H, M> {
     approvals: &'a Arc<Approvals>,
     settings: Settings,
     cancel: CancellationToken,
+    counter: Option<Counter<'a>>,
 }
 
 /// Fills in top-level `default`s the schema declares for missing properties.
@@ -272,7 +279,12 @@ fn apply_defaults(schema: &Value, args: &mut Value) {
 
 impl<'a, H: HostPort, M: McpPort> Executor<'a, H, M> {
     pub fn new(host: &'a H, mcp: &'a M, validators: &'a Validators, approvals: &'a Arc<Approvals>, settings: Settings, cancel: CancellationToken) -> Self {
-        Executor { host, mcp, validators, approvals, settings, cancel }
+        Executor { host, mcp, validators, approvals, settings, cancel, counter: None }
+    }
+
+    /// Counts each tool this executor's call runs with `counter`.
+    pub fn counting(self, counter: Counter<'a>) -> Self {
+        Executor { counter: Some(counter), ..self }
     }
 }
 
@@ -382,6 +394,12 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
 
     fn cancel(&self) -> &CancellationToken {
         &self.cancel
+    }
+
+    fn counted(&self, ran: &Ran) {
+        if let Some(count) = self.counter {
+            count(ran);
+        }
     }
 }
 

@@ -49,7 +49,8 @@ pub async fn call(
             cold_servers: mcp.cold_servers(),
             semantic: semantic.cloned(),
         };
-        return meta::run(meta_call, exec).await;
+        // `tool_invoke` of a deferred tool: counted as the meta-tool saw it (after a search?).
+        return meta::run(meta_call, exec).await.inspect(|done| counted(exec, done));
     }
     let Some(tool) = registry.get(&call.name) else {
         return Err(InvokeError::UnknownTool(call.name));
@@ -57,11 +58,18 @@ pub async fn call(
     direct(exec, tool, call.arguments, &call.call_id).await
 }
 
+/// Counts the tool a call ran, if it reached one (usage).
+fn counted(exec: &impl Execute, done: &Invoked) {
+    if let Some(ran) = &done.ran {
+        exec.counted(ran);
+    }
+}
+
 /// The direct path of one registered tool: prepare (validate, repair), then run (pins,
-/// approval, the owner).
+/// approval, the owner), counted (a script's `tools.call` too).
 async fn direct(exec: &impl Execute, tool: &Arc<Registered>, arguments: Value, call_id: &str) -> Result<Invoked, InvokeError> {
     match exec.prepare(tool, arguments).await? {
-        Prepared::Ready { arguments, repaired } => exec.run_prepared(tool, arguments, repaired, call_id).await,
+        Prepared::Ready { arguments, repaired } => exec.run_prepared(tool, arguments, repaired, call_id).await.inspect(|done| counted(exec, done)),
         Prepared::BadSchema { error } => Ok(invoke::bad_schema(&tool.entry, &error)),
         Prepared::Invalid { errors } => {
             let tool = tool.clone();

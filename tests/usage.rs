@@ -259,3 +259,20 @@ fn usage_is_bounded_per_key() {
     assert_eq!(tools[0]["name"], "crm_00", "the most used stays");
     s.shutdown();
 }
+
+#[test]
+fn a_tool_exec_scripts_calls_count_as_the_tools_they_ran() {
+    let mut s = start(None, 8);
+    let p = plan(&mut s, json!({"usageKey": "x", "codeMode": "sandbox"}));
+    let id = p["planId"].as_str().unwrap().to_string();
+    // Two calls of a deferred tool and one of another; the unknown name never ran.
+    let code = "await tools.call('crm_02', {query: 'a'}); await tools.call('crm_02', {}); \
+                try { await tools.call('crm_99', {}); } catch (e) {} return await tools.call('crm_06', {});";
+    let r = invoke(&mut s, "tool_exec", &id, json!({"code": code}));
+    assert_eq!(r["isError"], false, "{r}");
+    let tools = listed(&mut s, "x");
+    let calls: Vec<(&str, u64)> = tools.iter().map(|t| (t["name"].as_str().unwrap(), t["callsInWindow"].as_u64().unwrap())).collect();
+    assert_eq!(calls, [("crm_02", 2), ("crm_06", 1)], "each tool the script ran, once per call; tool_exec itself is no tool");
+    assert_eq!(usage_names(&plan(&mut s, json!({"usageKey": "x", "usage": {}}))), ["crm_02"]);
+    s.shutdown();
+}

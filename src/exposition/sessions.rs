@@ -5,7 +5,12 @@
 //! plan of a session picks them from the counts as they are, and later plans of that session
 //! get the same picks, reasons included, whatever was counted meanwhile. Bounded: the
 //! `MAX_SESSIONS` most recently planned sessions are kept; a forgotten session picks again.
+//!
+//! Both faces pick alike (`Pick`, `ranked`, `chosen`): the sidecar per host session, the
+//! gateway (`toolreg mcp`) for its one listing, whose sessions it chooses itself.
 
+use super::{Plan, Reason, UsagePick};
+use crate::usage::book::Book;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
@@ -16,6 +21,47 @@ pub const MAX_SESSIONS: usize = 1024;
 pub struct Promote {
     pub name: String,
     pub note: String,
+}
+
+/// What a plan gets from usage: a session's picks as its first plan fixed them, or the
+/// counts as they are now.
+pub enum Pick {
+    Fixed(Arc<Vec<Promote>>),
+    Fresh { ranked: Vec<Promote>, max_tools: Option<usize>, budget_tokens: Option<u64> },
+}
+
+impl Pick {
+    /// The counts of `usage_key` now, within a count and a budget (`None`: the defaults).
+    pub fn fresh(book: &Book, usage_key: &str, max_tools: Option<usize>, budget_tokens: Option<u64>) -> Pick {
+        Pick::Fresh { ranked: ranked(book, usage_key), max_tools, budget_tokens }
+    }
+
+    pub fn input(&self) -> UsagePick<'_> {
+        match self {
+            // Whatever the counts, the count and budget now: the first plan chose within them.
+            Pick::Fixed(picks) => UsagePick { ranked: picks, max_tools: Some(usize::MAX), budget_tokens: Some(u64::MAX) },
+            Pick::Fresh { ranked, max_tools, budget_tokens } => UsagePick { ranked, max_tools: *max_tools, budget_tokens: *budget_tokens },
+        }
+    }
+}
+
+/// `usage_key`'s tools worth a place inline (`usage::MIN_COUNT`), most used first, each with
+/// its ledger note.
+fn ranked(book: &Book, usage_key: &str) -> Vec<Promote> {
+    book.tallies(usage_key)
+        .into_iter()
+        .filter(|t| t.count >= crate::usage::MIN_COUNT)
+        .map(|t| Promote { note: t.note(), name: t.name })
+        .collect()
+}
+
+/// The tools `plan` placed inline for their usage: what its session keeps.
+pub fn chosen(plan: &Plan) -> Vec<Promote> {
+    plan.placements
+        .iter()
+        .filter(|(_, p)| p.reason == Reason::Usage)
+        .map(|(name, p)| Promote { name: name.clone(), note: p.note.clone().unwrap_or_default() })
+        .collect()
 }
 
 #[derive(Default)]

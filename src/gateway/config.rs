@@ -65,6 +65,14 @@ pub struct Gateway {
     /// sandbox, with the default limits).
     #[serde(default)]
     pub code_mode: bool,
+    /// List the most used deferred tools inline (`{maxTools?, budgetTokens?}`; `{}` takes the
+    /// defaults). Off when absent. Picked per gateway session (`usage.rs`).
+    #[serde(default)]
+    pub usage: Option<crate::protocol::UsagePolicy>,
+    /// The key the gateway's calls are counted under in the state dir's usage file (default
+    /// `gateway`): gateways that share a state dir share their counts unless they differ.
+    #[serde(default)]
+    pub usage_key: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]

@@ -16,6 +16,9 @@
 //!   still change, or the meta-tools would search the old pool until the plan expired.)
 //!   Resources, templates and prompts are aggregated beside it (`resources.rs`, named by
 //!   `shelf.rs`), under the same rules.
+//! - Usage never moves the listing by itself: its usage-driven tools are fixed per gateway
+//!   session (`usage.rs`), and a new session starts only at start, at a config reload, or when
+//!   the catalog changed the listed tools anyway.
 //! - A gated call runs only after the user approved it through elicitation, or when the config
 //!   trusts the client; otherwise it is refused with a readable `isError` result.
 //! - stdout is the MCP stream (stdio mode); logs go to stderr or a file.
@@ -37,11 +40,13 @@ mod session;
 mod shelf;
 mod terminal_auth;
 mod token_file;
+mod usage;
 
 use crate::approval::Approvals;
 use crate::catalog::{Catalog, CatalogEvent, CatalogOptions, HostAsks, ServerState};
 use crate::exposition::meta_defs;
 use crate::exposition::plans::PlanStore;
+use crate::exposition::sessions::{self, Pick, Promote};
 use crate::exposition::{self, PlanInput};
 use crate::registry::{Registry, Source};
 use crate::validate::Validators;
@@ -50,7 +55,7 @@ use rmcp::service::{Peer, RoleServer};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
@@ -74,6 +79,9 @@ pub struct Listing {
     pub deferred: usize,
     /// Hash of the deferred pool: each name with its entry's `content_hash`, in name order.
     pub pool: u64,
+    /// The tools listed for their usage, with their notes: the gateway session's picks, which
+    /// later plans of the session keep (`usage.rs`).
+    pub picks: Arc<Vec<Promote>>,
 }
 
 /// The one gateway behind every client session (one for stdio, one per HTTP session).
@@ -109,6 +117,10 @@ pub struct Gateway {
     pub(crate) spent_states: Mutex<HashMap<String, Instant>>,
     /// The upstreams' resources, templates and prompts, and who subscribed to what.
     pub(crate) resources: resources::Resources,
+    /// Calls counted per tool, persisted in the state dir (`usage.rs`).
+    pub(crate) usage: Arc<crate::usage::book::Book>,
+    /// The next resync starts a new gateway session: its usage-driven tools picked afresh.
+    repick: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -152,7 +164,20 @@ impl Gateway {
             tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
         }
         let plans = PlanStore::default();
-        let empty = Arc::new(Listing { tools: Vec::new(), aliases: HashMap::new(), plan_id: plans.create(BTreeSet::new(), BTreeSet::new()).id.clone(), tokens: 0, deferred: 0, pool: 0 });
+        let empty = Arc::new(Listing {
+            tools: Vec::new(),
+            aliases: HashMap::new(),
+            plan_id: plans.create(BTreeSet::new(), BTreeSet::new()).id.clone(),
+            tokens: 0,
+            deferred: 0,
+            pool: 0,
+            picks: Arc::default(),
+        });
+        // Usage persists beside the pins; read below, before the first listing is planned.
+        let usage = Arc::new(crate::usage::book::Book::default());
+        if let Some(dir) = cfg.state_dir() {
+            usage.begin(&dir);
+        }
         let gw = Arc::new(Gateway {
             catalog,
             registry: RwLock::new(Arc::new(Registry::default())),
@@ -170,6 +195,8 @@ impl Gateway {
             sealer: seal::Sealer::new(),
             spent_states: Mutex::new(HashMap::new()),
             resources: resources::Resources::default(),
+            usage,
+            repick: AtomicBool::new(true),
             cfg: RwLock::new(Arc::new(cfg)),
         });
         asker.attach(&gw);
@@ -179,6 +206,7 @@ impl Gateway {
         // (the tokenizer may still be loading): both off the reactor.
         let first = gw.clone();
         tokio::task::spawn_blocking(move || {
+            first.usage.load();
             first.catalog.set_servers(first.config().servers.clone());
             let warm = first.all_listed();
             first.resync(warm)
@@ -205,6 +233,8 @@ impl Gateway {
         }
         let servers = cfg.servers.clone();
         *self.cfg.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(cfg);
+        // A reload starts a new gateway session: usage (and `gateway.usage`) as they are now.
+        self.repick_next();
         // Reads the cacheDir of new servers: off the reactor, as at start.
         let gw = self.clone();
         let _ = tokio::task::spawn_blocking(move || gw.catalog.set_servers(servers)).await;
@@ -279,7 +309,14 @@ impl Gateway {
         }
         let snapshot = reg.clone();
         drop(reg);
-        let next = self.plan(&snapshot);
+        // The session's usage-driven tools, unless a new session starts now: at start, after a
+        // reload, or when the catalog changed the listed tools anyway (`usage.rs`).
+        let fresh = self.take_repick();
+        let kept = self.listing().picks.clone();
+        let mut next = self.plan(&snapshot, self.usage_pick((!fresh).then_some(&kept)).as_ref());
+        if !fresh && self.config().gateway.usage.is_some() && next.tools != self.listing().tools {
+            next = self.plan(&snapshot, self.usage_pick(None).as_ref());
+        }
         let mut cur = self.listing.write().unwrap_or_else(|e| e.into_inner());
         let changed = cur.tools != next.tools;
         if changed || cur.pool != next.pool {
@@ -291,8 +328,9 @@ impl Gateway {
     }
 
     /// The plan over the registry, said as MCP tools: the deferred section goes into
-    /// `tool_search`'s description (an MCP server has no system prompt).
-    fn plan(&self, registry: &Registry) -> Listing {
+    /// `tool_search`'s description (an MCP server has no system prompt). `usage`: the tools to
+    /// list for their use (`usage.rs`).
+    fn plan(&self, registry: &Registry, usage: Option<&Pick>) -> Listing {
         let cfg = self.config();
         let (active, _) = registry.select_active(&cfg.host.scope);
         let mut plan = exposition::plan(&PlanInput {
@@ -300,8 +338,9 @@ impl Gateway {
             context_window: cfg.host.context_window,
             model: cfg.host.model.as_deref(),
             client_tools: &[],
-            usage: None,
+            usage: usage.map(Pick::input),
         });
+        let picks = Arc::new(sessions::chosen(&plan));
         // `gateway.codeMode`: tool_exec listed too, with the sandbox's default limits.
         let code = cfg.gateway.code_mode.then(crate::sandbox::Limits::default);
         if let Some(limits) = &code {
@@ -311,7 +350,7 @@ impl Gateway {
         let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
         let n_deferred = deferred.len();
         let pool = pool_hash(&deferred, registry);
-        let scope = self.plans.create_with(deferred, inline, crate::exposition::render::Rendering::Portable, crate::usage::DEFAULT_KEY, code);
+        let scope = self.plans.create_with(deferred, inline, crate::exposition::render::Rendering::Portable, &self.usage_key(), code);
         let shown = self.shown_names(registry);
         let mut aliases = HashMap::new();
         let tools = plan
@@ -341,7 +380,7 @@ impl Gateway {
                 tool
             })
             .collect();
-        Listing { tools, aliases, plan_id: scope.id.clone(), tokens: plan.tokens.inline, deferred: n_deferred, pool }
+        Listing { tools, aliases, plan_id: scope.id.clone(), tokens: plan.tokens.inline, deferred: n_deferred, pool, picks }
     }
 
     /// Wire name to upstream name, for the MCP tools whose upstream name is unique among all
@@ -373,10 +412,11 @@ impl Gateway {
         if self.plans.get(&l.plan_id).is_some() {
             return l.plan_id.clone();
         }
-        let gw = self.clone();
+        let (gw, kept) = (self.clone(), l.picks.clone());
         let replan = tokio::task::spawn_blocking(move || {
             let _one = lock(&gw.resyncing);
-            let next = gw.plan(&gw.registry());
+            // The same session: its usage-driven tools stay.
+            let next = gw.plan(&gw.registry(), gw.usage_pick(Some(&kept)).as_ref());
             let id = next.plan_id.clone();
             *gw.listing.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
             id
@@ -397,7 +437,7 @@ impl Gateway {
         let changed = tokio::task::spawn_blocking(move || g.resync(warm)).await.unwrap_or(false);
         if changed {
             let l = self.listing();
-            tracing::info!(tools = l.tools.len(), deferred = l.deferred, tokens = l.tokens, "tools/list changed");
+            tracing::info!(tools = l.tools.len(), deferred = l.deferred, tokens = l.tokens, for_usage = l.picks.len(), "tools/list changed");
             self.list_changes.send_modify(|n| *n = n.wrapping_add(1));
             for peer in self.peers() {
                 if let Err(e) = peer.notify_tool_list_changed().await {
@@ -475,6 +515,9 @@ pub async fn run(cfg: GatewayConfig, listen: Listen, file: Option<ConfigFile>) -
         Listen::Http { addr, token } => http::serve(gw.clone(), addr, token).await,
     };
     let _ = tokio::time::timeout(Duration::from_secs(3), gw.catalog.shutdown()).await;
+    // A usage write queued on the blocking pool may never start once the runtime ends.
+    let book = gw.usage.clone();
+    let _ = tokio::task::spawn_blocking(move || book.flush()).await;
     code
 }
 

@@ -303,7 +303,9 @@ impl Session {
         };
         let mcp = Mcp(Some(&gw.catalog), Some(&relay));
         let settings = Settings { abilities: HostAbilities { approval: approves, host_tools: false, repair: false }, approval_timeout };
-        let exec = Executor::new(&host, &mcp, &gw.validators, &gw.approvals, settings, context.ct.clone());
+        // Each tool the call runs counts (usage): a listed one, tool_invoke's, a script's.
+        let count = |ran: &crate::invoke::Ran| gw.count(ran);
+        let exec = Executor::new(&host, &mcp, &gw.validators, &gw.approvals, settings, context.ct.clone()).counting(&count);
         let call_id = gw.next_call_id();
         super::lock(&gw.calls).insert(call_id.clone(), context.peer.clone());
         let _in_flight = InFlight(gw, call_id.clone());

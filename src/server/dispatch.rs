@@ -160,8 +160,8 @@ pub fn table() -> Table {
     t.sync::<p::CatalogListTools>(Inline, tools::handle_list_tools);
     t.sync::<p::CatalogStatus>(Inline, tools::handle_status);
     t.sync::<p::ExpositionPlan>(Heavy, handlers::handle_plan);
-    t.sync::<p::UsageList>(Inline, super::handlers_usage::handle_usage_list);
-    t.sync::<p::UsageReset>(Ordered, super::handlers_usage::handle_usage_reset);
+    t.sync::<p::UsageList>(Serial, super::handlers_usage::handle_usage_list);
+    t.sync::<p::UsageReset>(Serial, super::handlers_usage::handle_usage_reset);
     t.concurrent::<p::CatalogRefresh, _, _>(tools::handle_refresh);
     t.concurrent::<p::CatalogRestart, _, _>(tools::handle_restart);
     t.concurrent::<p::ToolInvoke, _, _>(tools::handle_invoke);

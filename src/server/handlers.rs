@@ -57,8 +57,12 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         secrets: p.capabilities.secrets,
     });
     if let Some(dir) = &p.cache_dir {
-        // Small and bounded (`usage::book::MAX_FILE_BYTES`), read once.
-        ctx.usage.open(Path::new(dir));
+        // Read on the blocking pool, not on this main loop: plans meanwhile get no usage-driven
+        // tools, and `usage/list` waits for it (`usage::book`).
+        if ctx.usage.begin(Path::new(dir)) {
+            let book = ctx.usage.clone();
+            tokio::task::spawn_blocking(move || book.load());
+        }
     }
     let _ = ctx.catalog.set(Catalog::with_hosts(opts, ctx.catalog_events.clone(), questions, auth_host));
     if let Some(semantic) = semantic {

@@ -116,15 +116,14 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
         abilities: HostAbilities { approval: caps.approval, host_tools: caps.host_tools, repair: caps.repair },
         approval_timeout: t.approval_ms.map_or(Settings::APPROVAL_TIMEOUT, Duration::from_millis),
     };
-    let exec = Executor::new(&host, &mcp, &ctx.validators, &ctx.approvals, settings, current_cancel());
+    // Each tool the call runs (itself, through tool_invoke, or a tool_exec script's calls)
+    // counts under its plan's usage key; a plan that is gone or none: the default key.
+    let usage_key = p.plan_id.as_deref().and_then(|id| ctx.plans.get(id)).map_or_else(|| crate::usage::DEFAULT_KEY.to_string(), |s| s.usage_key.clone());
+    let count = |ran: &crate::invoke::Ran| ctx.usage.count(&usage_key, &ran.name, ran.via);
+    let exec = Executor::new(&host, &mcp, &ctx.validators, &ctx.approvals, settings, current_cancel()).counting(&count);
     let call_id = p.call_id.unwrap_or_else(|| format!("toolreg-call-{}", ctx.call_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1));
-    // Calls count under their plan's usage key; a plan that is gone or none: the default key.
-    let usage_key = p.plan_id.as_deref().and_then(|id| ctx.plans.get(id)).map(|s| s.usage_key.clone());
     let call = Call { name: p.name, arguments: p.arguments, call_id, plan_id: p.plan_id };
     let result = crate::route::call(&exec, &mcp, &registry, &ctx.plans, ctx.semantic.get(), call).await;
-    if let Ok(Some(ran)) = result.as_ref().map(|d| d.ran.as_ref()) {
-        super::handlers_usage::count(&ctx, usage_key.as_deref().unwrap_or(crate::usage::DEFAULT_KEY), ran);
-    }
     // A held MCP tool is not registered; say why it did not run (pins).
     if let Err(InvokeError::UnknownTool(name)) = &result {
         if let Some(held) = super::handlers_pins::held_invoke_result(&ctx, name) {

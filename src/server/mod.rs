@@ -284,6 +284,9 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
         tracing::warn!("{} requests still running at exit: aborted", tasks.len());
     }
     tasks.shutdown().await;
+    // A usage write queued on the blocking pool may never start once the runtime ends.
+    let book = ctx.usage.clone();
+    let _ = tokio::task::spawn_blocking(move || book.flush()).await;
     // MCP children go with us; bounded so a stuck child cannot hold the exit.
     if let Some(catalog) = ctx.catalog.get() {
         let _ = tokio::time::timeout(Duration::from_secs(3), catalog.shutdown()).await;
