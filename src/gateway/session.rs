@@ -310,13 +310,8 @@ impl Session {
             _ => None,
         };
         let registry = gw.registry();
-        // `tool_invoke` of a held tool (it left the plan with the listing): put before the
-        // person as a direct call of it is.
-        if name == crate::exposition::meta_defs::INVOKE {
-            let inner = arguments.get("name").and_then(Value::as_str).filter(|n| registry.get(n).is_none());
-            if let Some((server_id, tool)) = inner.and_then(|n| crate::sync::held_tool(&registry, &gw.catalog, n)) {
-                return held(gw, &called, &server_id, &tool, elicits, stateless, context).await;
-            }
+        if let Some((server_id, tool)) = held_target(gw, &registry, &name, &arguments) {
+            return held(gw, &called, &server_id, &tool, elicits, stateless, context).await;
         }
         let host = ClientHost {
             peer: context.peer.clone(),
@@ -363,6 +358,23 @@ impl Session {
             Err(InvokeError::Rpc { code, message, data }) => Err(ErrorData::new(ErrorCode(code), message, data)),
             Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
         }
+    }
+}
+
+/// The held tool a call reaches, found before routing: the tool `tool_invoke` names (it left
+/// the plan with the listing), or a tool the registry still has from an older list while the
+/// catalog holds it (a cached list synced before the pins were read). Either is put before the
+/// person as a held tool's direct call is, never refused with the catalog's own wording.
+fn held_target(gw: &Gateway, registry: &crate::registry::Registry, name: &str, arguments: &Value) -> Option<(String, String)> {
+    let invoked = name == crate::exposition::meta_defs::INVOKE;
+    let target = if invoked { arguments.get("name")?.as_str()? } else { name };
+    match registry.get(target).map(|r| &r.entry.source) {
+        Some(crate::registry::Source::Mcp { server_id, tool_name }) => {
+            gw.catalog.held_tools(server_id)?.contains(tool_name).then(|| (server_id.clone(), tool_name.clone()))
+        }
+        Some(_) => None,
+        None if invoked => crate::sync::held_tool(registry, &gw.catalog, target),
+        None => None,
     }
 }
 
