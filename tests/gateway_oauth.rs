@@ -1,7 +1,8 @@
 //! `toolreg mcp` in front of an OAuth server (the fixture's `--oauth` mode): the authorization
-//! page reaches the person through the client's URL elicitation, the tokens persist in an
-//! owner-only file and serve the next run; a client that cannot show the page is told to run
-//! `toolreg auth`, which authorizes from a terminal.
+//! page reaches the person through the client's URL elicitation (a 2026-07-28 client's: an
+//! input-required URL request on its call), the tokens persist in an owner-only file and serve
+//! the next run; a client that cannot show the page is told to run `toolreg auth`, which
+//! authorizes from a terminal.
 
 mod support;
 
@@ -15,11 +16,15 @@ use support::oauth::{assert_no_token, get, OAuthFixture};
 use support::TIMEOUT;
 
 fn config(dir: &Path, url: &str) -> String {
+    config_deferring(dir, url, "never")
+}
+
+fn config_deferring(dir: &Path, url: &str, defer: &str) -> String {
     write_config(
         dir,
         &json!({"model": "gpt-4o", "contextWindow": 128000,
             "servers": [{"id": "web", "name": "Web", "trust": "auto", "transport": {"type": "http", "url": url}}],
-            "gateway": {"cacheDir": dir.join("state"), "defer": "never"}}),
+            "gateway": {"cacheDir": dir.join("state"), "defer": defer}}),
     )
 }
 
@@ -171,4 +176,144 @@ fn a_client_without_url_elicitation_is_told_to_run_toolreg_auth_which_authorizes
     let unknown = Command::new(support::bin()).args(["auth", "--config", &path, "nope"]).output().unwrap();
     assert_eq!(unknown.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no server \"nope\""));
+}
+
+/// A `tools/call` of a 2026-07-28 client that can show URLs (it takes no requests, and never
+/// initializes): `_meta` names its version and capabilities; `extra` adds a retry's fields.
+fn call_2026(c: &mut McpClient, name: &str, arguments: Value, extra: Value) -> Value {
+    let mut params = json!({"name": name, "arguments": arguments, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "oauth-test", "version": "0"}}});
+    params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    c.request("tools/call", params)
+}
+
+/// Calls until the answer is the authorization round (until the flow parked its page, the
+/// server waits without one): the URL request and the state.
+fn auth_round(c: &mut McpClient, name: &str, arguments: &Value) -> (Value, String) {
+    let start = Instant::now();
+    loop {
+        let r = call_2026(c, name, arguments.clone(), json!({}));
+        if r["result"]["resultType"] == "input_required" {
+            let asked = r["result"]["inputRequests"]["authorize"].clone();
+            assert_eq!((&asked["method"], &asked["params"]["mode"]), (&json!("elicitation/create"), &json!("url")), "{r}");
+            return (asked["params"].clone(), r["result"]["requestState"].as_str().expect("a state").to_owned());
+        }
+        assert!(r["result"]["isError"] == true || r.get("error").is_some(), "until then the call is refused: {r}");
+        assert!(start.elapsed() < TIMEOUT, "never asked: {r}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The retry of a round with this answer to the page.
+fn answer_round(c: &mut McpClient, name: &str, arguments: &Value, state: &str, action: &str) -> Value {
+    call_2026(c, name, arguments.clone(), json!({"inputResponses": {"authorize": {"action": action}}, "requestState": state}))
+}
+
+/// What a sealed state holds (its body is base64url JSON, readable by design).
+fn sealed(state: &str) -> Value {
+    let body = state.split_once('.').unwrap().0;
+    serde_json::from_slice(&data_encoding::BASE64URL_NOPAD.decode(body.as_bytes()).unwrap()).unwrap()
+}
+
+#[test]
+fn a_2026_client_gets_the_page_as_a_url_request_and_its_retry_runs_the_call_once_authorized() {
+    let dir = tempfile::tempdir().unwrap();
+    let fx = OAuthFixture::start(dir.path(), &[]);
+    let path = config(dir.path(), &fx.http.url);
+    let mut c = spawn(&path, &["--log-level", "trace"], &[]);
+    let args = json!({"text": "hi"});
+    let (page, state) = auth_round(&mut c, "mcp__web__echo", &args);
+    let url = page["url"].as_str().unwrap().to_owned();
+    assert!(url.contains("code_challenge_method=S256"), "{page}");
+    assert!(page["message"].as_str().unwrap().contains("web") && page["elicitationId"].is_string(), "{page}");
+    // The state names the server and a nonce, never the page (it carries the flow's state).
+    let value = &sealed(&state)["value"];
+    assert_eq!(value["server"], "web", "{value}");
+    assert!(!value.to_string().contains("127.0.0.1") && !value.to_string().contains("code_challenge"), "{value}");
+
+    // Declined: refused with the command, nothing ran; the state is spent.
+    let r = answer_round(&mut c, "mcp__web__echo", &args, &state, "decline");
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert!(text(&r["result"]).contains(&format!("toolreg auth --config {path} web")), "{r}");
+    let r = answer_round(&mut c, "mcp__web__echo", &args, &state, "accept");
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert!(r["error"]["message"].as_str().unwrap().contains("used already"), "{r}");
+    // Altered, or sealed for another tool: refused, nothing waited for.
+    let (_, state) = auth_round(&mut c, "mcp__web__echo", &args);
+    let r = answer_round(&mut c, "mcp__web__echo", &args, &format!("{state}x"), "accept");
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let r = answer_round(&mut c, "tool_search", &json!({"query": "echo"}), &state, "accept");
+    assert!(r.get("error").is_some() || r["result"]["isError"] == true, "a state of another call runs nothing: {r}");
+
+    // The person opens the page and signs in; the retry waits for the server, then runs.
+    let (page, state) = auth_round(&mut c, "mcp__web__echo", &args);
+    assert_eq!(page["url"], url.as_str(), "the same flow's page");
+    authorize_in_browser(&url);
+    let r = answer_round(&mut c, "mcp__web__echo", &args, &state, "accept");
+    assert_eq!((&r["result"]["resultType"], &r["result"]["isError"]), (&json!("complete"), &json!(false)), "{r}");
+    assert!(text(&r["result"]).contains("\"hi\""), "the tool ran: {r}");
+    let r = call_2026(&mut c, "mcp__web__echo", json!({"text": "again"}), json!({}));
+    assert_eq!((&r["result"]["resultType"], &r["result"]["isError"]), (&json!("complete"), &json!(false)), "later calls run unasked: {r}");
+    let log = finish(c);
+    assert_no_token("the gateway's stderr", &log);
+    assert!(!log.contains("code_challenge"), "the page's URL reached the log");
+    assert_eq!(fx.events().iter().filter(|e| e.starts_with("authorize")).count(), 1, "{:?}", fx.events());
+    assert_eq!(token_files(dir.path()).len(), 1, "the tokens persist");
+}
+
+/// The redirect a browser makes when its user clicks "deny" on the page at `url`.
+fn deny_in_browser(url: &str) {
+    let query = url.split_once('?').unwrap().1;
+    let param = |k: &str| form_urlencoded::parse(query.as_bytes()).find(|(n, _)| n == k).map(|(_, v)| v.into_owned()).unwrap();
+    let back = format!("{}?error=access_denied&state={}", param("redirect_uri"), param("state"));
+    assert_eq!(get(&back).0, 400, "the loopback listener took the refusal");
+}
+
+/// A gateway whose OAuth server's tools are all deferred (reached through `tool_invoke`).
+fn deferring_gateway() -> (tempfile::TempDir, OAuthFixture, String, McpClient) {
+    let dir = tempfile::tempdir().unwrap();
+    let fx = OAuthFixture::start(dir.path(), &[]);
+    let path = config_deferring(dir.path(), &fx.http.url, "always");
+    let c = spawn(&path, &[], &[]);
+    (dir, fx, path, c)
+}
+
+#[test]
+fn through_tool_invoke_the_page_goes_out_and_a_refused_authorization_is_refused_with_toolreg_auth() {
+    let (dir, fx, path, mut c) = deferring_gateway();
+    let args = json!({"name": "mcp__web__echo", "params": {"text": "hi"}});
+    let (page, state) = auth_round(&mut c, "tool_invoke", &args);
+    deny_in_browser(page["url"].as_str().unwrap());
+    // The person answered the client, but the flow ended without tokens: refused at once.
+    let r = answer_round(&mut c, "tool_invoke", &args, &state, "accept");
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let said = text(&r["result"]);
+    assert!(said.contains("access_denied") && said.contains(&format!("toolreg auth --config {path} web")), "{said}");
+    // No flow runs now: no page to give, the call is refused with the command.
+    let r = call_2026(&mut c, "tool_invoke", args.clone(), json!({}));
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    finish(c);
+    assert!(token_files(dir.path()).iter().all(|f| !std::fs::read_to_string(f).unwrap().contains("credentials")));
+    drop(fx);
+}
+
+#[test]
+fn through_tool_invoke_an_authorized_retry_reaches_the_deferred_tool() {
+    let (dir, fx, _, mut c) = deferring_gateway();
+    let args = json!({"name": "mcp__web__echo", "params": {"text": "hi"}});
+    let (page, state) = auth_round(&mut c, "tool_invoke", &args);
+    authorize_in_browser(page["url"].as_str().unwrap());
+    // The deferred tool is in the plan now: tool_invoke answers with it (its signature the
+    // first time, as for any tool not inspected yet, then its result).
+    let r = answer_round(&mut c, "tool_invoke", &args, &state, "accept");
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    assert!(text(&r["result"]).contains("mcp__web__echo has not been inspected"), "{r}");
+    let r = call_2026(&mut c, "tool_invoke", args, json!({}));
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert!(text(&r["result"]).contains("hi"), "{r}");
+    finish(c);
+    assert_eq!(token_files(dir.path()).len(), 1, "the tokens persist");
+    drop(fx);
 }

@@ -89,6 +89,11 @@ impl ServerAuth {
         }
     }
 
+    /// A flow runs: its page may still be opened, and its redirect is awaited.
+    pub fn flow_running(&self) -> bool {
+        matches!(lock(&self.phase).0, Phase::Waiting(_))
+    }
+
     /// A request went through: the attempts start over.
     pub fn succeeded(&self) {
         let mut p = lock(&self.phase);

@@ -306,6 +306,22 @@ impl Catalog {
         Ok(self.server(server_id)?.status())
     }
 
+    /// An authorization flow of `server_id` runs: the user was (or is about to be) given its
+    /// page, and the flow awaits the redirect.
+    pub fn authorizing(&self, server_id: &str) -> bool {
+        self.server(server_id).is_ok_and(|s| s.authorizing())
+    }
+
+    /// Why `server_id` waits for a user its host cannot ask, or whose flow failed (a restart
+    /// tries again); None while a flow runs or nothing waits.
+    pub fn auth_blocked(&self, server_id: &str) -> Option<String> {
+        let server = self.server(server_id).ok()?;
+        if server.authorizing() {
+            return None;
+        }
+        server.needs_user()
+    }
+
     pub fn config(&self, server_id: &str) -> Option<ServerConfig> {
         self.server(server_id).ok().map(|s| s.config())
     }

@@ -357,6 +357,11 @@ impl Server {
         self.auth.as_ref()?.needs_user()
     }
 
+    /// An authorization flow runs (its page not yet answered).
+    pub fn authorizing(&self) -> bool {
+        self.auth.as_ref().is_some_and(|a| a.flow_running())
+    }
+
     /// An authorization flow ended: refresh with the new tokens, or show why it failed.
     fn authorized(self: &Arc<Self>, outcome: Result<(), String>) {
         match outcome {

@@ -24,6 +24,7 @@
 //! - stdout is the MCP stream (stdio mode); logs go to stderr or a file.
 
 mod auth_host;
+mod auth_round;
 pub mod check;
 mod client_host;
 pub mod config;
@@ -121,6 +122,8 @@ pub struct Gateway {
     pub(crate) usage: Arc<crate::usage::book::Book>,
     /// The next resync starts a new gateway session: its usage-driven tools picked afresh.
     repick: AtomicBool,
+    /// Authorization pages of running OAuth flows, for 2026-07-28 clients (`auth_round`).
+    pub(crate) auth_pages: Arc<auth_host::Pages>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -157,8 +160,7 @@ impl Gateway {
         // Upstream OAuth: the page through a client's URL elicitation, tokens in owner-only
         // files under the state directory (`auth_host`).
         let files = cfg.state_dir().map(|d| token_file::TokenFiles::new(&d));
-        let config_path = cfg.path.as_ref().map_or_else(|| "FILE".to_owned(), |p| p.display().to_string());
-        let auth = Arc::new(token_file::FileAuth { opener: auth_host::ClientAuth::new(config_path), files });
+        let auth = Arc::new(token_file::FileAuth { opener: auth_host::ClientAuth::new(auth_host::config_path(&cfg)), files });
         let catalog = Catalog::with_hosts(opts, events_tx, asker.clone(), auth.clone());
         if !cfg.host.entries.is_empty() {
             tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
@@ -197,6 +199,7 @@ impl Gateway {
             resources: resources::Resources::default(),
             usage,
             repick: AtomicBool::new(true),
+            auth_pages: auth.opener.pages.clone(),
             cfg: RwLock::new(Arc::new(cfg)),
         });
         asker.attach(&gw);

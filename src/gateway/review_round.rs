@@ -13,7 +13,7 @@
 //!   of approval rounds and pass-throughs, so no state opens as another kind.
 
 use super::review::{self, Review};
-use super::rounds::spend;
+use super::rounds::{open_ours, spend};
 use super::Gateway;
 use rmcp::model::{CallToolResponse, InputRequest, InputRequests, InputRequiredResult, InputResponses};
 use rmcp::ErrorData;
@@ -56,12 +56,7 @@ pub fn ask(gw: &Gateway, called: &str, server_id: &str, tool: &str) -> Result<Re
 /// The review answer a retry of `called` brings, checked and acted on.
 pub fn answered(gw: &Gateway, called: &str, state: Option<&str>, responses: Option<&InputResponses>) -> Result<Reviewed, ErrorData> {
     let Some(state) = state else { return Ok(Reviewed::NotOurs) };
-    let sealer = gw.sealer.as_ref().map_err(|e| ErrorData::internal_error(e.clone(), None))?;
-    let value = match sealer.open(&purpose(called), state) {
-        Ok(v) => v,
-        Err(r) if r.0 == super::seal::OTHER_PURPOSE => return Ok(Reviewed::NotOurs),
-        Err(r) => return Err(ErrorData::invalid_params(r.0, Some(json!({"tool": called})))),
-    };
+    let Some(value) = open_ours(gw, &purpose(called), called, state)? else { return Ok(Reviewed::NotOurs) };
     let text = |k: &str| value[k].as_str().map(str::to_owned);
     let (Some(server_id), Some(tool), Some(fingerprint), Some(nonce)) = (text("server"), text("tool"), text("fingerprint"), text("nonce")) else {
         return Err(ErrorData::invalid_params("the requestState is not a review of this server", None));

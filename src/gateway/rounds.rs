@@ -40,6 +40,18 @@ pub fn answered(gw: &Gateway, tool: &str, state: Option<&str>, responses: Option
     Ok(ApprovalRound { answered: Some((digest.to_owned(), decision_of(answer))), ..ApprovalRound::default() })
 }
 
+/// The value a retry's `state` holds for `purpose` (a round of `called`): None for a state of
+/// another kind (another round's, a pass-through's), an invalid-params error for one that is
+/// altered or expired.
+pub(super) fn open_ours(gw: &Gateway, purpose: &str, called: &str, state: &str) -> Result<Option<serde_json::Value>, ErrorData> {
+    let sealer = gw.sealer.as_ref().map_err(|e| ErrorData::internal_error(e.clone(), None))?;
+    match sealer.open(purpose, state) {
+        Ok(v) => Ok(Some(v)),
+        Err(r) if r.0 == super::seal::OTHER_PURPOSE => Ok(None),
+        Err(r) => Err(ErrorData::invalid_params(r.0, Some(json!({"tool": called})))),
+    }
+}
+
 /// Marks a nonce used; false if it was. Entries go when their state could no longer open.
 pub(super) fn spend(gw: &Gateway, nonce: &str) -> bool {
     let now = Instant::now();

@@ -9,6 +9,7 @@
 use super::client_host::{ApprovalRound, Asking, ClientHost};
 use super::resources::{Caller, Subscribed};
 use super::review::{self, Review};
+use super::auth_round::{self, Authorized};
 use super::review_round::{self, Reviewed};
 use super::{passthru, rounds, Gateway};
 use crate::approval::Decision;
@@ -212,8 +213,9 @@ impl ServerHandler for Session {
 
     /// A held tool the user approves when asked (`review`) runs in the same call, once the
     /// listing has it.
-    /// A 2026-07-28 client's retry that answers a held tool's review round (`review_round`) is
-    /// settled first; the call then runs as a first round.
+    /// A 2026-07-28 client's retry that answers a held tool's review round (`review_round`) or
+    /// an authorization page (`auth_round`) is settled first; the call then runs as a first
+    /// round.
     async fn call_tool(&self, mut request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         if context.protocol_version().is_some_and(|v| !v.has_initialize()) {
             let (state, responses) = (request.request_state.as_deref(), request.input_responses.as_ref());
@@ -225,6 +227,21 @@ impl ServerHandler for Session {
                 Reviewed::Answered(Review::Refused(text)) => return Ok(to_result(Invoked::error(text)).into()),
                 Reviewed::Answered(Review::Approved) => self.gw.relist().await,
                 Reviewed::NotOurs | Reviewed::AskAgain => {}
+            }
+            // A retry that answers an authorization page (`auth_round`): the server is ready,
+            // or the call is refused; then, a call of a server whose flow waits gets its page.
+            let (state, responses) = (request.request_state.as_deref(), request.input_responses.as_ref());
+            match auth_round::answered(&self.gw, &request.name, state, responses).await? {
+                Authorized::NotOurs => {}
+                Authorized::Refused(text) => return Ok(to_result(Invoked::error(text)).into()),
+                Authorized::Ready | Authorized::AskAgain => (request.request_state, request.input_responses) = (None, None),
+            }
+            let capabilities = context.meta.client_capabilities();
+            let shows_urls = capabilities.as_ref().and_then(|c| c.elicitation.as_ref()).is_some_and(|e| e.url.is_some());
+            if let Some(server) = shows_urls.then(|| auth_round::target(&self.gw, &request.name, request.arguments.as_ref())).flatten() {
+                if let Some(round) = auth_round::ask(&self.gw, &request.name, &server)? {
+                    return Ok(round);
+                }
             }
         }
         match self.call_once(request.clone(), &context).await? {
@@ -293,6 +310,9 @@ impl Session {
             _ => None,
         };
         let registry = gw.registry();
+        if let Some((server_id, tool)) = held_target(gw, &registry, &name, &arguments) {
+            return held(gw, &called, &server_id, &tool, elicits, stateless, context).await;
+        }
         let host = ClientHost {
             peer: context.peer.clone(),
             asking,
@@ -321,24 +341,9 @@ impl Session {
         match outcome {
             Ok(done_) => done(to_result(done_)),
             Err(InvokeError::UnknownTool(_)) => match crate::sync::held_tool(&registry, &gw.catalog, &name) {
-                Some((server_id, tool)) => {
-                    // A 2026-07-28 client that can show a form is asked by an input-required round.
-                    if elicits && stateless {
-                        match review_round::ask(gw, &called, &server_id, &tool)? {
-                            Ok(round) => return Ok(Step::Done(round)),
-                            Err(Review::Approved) => return Ok(Step::Approved),
-                            Err(Review::Refused(text)) => return done(to_result(Invoked::error(text))),
-                        }
-                    }
-                    // Asked by a request of ours: a 2026-07-28 client takes none.
-                    let ask = (elicits && !stateless).then_some(&context.peer);
-                    match review::review(gw, ask, &server_id, &tool).await {
-                        Review::Approved => Ok(Step::Approved),
-                        Review::Refused(text) => done(to_result(Invoked::error(text))),
-                    }
-                }
+                Some((server_id, tool)) => held(gw, &called, &server_id, &tool, elicits, stateless, context).await,
                 // A tool of a server waiting for authorization: say how to give it.
-                None => match super::auth_host::refusal(&gw.catalog, &name) {
+                None => match super::auth_host::refusal(&gw.catalog, &super::auth_host::config_path(&gw.config()), &name) {
                     Some(refusal) => done(to_result(Invoked::error(refusal))),
                     None => Err(ErrorData::invalid_params(format!("no tool is named {name:?}; tools/list has them"), Some(json!({"name": name})))),
                 },
@@ -355,6 +360,43 @@ impl Session {
             Err(InvokeError::Rpc { code, message, data }) => Err(ErrorData::new(ErrorCode(code), message, data)),
             Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
         }
+    }
+}
+
+/// The held tool a call reaches, found before routing: the tool `tool_invoke` names (it left
+/// the plan with the listing), or a tool the registry still has from an older list while the
+/// catalog holds it (a cached list synced before the pins were read). Either is put before the
+/// person as a held tool's direct call is, never refused with the catalog's own wording.
+fn held_target(gw: &Gateway, registry: &crate::registry::Registry, name: &str, arguments: &Value) -> Option<(String, String)> {
+    let invoked = name == crate::exposition::meta_defs::INVOKE;
+    let target = if invoked { arguments.get("name")?.as_str()? } else { name };
+    match registry.get(target).map(|r| &r.entry.source) {
+        Some(crate::registry::Source::Mcp { server_id, tool_name }) => {
+            gw.catalog.held_tools(server_id)?.contains(tool_name).then(|| (server_id.clone(), tool_name.clone()))
+        }
+        Some(_) => None,
+        None if invoked => crate::sync::held_tool(registry, &gw.catalog, target),
+        None => None,
+    }
+}
+
+/// A call of the held `tool` of `server_id` (`called` as the client named it): the person
+/// reviews it if the client can ask them, else the refusal names the command to run.
+async fn held(gw: &Gateway, called: &str, server_id: &str, tool: &str, elicits: bool, stateless: bool, context: &RequestContext<RoleServer>) -> Result<Step, ErrorData> {
+    let refused = |text: String| Ok(Step::Done(to_result(Invoked::error(text)).into()));
+    // A 2026-07-28 client that can show a form is asked by an input-required round.
+    if elicits && stateless {
+        return match review_round::ask(gw, called, server_id, tool)? {
+            Ok(round) => Ok(Step::Done(round)),
+            Err(Review::Approved) => Ok(Step::Approved),
+            Err(Review::Refused(text)) => refused(text),
+        };
+    }
+    // Asked by a request of ours: a 2026-07-28 client takes none.
+    let ask = (elicits && !stateless).then_some(&context.peer);
+    match review::review(gw, ask, server_id, tool).await {
+        Review::Approved => Ok(Step::Approved),
+        Review::Refused(text) => refused(text),
     }
 }
 
