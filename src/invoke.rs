@@ -55,6 +55,9 @@ pub trait McpPort: Send + Sync {
     /// Why a call to `tool` must not run now (its pin holds it), for the model; `None` if it may.
     /// `call_tool` checks again: this one only spares the user a question that cannot matter.
     fn held_refusal(&self, server_id: &str, tool: &str) -> Option<String>;
+    /// Why `wire` names no tool of `registry` when the MCP tool it would name is held: the
+    /// refusal a direct call of that name gets. `None` when no held tool has that name.
+    fn held_wire_refusal(&self, registry: &crate::registry::Registry, wire: &str) -> Option<String>;
 }
 
 #[derive(Debug)]

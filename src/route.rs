@@ -133,11 +133,13 @@ impl<E: Execute, M: McpPort> Scripted<'_, E, M> {
         if name == EXEC || meta::is_meta(&name) {
             return Ok(Err(format!("{name} cannot be called from a script: call tools directly, and use tools.search / tools.inspect")));
         }
+        // A held MCP tool is not registered: the script hears why, as a direct call would.
+        let held = || self.mcp.held_wire_refusal(self.registry, &name);
         if !self.plan.inline.contains(&name) && !self.plan.deferred.contains(&name) {
-            return Ok(Err(format!("Tool {name:?} is not available in this request. Use tools.search to find the exact name.")));
+            return Ok(Err(held().unwrap_or_else(|| format!("Tool {name:?} is not available in this request. Use tools.search to find the exact name."))));
         }
         let Some(tool) = self.registry.get(&name) else {
-            return Ok(Err(format!("Tool {name:?} is not registered (removed, or held until the user approves its change), so it was not run.")));
+            return Ok(Err(held().unwrap_or_else(|| format!("Tool {name:?} is no longer registered (removed since this plan was made), so it was not run."))));
         };
         let call_id = format!("{}::{seq}::{name}", self.run_id);
         let done = match direct(self.exec, tool, arguments, &call_id).await {

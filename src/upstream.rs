@@ -70,6 +70,10 @@ impl McpPort for Mcp<'_> {
         self.0?.held_refusal(server_id, tool)
     }
 
+    fn held_wire_refusal(&self, registry: &crate::registry::Registry, wire: &str) -> Option<String> {
+        crate::sync::held_refusal(registry, self.0?, wire)
+    }
+
     /// A disabled server is not waited for: it will never have a list.
     fn cold_servers(&self) -> Vec<String> {
         let Some(catalog) = self.0 else { return Vec::new() };
@@ -111,6 +115,7 @@ mod tests {
         assert!(mcp.cold_servers().is_empty());
         assert_eq!(mcp.asks_approval("s", "t"), None);
         assert_eq!(mcp.held_refusal("s", "t"), None);
+        assert_eq!(mcp.held_wire_refusal(&crate::registry::Registry::default(), "mcp__s__t"), None);
     }
 
     #[test]

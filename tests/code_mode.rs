@@ -219,8 +219,8 @@ fn a_held_tool_is_refused_inside_a_script() {
     let p = s.ok_past_notes("exposition/plan", json!({"scope": {}, "codeMode": "sandbox"}));
     let id = p["planId"].as_str().unwrap().to_string();
     let code = format!("try {{ return await tools.call({read:?}, {{path: '/etc/hostname'}}); }} catch (e) {{ return 'refused: ' + e.message; }}");
-    let run = |s: &mut Sidecar| s.ok_past_notes("tool/invoke", json!({"name": "tool_exec", "arguments": {"code": code}, "planId": id}));
-    let r = run(&mut s);
+    let run = |s: &mut Sidecar, id: &str| s.ok_past_notes("tool/invoke", json!({"name": "tool_exec", "arguments": {"code": code}, "planId": id}));
+    let r = run(&mut s, &id);
     assert_eq!(r["isError"], false, "{r}");
     assert!(!text(&r).contains("refused"), "{r}");
     // The server changes the tool: it is held, and the script's call is refused unsent.
@@ -234,8 +234,24 @@ fn a_held_tool_is_refused_inside_a_script() {
         }
         assert!(t.elapsed() < TIMEOUT, "never held: {pins}");
     }
-    let r = run(&mut s);
+    let r = run(&mut s, &id);
     assert!(text(&r).contains("refused: ") && text(&r).contains("changed since the user approved it"), "{r}");
+    // Synced, the held tool is evicted; the plan made before still names it. The script hears
+    // the refusal a direct call of the name gets (why it is held, what to do), and can catch it.
+    let synced = s.ok_past_notes("registry/syncMcp", json!({}));
+    assert_eq!(synced["evicted"], json!([read]), "{synced}");
+    let direct = s.ok_past_notes("tool/invoke", json!({"name": read, "arguments": {"path": "/etc/hostname"}}));
+    assert_eq!(direct["isError"], true, "{direct}");
+    let said = text(&direct);
+    assert!(said.contains("changed since the user approved it") && said.contains("catalog/pins"), "{direct}");
+    let r = run(&mut s, &id);
+    assert_eq!(r["isError"], false, "{r}");
+    assert_eq!(r["raw"]["value"], json!(format!("refused: {said}")), "{r}");
+    assert_eq!(r["raw"]["calls"][0]["ok"], false, "{r}");
+    // A plan made after the sync does not list it: the same refusal, not "not available".
+    let after = s.ok_past_notes("exposition/plan", json!({"scope": {}, "codeMode": "sandbox"}));
+    let r = run(&mut s, after["planId"].as_str().unwrap());
+    assert_eq!(r["raw"]["value"], json!(format!("refused: {said}")), "{r}");
     let calls: Vec<String> = std::fs::read_to_string(&calls_file).unwrap_or_default().lines().map(str::to_string).collect();
     assert_eq!(calls, ["read_file"], "the held tool never reached the server");
 }
@@ -257,4 +273,32 @@ fn the_gateway_lists_tool_exec_with_code_mode_on() {
     let path = write_config(dir.path(), &json!({"servers": [fixture("fx", &["--tools", "2"])], "gateway": {"defer": "never", "cacheDir": dir.path().join("cache")}}));
     let mut c = McpClient::ready(&path, json!({}));
     assert!(!c.tool_names().contains(&"tool_exec".to_string()));
+}
+
+#[test]
+fn the_gateway_takes_code_mode_limits_from_its_config_file() {
+    use support::gateway::{fixture, spawn, text as mcp_text, write_config, McpClient};
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = |code_mode: Value| json!({"servers": [fixture("fx", &["--tools", "2"])], "gateway": {"defer": "never", "codeMode": code_mode, "cacheDir": dir.path().join("cache")}});
+    let path = write_config(dir.path(), &gateway(json!({"timeoutMs": 300, "maxCalls": 1})));
+    let mut c = McpClient::ready(&path, json!({}));
+    let listed = c.ok("tools/list", json!({}));
+    let exec = listed["tools"].as_array().unwrap().iter().find(|t| t["name"] == "tool_exec").expect("tool_exec listed");
+    let d = exec["description"].as_str().unwrap();
+    assert!(d.contains("300 ms") && d.contains("1 tool calls"), "the file's limits, not the defaults: {d}");
+    let r = c.call("tool_exec", json!({"code": "while (true) {}"}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(mcp_text(&r).contains("ran longer than its limit of 300 ms"), "{r}");
+    let r = c.call("tool_exec", json!({"code": "await tools.call('mcp__fx__echo', {a: 1}); await tools.call('mcp__fx__echo', {a: 2}); return 1;"}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(mcp_text(&r).contains("more than 1 tool calls"), "{r}");
+    drop(c);
+    // A limit the sidecar would refuse, or a misspelt one, stops the gateway at start, named.
+    for (bad, says) in [(json!({"memoryMb": 0}), "gateway.codeMode.memoryMb must be 1 to 1024"), (json!({"timeoutMS": 5}), "no limit named timeoutMS"), (json!("yes"), "must be true, false or an object")] {
+        let path = write_config(dir.path(), &gateway(bad));
+        let mut c = spawn(&path, &[], &[]);
+        assert_eq!(c.child.wait().unwrap().code(), Some(2));
+        let err: Vec<String> = c.stderr.iter().collect();
+        assert!(err.iter().any(|l| l.contains(says)), "{says}: {err:?}");
+    }
 }

@@ -1,7 +1,8 @@
 //! Issue 10 over the real binary: lean plans, `planHash` / `ifNoneMatch`, the budgeted
 //! `<DEFERRED_TOOLS>` section, and the Anthropic / OpenAI renderings with their providers'
-//! rules and the search tool's `providerOutput`. (The clients check the same shapes against the
-//! official SDK types.)
+//! rules and the search tool's `providerOutput`; issue 27's `programmatic` (tools marked for the
+//! provider's own code execution, never an approval-gated one). (The clients check the same
+//! shapes against the official SDK types.)
 mod support;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -318,4 +319,103 @@ fn five_thousand_namespaces_keep_the_section_within_its_budget() {
 fn thousands(n: usize) -> String {
     let s = n.to_string();
     if s.len() > 3 { format!("{},{}", &s[..s.len() - 3], &s[s.len() - 3..]) } else { s }
+}
+
+/// The `tools` items of a request by name (`type` for a nameless provider tool), and the deferred
+/// ones (top-level or inside OpenAI namespaces).
+fn by_name(request: &Value) -> std::collections::BTreeMap<String, Value> {
+    let mut m = std::collections::BTreeMap::new();
+    for t in request["tools"].as_array().unwrap() {
+        if t["type"] == "namespace" {
+            for f in t["tools"].as_array().unwrap() {
+                m.insert(f["name"].as_str().unwrap().to_string(), f.clone());
+            }
+        } else {
+            m.insert(t.get("name").unwrap_or(&t["type"]).as_str().unwrap().to_string(), t.clone());
+        }
+    }
+    m
+}
+
+#[test]
+fn programmatic_marks_the_registered_tools_no_approval_gates() {
+    let mut s = sidecar(catalog(20, 2));
+    let host_tool = json!({"name": "host_clock", "description": "The time.", "inputSchema": {"type": "object"}});
+    let plain = plan(&mut s, json!({"render": "anthropic", "clientTools": [host_tool]}));
+    let p = plan(&mut s, json!({"render": "anthropic", "clientTools": [host_tool], "programmatic": {}}));
+    let tools = by_name(&p["request"]);
+    let both = json!(["direct", "code_execution_20250825"]);
+    assert_eq!(tools["notes_create"]["allowed_callers"], both, "{tools:?}");
+    let deferred: Vec<&Value> = tools.values().filter(|t| t.get("defer_loading").is_some()).collect();
+    assert_eq!(deferred.len(), 20);
+    assert!(deferred.iter().all(|t| t["allowed_callers"] == both), "every deferred tool is marked");
+    for never in ["notes_delete", "host_clock", "tool_search"] {
+        assert!(tools[never].get("allowed_callers").is_none(), "{never} is not marked: {}", tools[never]);
+    }
+    // The code execution tool follows the inline tools, before the search tool.
+    let order: Vec<&str> = p["request"]["tools"].as_array().unwrap().iter().filter(|t| t.get("defer_loading").is_none()).map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(order, ["host_clock", "notes_create", "notes_delete", "code_execution", "tool_search"]);
+    assert_eq!(tools["code_execution"], json!({"type": "code_execution_20250825", "name": "code_execution"}));
+    // It costs what the model sees more, and it is another plan.
+    assert!(p["tokens"]["inline"].as_u64().unwrap() > plain["tokens"]["inline"].as_u64().unwrap());
+    assert_eq!(p["tokens"]["deferred"], plain["tokens"]["deferred"]);
+    assert_ne!(p["planHash"], plain["planHash"]);
+    assert!(plain["request"].to_string().find("allowed_callers").is_none(), "nothing marked without the parameter");
+
+    // Another version, code alone.
+    let only = plan(&mut s, json!({"render": "anthropic", "search": "provider", "programmatic": {"codeExecution": "code_execution_20260120", "direct": false}}));
+    let tools = by_name(&only["request"]);
+    assert_eq!(tools["notes_create"]["allowed_callers"], json!(["code_execution_20260120"]));
+    assert_eq!(tools["code_execution"]["type"], "code_execution_20260120");
+    assert!(tools["tool_search_tool_bm25"].get("allowed_callers").is_none());
+
+    // OpenAI: the `programmatic` caller, its tool, and a search that loads marked definitions.
+    let o = plan(&mut s, json!({"render": "openai", "programmatic": {"direct": false}}));
+    let tools = by_name(&o["request"]);
+    assert_eq!(tools["notes_create"]["allowed_callers"], json!(["programmatic"]));
+    assert!(tools["notes_delete"].get("allowed_callers").is_none());
+    assert_eq!(tools["programmatic_tool_calling"], json!({"type": "programmatic_tool_calling"}));
+    assert_eq!(tools.values().filter(|t| t["allowed_callers"] == json!(["programmatic"])).count(), 21);
+    let r = s.ok("tool/invoke", json!({"name": "tool_search", "arguments": {"query": "record 4 archive"}, "callId": "call_1", "planId": o["planId"]}));
+    let loaded = by_name(&json!({"tools": r["providerOutput"]["tools"]}));
+    assert!(!loaded.is_empty() && loaded.values().all(|f| f["allowed_callers"] == json!(["programmatic"])), "{r}");
+    // The same pool unmarked is rendered apart (the shared text is keyed by the callers too).
+    let o_plain = plan(&mut s, json!({"render": "openai"}));
+    assert!(o_plain["request"].to_string().find("allowed_callers").is_none());
+
+    // Refused: a portable plan, and Anthropic's tool name already taken.
+    let e = s.err("exposition/plan", json!({"scope": scope(), "programmatic": {}}));
+    assert_eq!((e["code"].as_i64(), e["data"]["field"].as_str()), (Some(-32602), Some("programmatic")), "{e}");
+    assert!(e["message"].as_str().unwrap().contains("render"), "{e}");
+    let e = s.err("exposition/plan", json!({"scope": scope(), "render": "anthropic", "programmatic": {}, "clientTools": [{"name": "code_execution", "description": "mine", "inputSchema": {"type": "object"}}]}));
+    assert_eq!(e["code"], -32602, "{e}");
+    assert!(e["message"].as_str().unwrap().contains("code_execution"), "{e}");
+    let e = s.err("exposition/plan", json!({"scope": scope(), "render": "anthropic", "programmatic": {"codeExecution": "code_execution_20250522"}}));
+    assert_eq!(e["code"], -32602, "a code execution tool that cannot call tools: {e}");
+    s.shutdown();
+}
+
+#[test]
+fn programmatic_leaves_a_tool_its_mcp_server_now_gates_unmarked() {
+    let mut s = Sidecar::ready();
+    let server = |approval_tools: Value| json!({"id": "fx", "name": "fx", "approvalTools": approval_tools, "transport": {"type": "stdio", "command": fixture_mcp(), "args": ["--tools", "3"]}});
+    s.ok_past_notes("catalog/setServers", json!({"servers": [server(json!([]))]}));
+    let t = std::time::Instant::now();
+    while s.ok_past_notes("catalog/status", json!({}))["servers"][0]["state"] != "ready" {
+        assert!(t.elapsed() < TIMEOUT, "fx never became ready");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let synced = s.ok_past_notes("registry/syncMcp", json!({}));
+    let echo = synced["registered"].as_array().unwrap().iter().filter_map(Value::as_str).find(|n| n.ends_with("echo")).expect("echo synced").to_string();
+    let marked = |s: &mut Sidecar| {
+        let p = s.ok_past_notes("exposition/plan", json!({"scope": {}, "render": "anthropic", "programmatic": {}}));
+        by_name(&p["request"]).into_iter().filter(|(_, t)| t.get("allowed_callers").is_some()).map(|(n, _)| n).collect::<BTreeSet<String>>()
+    };
+    assert!(marked(&mut s).contains(&echo), "ungated: marked");
+    // The server's rules now gate echo; the registry has not been synced since, so its entry
+    // still says nothing of approval: the plan asks the server's current rules.
+    s.ok_past_notes("catalog/setServers", json!({"servers": [server(json!(["echo"]))]}));
+    let now = marked(&mut s);
+    assert!(!now.contains(&echo) && !now.is_empty(), "gated now: not marked, the others still are: {now:?}");
+    s.shutdown();
 }

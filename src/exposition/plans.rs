@@ -10,7 +10,7 @@
 //! oldest plans go first; a plan also expires after `PLAN_TTL`. A plan that is gone is
 //! answered as unknown, and the host plans again.
 
-use super::render::Rendering;
+use super::render::{Programmatic, Rendering};
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -43,6 +43,8 @@ pub struct PlanScope {
     pub inline: Pool,
     /// The provider shape the plan was rendered in (what `tool_search` answers beside its text).
     pub render: Rendering,
+    /// The programmatic callers its tools were marked for (a search loads them so marked).
+    pub programmatic: Option<Programmatic>,
     /// Tools inspected so far in this request.
     pub ledger: Mutex<BTreeSet<String>>,
     /// Code mode's limits when the plan offers `tool_exec`; `None`: it is refused.
@@ -122,12 +124,19 @@ impl PlanStore {
     }
 
     pub fn create_rendered(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, render: Rendering) -> Arc<PlanScope> {
-        self.create_with(deferred, inline, render, crate::usage::DEFAULT_KEY, None)
+        self.create_with(deferred, inline, (render, None), crate::usage::DEFAULT_KEY, None)
     }
 
-    /// A plan whose calls count under `usage_key` and whose `tool_exec` runs within `code`
-    /// (`None`: no code mode).
-    pub fn create_with(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, render: Rendering, usage_key: &str, code: Option<crate::sandbox::Limits>) -> Arc<PlanScope> {
+    /// A plan rendered as `render` (with its programmatic callers), whose calls count under
+    /// `usage_key` and whose `tool_exec` runs within `code` (`None`: no code mode).
+    pub fn create_with(
+        &self,
+        deferred: BTreeSet<String>,
+        inline: BTreeSet<String>,
+        (render, programmatic): (Rendering, Option<Programmatic>),
+        usage_key: &str,
+        code: Option<crate::sandbox::Limits>,
+    ) -> Arc<PlanScope> {
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         // Expired plans are the oldest: drop them first.
         while s.order.front().and_then(|id| s.plans.get(id)).is_some_and(|p| p.created.elapsed() >= PLAN_TTL) {
@@ -141,6 +150,7 @@ impl PlanStore {
             deferred,
             inline,
             render,
+            programmatic,
             ledger: Mutex::new(BTreeSet::new()),
             code,
             usage_key: usage_key.to_string(),

@@ -8,8 +8,13 @@
 //!   namespaces of fewer than 10; search is the hosted `tool_search` or a client-executed one
 //!   answered with a `tool_search_output` item of whole definitions.
 //!
+//! With `programmatic` (issue 27) the registered tools are also marked for the provider's own
+//! code execution (`allowed_callers`) and its tool is added: Anthropic's `code_execution_*`, or
+//! OpenAI's `programmatic_tool_calling`. Approval-gated tools, client tools and the meta-tools
+//! are never marked: code the provider runs would call a gated tool out of the user's sight.
+//!
 //! Invariants: approval-gated and client tools are never deferred (the policy keeps them inline,
-//! and rendering moves nothing); the search tool is never deferred; no tool carries
+//! and rendering moves nothing) nor marked; the search tool is never deferred; no tool carries
 //! `cache_control`; every name a search output references is one of the plan's deferred tools,
 //! all of which are in the request. The ledger (`tokens.inline`) is what the model sees up
 //! front in the rendering, counted with the plan's tokenizer.
@@ -54,6 +59,77 @@ pub enum SearchBy {
     Toolreg,
     /// The provider's hosted search.
     Provider,
+}
+
+/// `exposition/plan`'s `programmatic`: the plan's tools may also be called by code the provider
+/// runs (Anthropic's code execution tool, OpenAI's programmatic tool calling). Approval-gated
+/// tools, the host's client tools and the meta-tools are never marked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Programmatic {
+    /// Anthropic: the code execution tool whose code calls the tools; the rendering adds it
+    /// (default `code_execution_20250825`). OpenAI has one caller, `programmatic`, and one tool,
+    /// `programmatic_tool_calling`: this field does not apply there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_execution: Option<CodeExecution>,
+    /// Whether the model may still call the marked tools directly (default true). Anthropic
+    /// advises one caller per tool: `false` leaves them to code alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direct: Option<bool>,
+}
+
+/// An Anthropic code execution tool that can call client tools (`allowed_callers`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum CodeExecution {
+    #[default]
+    #[serde(rename = "code_execution_20250825")]
+    V20250825,
+    /// Adds REPL state that persists across requests reusing the container.
+    #[serde(rename = "code_execution_20260120")]
+    V20260120,
+    #[serde(rename = "code_execution_20260521")]
+    V20260521,
+}
+
+impl CodeExecution {
+    pub fn tool_type(self) -> &'static str {
+        match self {
+            CodeExecution::V20250825 => "code_execution_20250825",
+            CodeExecution::V20260120 => "code_execution_20260120",
+            CodeExecution::V20260521 => "code_execution_20260521",
+        }
+    }
+}
+
+/// The name of Anthropic's code execution tool (every version).
+pub const ANTHROPIC_CODE_EXECUTION: &str = "code_execution";
+
+impl Programmatic {
+    /// `allowed_callers` of a marked tool in `rendering`.
+    pub fn callers(&self, rendering: Rendering) -> Vec<&'static str> {
+        let code = match rendering {
+            Rendering::Anthropic => self.code_execution.unwrap_or_default().tool_type(),
+            _ => "programmatic",
+        };
+        if self.direct.unwrap_or(true) { vec!["direct", code] } else { vec![code] }
+    }
+
+    /// The provider's tool that runs the code, for `tools`.
+    fn tool(&self, rendering: Rendering) -> Value {
+        match rendering {
+            Rendering::Anthropic => json!({"type": self.code_execution.unwrap_or_default().tool_type(), "name": ANTHROPIC_CODE_EXECUTION}),
+            _ => json!({"type": "programmatic_tool_calling"}),
+        }
+    }
+}
+
+/// What `render` marks for the provider's programmatic callers.
+pub struct Marking<'a> {
+    pub programmatic: Programmatic,
+    /// Whether a listed registered tool asks the user's approval now (its entry, or its MCP
+    /// server's current rules): such a tool is never marked. Deferred tools are never gated
+    /// (the policy keeps gated ones inline); their entries' `approval` is checked all the same.
+    pub gated: &'a dyn Fn(&Registered) -> bool,
 }
 
 /// The fragment to merge into the provider's request body, and headers it needs. Kept in
@@ -123,6 +199,10 @@ impl Serialize for Tools<'_> {
 pub enum RenderError {
     #[error("the plan defers {deferred} tools and Anthropic accepts at most {max}: narrow the scope or use render \"portable\"")]
     TooManyDeferred { deferred: usize, max: usize },
+    #[error("programmatic marks tools for a provider's code execution: it needs render \"anthropic\" or \"openai\"")]
+    ProgrammaticNeedsNative,
+    #[error("programmatic adds Anthropic's tool named {0:?}, and the plan already has a tool of that name")]
+    NameTaken(&'static str),
 }
 
 const NATIVE_SEARCH_DESCRIPTION: &str = "Search the tools that are available to you but not loaded yet \
@@ -148,25 +228,34 @@ fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
     Value::Object(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
-fn anthropic_tool(name: &str, description: &str, schema: &Value, deferred: bool) -> Value {
-    let mut t = object([("name", name.into()), ("description", description.into()), ("input_schema", schema.clone())]);
-    if deferred {
-        t["defer_loading"] = Value::Bool(true);
+/// `allowed_callers`, last (after `defer_loading`), when the tool is marked.
+fn with_callers(mut t: Value, callers: Option<&[&str]>) -> Value {
+    if let Some(c) = callers {
+        t["allowed_callers"] = json!(c);
     }
     t
 }
 
-fn openai_function(d: &ToolDefinition) -> Value {
-    object([
+fn anthropic_tool(name: &str, description: &str, schema: &Value, deferred: bool, callers: Option<&[&str]>) -> Value {
+    let mut t = object([("name", name.into()), ("description", description.into()), ("input_schema", schema.clone())]);
+    if deferred {
+        t["defer_loading"] = Value::Bool(true);
+    }
+    with_callers(t, callers)
+}
+
+fn openai_function(d: &ToolDefinition, callers: Option<&[&str]>) -> Value {
+    let t = object([
         ("type", "function".into()),
         ("name", d.name.as_str().into()),
         ("description", d.description.as_str().into()),
         ("parameters", d.input_schema.clone()),
         ("strict", Value::Bool(false)),
-    ])
+    ]);
+    with_callers(t, callers)
 }
 
-fn openai_member(e: &ToolEntry, deferred: bool) -> Value {
+fn openai_member(e: &ToolEntry, deferred: bool, callers: Option<&[&str]>) -> Value {
     let mut t = object([
         ("type", "function".into()),
         ("name", e.name.as_str().into()),
@@ -176,7 +265,12 @@ fn openai_member(e: &ToolEntry, deferred: bool) -> Value {
     if deferred {
         t["defer_loading"] = Value::Bool(true);
     }
-    t
+    with_callers(t, callers)
+}
+
+/// The callers of a deferred entry: the plan's, unless the entry is approval-gated.
+fn entry_callers<'c>(e: &ToolEntry, callers: Option<&'c [&'c str]>) -> Option<&'c [&'c str]> {
+    callers.filter(|_| !e.approval)
 }
 
 /// One OpenAI namespace object: a name valid for the API and at most `OPENAI_NAMESPACE_SIZE`
@@ -231,10 +325,14 @@ pub fn openai_namespaces<'a>(deferred: &[&'a ToolEntry]) -> Vec<OpenaiNamespace<
 
 /// Renders `plan` (whole, before `Plan::lean`) for `rendering`: rewrites its tools, prompt,
 /// placements and ledger in the provider's terms, and returns the request fragment. `active`
-/// are the entries the plan was made from. Portable plans are left as they are.
-pub fn render(plan: &mut Plan, active: &[Arc<Registered>], rendering: Rendering, search: SearchBy) -> Result<Option<Rendered>, RenderError> {
+/// are the entries the plan was made from; `marking`, the tools' programmatic callers. Portable
+/// plans are left as they are (and cannot be marked).
+pub fn render(plan: &mut Plan, active: &[Arc<Registered>], rendering: Rendering, search: SearchBy, marking: Option<&Marking>) -> Result<Option<Rendered>, RenderError> {
     if rendering == Rendering::Portable {
-        return Ok(None);
+        return match marking {
+            Some(_) => Err(RenderError::ProgrammaticNeedsNative),
+            None => Ok(None),
+        };
     }
     let enc = plan.encoding;
     let deferred_names: BTreeSet<&str> = plan.deferred_names().collect();
@@ -249,6 +347,18 @@ pub fn render(plan: &mut Plan, active: &[Arc<Registered>], rendering: Rendering,
     for name in meta {
         plan.placements.remove(name);
     }
+    let programmatic = marking.map(|m| m.programmatic);
+    let callers = programmatic.map(|p| p.callers(rendering));
+    let callers = callers.as_deref();
+    let marked = match marking {
+        Some(m) => marked_inline(plan, active, &inline, m),
+        None => BTreeSet::new(),
+    };
+    // Anthropic's code execution tool has a fixed name, which no other tool may have.
+    let taken = inline.iter().map(|d| d.name.as_str()).chain(deferred.iter().map(|e| e.name.as_str())).any(|n| n == ANTHROPIC_CODE_EXECUTION);
+    if rendering == Rendering::Anthropic && marking.is_some() && taken {
+        return Err(RenderError::NameTaken(ANTHROPIC_CODE_EXECUTION));
+    }
 
     let mut tools: Vec<Value> = Vec::new();
     let mut up_front: u64 = 0;
@@ -261,8 +371,15 @@ pub fn render(plan: &mut Plan, active: &[Arc<Registered>], rendering: Rendering,
         _ => SEARCH,
     };
     for d in &inline {
-        let t = if rendering == Rendering::Anthropic { anthropic_tool(&d.name, &d.description, &d.input_schema, false) } else { openai_function(d) };
+        let c = callers.filter(|_| marked.contains(d.name.as_str()));
+        let t = if rendering == Rendering::Anthropic { anthropic_tool(&d.name, &d.description, &d.input_schema, false, c) } else { openai_function(d, c) };
         up_front += count(&t);
+        tools.push(t);
+    }
+    if let Some(p) = &programmatic {
+        // The provider's own tool: counted as its definition (the provider may add more).
+        let t = p.tool(rendering);
+        overhead += count(&t);
         tools.push(t);
     }
     if any_deferred {
@@ -282,7 +399,7 @@ pub fn render(plan: &mut Plan, active: &[Arc<Registered>], rendering: Rendering,
         overhead += count(&search_tool);
         tools.push(search_tool);
         plan.placements.insert(search_name.to_string(), Placement { namespace: None, reason: Reason::Meta, deferred: false, note: None });
-        let rendered = rendered_pool::get_or_render(rendering, enc, &pool, || deferred_items(rendering, &deferred, &count));
+        let rendered = rendered_pool::get_or_render(rendering, programmatic, enc, &pool, || deferred_items(rendering, &deferred, callers, &count));
         overhead += rendered.overhead;
         rendered_deferred = Some(rendered);
     }
@@ -303,15 +420,34 @@ pub fn render(plan: &mut Plan, active: &[Arc<Registered>], rendering: Rendering,
     Ok(Some(Rendered { head: tools, pool: rendered_deferred, prompt, headers: None }))
 }
 
+/// The inline tools code may call: registered ones (not the host's client tools, not the
+/// meta-tools) that no approval gates.
+fn marked_inline<'a>(plan: &Plan, active: &'a [Arc<Registered>], inline: &[ToolDefinition], m: &Marking) -> BTreeSet<&'a str> {
+    let registered = |reason: Reason| matches!(reason, Reason::Never | Reason::Always | Reason::Auto | Reason::Usage);
+    let listed: BTreeSet<&str> = inline
+        .iter()
+        .filter(|d| plan.placements.get(&d.name).is_some_and(|p| registered(p.reason)))
+        .map(|d| d.name.as_str())
+        .collect();
+    active
+        .iter()
+        .filter(|r| listed.contains(r.entry.name.as_str()) && !r.entry.approval && !(m.gated)(&***r))
+        .map(|r| r.entry.name.as_str())
+        .collect()
+}
+
 /// The deferred definitions as `tools` items, each serialised (from borrowed parts: no schema
-/// is copied), and the tokens the model sees of them up front.
-fn deferred_items(rendering: Rendering, deferred: &[&ToolEntry], count: &dyn Fn(&Value) -> u64) -> (Vec<Box<RawValue>>, u64) {
+/// is copied), and the tokens the model sees of them up front. `callers`: the programmatic
+/// callers of every entry no approval gates.
+fn deferred_items(rendering: Rendering, deferred: &[&ToolEntry], callers: Option<&[&str]>, count: &dyn Fn(&Value) -> u64) -> (Vec<Box<RawValue>>, u64) {
     fn raw(v: &impl Serialize) -> Box<RawValue> {
         serde_json::value::to_raw_value(v).expect("a definition serialises")
     }
     if rendering == Rendering::Anthropic {
         // Deferred definitions are sent but not shown to the model until a search loads them.
-        let tool = |e: &&ToolEntry| raw(&DeferredAnthropic { name: &e.name, description: &e.description, input_schema: &e.input_schema, defer_loading: true });
+        let tool = |e: &&ToolEntry| {
+            raw(&DeferredAnthropic { name: &e.name, description: &e.description, input_schema: &e.input_schema, defer_loading: true, allowed_callers: entry_callers(e, callers) })
+        };
         return (deferred.iter().map(tool).collect(), 0);
     }
     let mut overhead = 0;
@@ -322,7 +458,14 @@ fn deferred_items(rendering: Rendering, deferred: &[&ToolEntry], count: &dyn Fn(
         let tools: Vec<DeferredOpenai> = ns
             .members
             .iter()
-            .map(|e| DeferredOpenai { kind: "function", name: &e.name, description: &e.description, parameters: &e.input_schema, defer_loading: true })
+            .map(|e| DeferredOpenai {
+                kind: "function",
+                name: &e.name,
+                description: &e.description,
+                parameters: &e.input_schema,
+                defer_loading: true,
+                allowed_callers: entry_callers(e, callers),
+            })
             .collect();
         items.push(raw(&OpenaiNamespaceItem { kind: "namespace", name: &ns.name, description: &ns.description, tools }));
     }
@@ -336,6 +479,8 @@ struct DeferredAnthropic<'a> {
     description: &'a str,
     input_schema: &'a Value,
     defer_loading: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    allowed_callers: Option<&'a [&'a str]>,
 }
 
 /// `openai_member(.., true)`, borrowed: the same keys in the same order.
@@ -347,6 +492,8 @@ struct DeferredOpenai<'a> {
     description: &'a str,
     parameters: &'a Value,
     defer_loading: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    allowed_callers: Option<&'a [&'a str]>,
 }
 
 #[derive(Serialize)]
@@ -362,8 +509,10 @@ struct OpenaiNamespaceItem<'a> {
 /// the Anthropic `tool_result` content (`tool_reference` blocks, or the text when nothing was
 /// found), or the OpenAI `tool_search_output` item with the found tools' whole definitions.
 /// `pool` is the plan's deferred pool in pool order (the OpenAI namespaces are cut from it),
-/// `hits` the found entries, best first. `None` for portable plans.
-pub fn search_output(rendering: Rendering, call_id: &str, pool: &[&ToolEntry], hits: &[&ToolEntry], text: &str) -> Option<Value> {
+/// `hits` the found entries, best first; `programmatic`, the plan's (the loaded definitions
+/// carry the callers the request's deferred ones do). `None` for portable plans.
+pub fn search_output(rendering: Rendering, programmatic: Option<&Programmatic>, call_id: &str, pool: &[&ToolEntry], hits: &[&ToolEntry], text: &str) -> Option<Value> {
+    let callers = programmatic.map(|p| p.callers(rendering));
     match rendering {
         Rendering::Portable => None,
         Rendering::Anthropic if hits.is_empty() => Some(json!([{"type": "text", "text": text}])),
@@ -373,7 +522,7 @@ pub fn search_output(rendering: Rendering, call_id: &str, pool: &[&ToolEntry], h
             let tools: Vec<Value> = openai_namespaces(pool)
                 .into_iter()
                 .filter_map(|ns| {
-                    let members: Vec<Value> = ns.members.iter().filter(|e| found.contains(e.name.as_str())).map(|e| openai_member(e, false)).collect();
+                    let members: Vec<Value> = ns.members.iter().filter(|e| found.contains(e.name.as_str())).map(|e| openai_member(e, false, entry_callers(e, callers.as_deref()))).collect();
                     (!members.is_empty()).then(|| {
                         object([("type", "namespace".into()), ("name", ns.name.into()), ("description", ns.description.into()), ("tools", Value::Array(members))])
                     })
@@ -412,18 +561,45 @@ mod tests {
         let pool: Vec<ToolEntry> = (0..11).map(|i| entry(&format!("t{i:02}"), "crm")).collect();
         let refs: Vec<&ToolEntry> = pool.iter().collect();
         let text = |items: Vec<Box<RawValue>>| items.iter().map(|i| serde_json::from_str::<Value>(i.get()).unwrap()).collect::<Vec<_>>();
-        let (anthropic, none) = deferred_items(Rendering::Anthropic, &refs, &|_| 1);
+        let (anthropic, none) = deferred_items(Rendering::Anthropic, &refs, None, &|_| 1);
         assert_eq!(none, 0);
-        let expected: Vec<Value> = refs.iter().map(|e| anthropic_tool(&e.name, &e.description, &e.input_schema, true)).collect();
+        let expected: Vec<Value> = refs.iter().map(|e| anthropic_tool(&e.name, &e.description, &e.input_schema, true, None)).collect();
         assert_eq!(text(anthropic), expected);
-        let (openai, headers) = deferred_items(Rendering::Openai, &refs, &|_| 5);
+        let (openai, headers) = deferred_items(Rendering::Openai, &refs, None, &|_| 5);
         assert_eq!(headers, 10, "two namespaces' headers counted");
         let openai = text(openai);
         assert_eq!(openai.len(), 2);
         assert_eq!(openai[1]["name"], "crm_2");
-        assert_eq!(openai[1]["tools"][1], openai_member(&pool[10], true));
+        assert_eq!(openai[1]["tools"][1], openai_member(&pool[10], true, None));
         // Key order as the `Value` forms have it (the request's bytes, and so planHash, depend on it).
-        assert_eq!(serde_json::to_string(&openai[0]["tools"][0]).unwrap(), serde_json::to_string(&openai_member(&pool[0], true)).unwrap());
+        assert_eq!(serde_json::to_string(&openai[0]["tools"][0]).unwrap(), serde_json::to_string(&openai_member(&pool[0], true, None)).unwrap());
+    }
+
+    #[test]
+    fn marked_definitions_carry_their_callers_last_and_gated_ones_none() {
+        let p = Programmatic::default();
+        let (a, o) = (p.callers(Rendering::Anthropic), p.callers(Rendering::Openai));
+        assert_eq!((a.as_slice(), o.as_slice()), (&["direct", "code_execution_20250825"][..], &["direct", "programmatic"][..]));
+        let only = Programmatic { code_execution: Some(CodeExecution::V20260120), direct: Some(false) };
+        assert_eq!(only.callers(Rendering::Anthropic), ["code_execution_20260120"]);
+        assert_eq!(only.tool(Rendering::Anthropic), json!({"type": "code_execution_20260120", "name": "code_execution"}));
+        assert_eq!(only.tool(Rendering::Openai), json!({"type": "programmatic_tool_calling"}));
+        let gated: ToolEntry = serde_json::from_value(json!({"name": "gated", "namespace": "crm", "description": "G.", "inputSchema": {"type": "object"}, "approval": true})).unwrap();
+        let pool = [entry("t0", "crm"), gated];
+        let refs: Vec<&ToolEntry> = pool.iter().collect();
+        let (items, _) = deferred_items(Rendering::Anthropic, &refs, Some(&a), &|_| 1);
+        assert_eq!(items[0].get(), serde_json::to_string(&anthropic_tool("t0", "Does t0.", &json!({"type": "object"}), true, Some(&a))).unwrap());
+        assert!(items[0].get().ends_with(r#""defer_loading":true,"allowed_callers":["direct","code_execution_20250825"]}"#), "{}", items[0].get());
+        assert!(!items[1].get().contains("allowed_callers"), "a gated tool is never marked");
+        let (items, _) = deferred_items(Rendering::Openai, &refs, Some(&o), &|_| 1);
+        let ns: Value = serde_json::from_str(items[0].get()).unwrap();
+        assert_eq!(serde_json::to_string(&ns["tools"][0]).unwrap(), serde_json::to_string(&openai_member(&pool[0], true, Some(&o))).unwrap());
+        assert_eq!(ns["tools"][0]["allowed_callers"], json!(["direct", "programmatic"]));
+        assert!(ns["tools"][1].get("allowed_callers").is_none(), "{ns}");
+        // A search loads them with the same callers.
+        let out = search_output(Rendering::Openai, Some(&p), "c", &refs, &refs, "x").unwrap();
+        assert_eq!(out["tools"][0]["tools"][0]["allowed_callers"], json!(["direct", "programmatic"]));
+        assert!(out["tools"][0]["tools"][1].get("allowed_callers").is_none());
     }
 
     #[test]
@@ -431,13 +607,13 @@ mod tests {
         let pool: Vec<ToolEntry> = (0..12).map(|i| entry(&format!("t{i:02}"), "crm")).collect();
         let refs: Vec<&ToolEntry> = pool.iter().collect();
         let hits = [&pool[10], &pool[1]];
-        assert_eq!(search_output(Rendering::Portable, "c", &refs, &hits, "x"), None);
+        assert_eq!(search_output(Rendering::Portable, None, "c", &refs, &hits, "x"), None);
         assert_eq!(
-            search_output(Rendering::Anthropic, "c", &[], &hits, "x").unwrap(),
+            search_output(Rendering::Anthropic, None, "c", &[], &hits, "x").unwrap(),
             json!([{"type": "tool_reference", "tool_name": "t10"}, {"type": "tool_reference", "tool_name": "t01"}])
         );
-        assert_eq!(search_output(Rendering::Anthropic, "c", &[], &[], "nothing").unwrap(), json!([{"type": "text", "text": "nothing"}]));
-        let o = search_output(Rendering::Openai, "call_1", &refs, &hits, "x").unwrap();
+        assert_eq!(search_output(Rendering::Anthropic, None, "c", &[], &[], "nothing").unwrap(), json!([{"type": "text", "text": "nothing"}]));
+        let o = search_output(Rendering::Openai, None, "call_1", &refs, &hits, "x").unwrap();
         assert_eq!(o["type"], "tool_search_output");
         assert_eq!(o["call_id"], "call_1");
         let tools = o["tools"].as_array().unwrap();

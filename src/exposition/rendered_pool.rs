@@ -7,14 +7,15 @@
 //! every plan over the same pool splices the same text into its request.
 //!
 //! Invariants:
-//! - The key covers everything the text and the token count depend on: the rendering, the
-//!   encoding, and each deferred entry's name, namespace and `content_hash`, in pool order.
+//! - The key covers everything the text and the token count depend on: the rendering, its
+//!   programmatic callers, the encoding, and each deferred entry's name, namespace,
+//!   `content_hash` and approval (a gated entry is never marked), in pool order.
 //! - The cache holds at most `MAX_BYTES` of text; the least recently used pool goes first. An
 //!   entry larger than the bound is still returned, just not kept.
 //! - `digest` (SHA-256 of the text) stands for the text in `planHash`, so an unchanged plan is
 //!   hashed without reading 3.5 MB again.
 
-use super::render::Rendering;
+use super::render::{Programmatic, Rendering};
 use crate::registry::Registered;
 use crate::tokenize::EncodingChoice;
 use serde_json::value::RawValue;
@@ -35,7 +36,7 @@ pub struct RenderedPool {
     pub bytes: usize,
 }
 
-type Key = (Rendering, u8, u64);
+type Key = (Rendering, Option<Programmatic>, u8, u64);
 
 #[derive(Default)]
 struct Cache {
@@ -49,27 +50,29 @@ fn cache() -> &'static Mutex<Cache> {
     CACHE.get_or_init(Mutex::default)
 }
 
-/// The key of a pool: its entries' names, namespaces and definition hashes, in order.
-fn pool_key(rendering: Rendering, enc: EncodingChoice, pool: &[&Registered]) -> Key {
+/// The key of a pool: its entries' names, namespaces, definition hashes and approval, in order.
+fn pool_key(rendering: Rendering, programmatic: Option<Programmatic>, enc: EncodingChoice, pool: &[&Registered]) -> Key {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     pool.len().hash(&mut h);
     for r in pool {
         r.entry.name.hash(&mut h);
         r.entry.namespace.hash(&mut h);
         r.content_hash.hash(&mut h);
+        r.entry.approval.hash(&mut h);
     }
-    (rendering, enc.name as u8, h.finish())
+    (rendering, programmatic, enc.name as u8, h.finish())
 }
 
 /// The pool's rendered items: from the cache, else built by `build` (items and their
 /// up-front tokens) and kept.
 pub fn get_or_render(
     rendering: Rendering,
+    programmatic: Option<Programmatic>,
     enc: EncodingChoice,
     pool: &[&Registered],
     build: impl FnOnce() -> (Vec<Box<RawValue>>, u64),
 ) -> Arc<RenderedPool> {
-    let key = pool_key(rendering, enc, pool);
+    let key = pool_key(rendering, programmatic, enc, pool);
     {
         let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = c.entries.iter().position(|(k, _)| *k == key) {
@@ -135,7 +138,7 @@ mod tests {
         let (a, b) = (reg("pool_test_a", "Does a."), reg("pool_test_b", "Does b."));
         let mut builds = 0;
         let mut get = |pool: &[&Registered]| {
-            get_or_render(Rendering::Openai, enc, pool, || {
+            get_or_render(Rendering::Openai, None, enc, pool, || {
                 builds += 1;
                 (pool.iter().map(|r| raw(json!({"name": r.entry.name, "d": r.entry.description}))).collect(), 7)
             })
@@ -149,8 +152,11 @@ mod tests {
         assert_ne!(changed.digest, first.digest);
         assert_eq!(builds, 2);
         // Another rendering of the same pool is another text.
-        let anthropic = get_or_render(Rendering::Anthropic, enc, &[&a, &b], || (vec![raw(json!(1))], 0));
+        let anthropic = get_or_render(Rendering::Anthropic, None, enc, &[&a, &b], || (vec![raw(json!(1))], 0));
         assert_ne!(anthropic.digest, first.digest);
+        // So is the same pool marked for programmatic callers.
+        let marked = get_or_render(Rendering::Openai, Some(Programmatic::default()), enc, &[&a, &b], || (vec![raw(json!(2))], 0));
+        assert_ne!(marked.digest, first.digest);
     }
 
     #[test]
@@ -159,11 +165,11 @@ mod tests {
         let big = "x".repeat(MAX_BYTES / 4);
         for i in 0..8 {
             let r = reg(&format!("bound_test_{i}"), "Big.");
-            get_or_render(Rendering::Anthropic, enc, &[&r], || (vec![raw(json!(big))], 0));
+            get_or_render(Rendering::Anthropic, None, enc, &[&r], || (vec![raw(json!(big))], 0));
             assert!(cached_bytes() <= MAX_BYTES, "{} bytes kept", cached_bytes());
         }
         let huge = reg("bound_test_huge", "Huge.");
-        let p = get_or_render(Rendering::Anthropic, enc, &[&huge], || (vec![raw(json!("y".repeat(MAX_BYTES + 1)))], 0));
+        let p = get_or_render(Rendering::Anthropic, None, enc, &[&huge], || (vec![raw(json!("y".repeat(MAX_BYTES + 1)))], 0));
         assert!(p.bytes > MAX_BYTES && cached_bytes() <= MAX_BYTES, "returned, not kept");
     }
 }

@@ -62,9 +62,10 @@ pub struct Gateway {
     #[serde(default)]
     pub approval_timeout_ms: Option<u64>,
     /// List `tool_exec` (code mode: a script that calls the listed and deferred tools, in the
-    /// sandbox, with the default limits).
-    #[serde(default)]
-    pub code_mode: bool,
+    /// sandbox): `true` with the default limits, or the limits as `initialize.codeMode` takes
+    /// them (`{memoryMb, timeoutMs, maxCalls, maxOutputBytes}`, each optional). `None`: off.
+    #[serde(default, deserialize_with = "code_mode")]
+    pub code_mode: Option<crate::sandbox::Limits>,
     /// List the most used deferred tools inline (`{maxTools?, budgetTokens?}`; `{}` takes the
     /// defaults). Off when absent. Picked per gateway session (`usage.rs`).
     #[serde(default)]
@@ -73,6 +74,26 @@ pub struct Gateway {
     /// `gateway`): gateways that share a state dir share their counts unless they differ.
     #[serde(default)]
     pub usage_key: Option<String>,
+}
+
+/// `gateway.codeMode`: a bool, or the limits (checked as `initialize` checks them; a key that
+/// is not one of them is refused, so a misspelt limit is not silently the default).
+fn code_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<crate::sandbox::Limits>, D::Error> {
+    use serde::de::Error;
+    use crate::protocol::CodeModeLimits;
+    const KEYS: [&str; 4] = ["memoryMb", "timeoutMs", "maxCalls", "maxOutputBytes"];
+    let shape = || D::Error::custom("gateway.codeMode must be true, false or an object {memoryMb, timeoutMs, maxCalls, maxOutputBytes}");
+    match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Bool(on) => Ok(on.then(crate::sandbox::Limits::default)),
+        serde_json::Value::Object(m) => {
+            if let Some(k) = m.keys().find(|k| !KEYS.contains(&k.as_str())) {
+                return Err(D::Error::custom(format!("gateway.codeMode has no limit named {k}; the limits are {}", KEYS.join(", "))));
+            }
+            let limits: CodeModeLimits = serde_json::from_value(serde_json::Value::Object(m)).map_err(|e| D::Error::custom(format!("gateway.codeMode: {e}")))?;
+            limits.limits().map(Some).map_err(|(field, why)| D::Error::custom(format!("gateway.codeMode.{field} {why}")))
+        }
+        _ => Err(shape()),
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -181,5 +202,22 @@ mod tests {
         assert!(!variant.contains("sk-secret") && variant.contains("`always`"), "{variant}");
         assert!(err(r#"{"servers": [{"transport": {"type": "stdio", "command": "x"}}]}"#).contains("missing field `id`"));
         assert!(err(r#"{"servers": [}"#).contains("line 1 column 14"));
+    }
+
+    #[test]
+    fn code_mode_is_a_bool_or_limits_checked_as_initialize_checks_them() {
+        use crate::sandbox::Limits;
+        let cm = |v: &str| GatewayConfig::parse(&format!(r#"{{"gateway": {{"codeMode": {v}}}}}"#)).map(|c| c.gateway.code_mode);
+        assert_eq!(GatewayConfig::parse("{}").unwrap().gateway.code_mode, None);
+        assert_eq!(cm("false").unwrap(), None);
+        assert_eq!(cm("true").unwrap(), Some(Limits::default()));
+        assert_eq!(cm("{}").unwrap(), Some(Limits::default()));
+        let l = cm(r#"{"timeoutMs": 500, "memoryMb": 8, "maxCalls": 3, "maxOutputBytes": 1000}"#).unwrap().unwrap();
+        assert_eq!(l, Limits { memory_bytes: 8 << 20, timeout: std::time::Duration::from_millis(500), max_calls: 3, max_output_bytes: 1000 });
+        assert!(cm(r#"{"memoryMb": 2048}"#).unwrap_err().contains("gateway.codeMode.memoryMb must be 1 to 1024"));
+        assert!(cm(r#"{"timeoutMs": 0}"#).unwrap_err().contains("gateway.codeMode.timeoutMs must be above 0"));
+        assert!(cm(r#"{"timeoutMS": 5}"#).unwrap_err().contains("no limit named timeoutMS"));
+        assert!(cm(r#""sk-secret""#).unwrap_err().contains("must be true, false or an object"));
+        assert!(!cm(r#"{"memoryMb": "sk-secret"}"#).unwrap_err().contains("sk-secret"));
     }
 }

@@ -344,8 +344,8 @@ impl Gateway {
             usage: usage.map(Pick::input),
         });
         let picks = Arc::new(sessions::chosen(&plan));
-        // `gateway.codeMode`: tool_exec listed too, with the sandbox's default limits.
-        let code = cfg.gateway.code_mode.then(crate::sandbox::Limits::default);
+        // `gateway.codeMode`: tool_exec listed too, within the file's limits.
+        let code = cfg.gateway.code_mode;
         if let Some(limits) = &code {
             crate::code_mode::offer(&mut plan, &active, limits);
         }
@@ -353,7 +353,7 @@ impl Gateway {
         let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
         let n_deferred = deferred.len();
         let pool = pool_hash(&deferred, registry);
-        let scope = self.plans.create_with(deferred, inline, crate::exposition::render::Rendering::Portable, &self.usage_key(), code);
+        let scope = self.plans.create_with(deferred, inline, (crate::exposition::render::Rendering::Portable, None), &self.usage_key(), code);
         let shown = self.shown_names(registry);
         let mut aliases = HashMap::new();
         let tools = plan

@@ -280,7 +280,7 @@ fn provider_output(registry: &Registry, plan: &PlanScope, call_id: &str, hits: &
         crate::output::ModelOutput::Text(t) => t.as_str(),
         _ => "",
     };
-    render::search_output(plan.render, call_id, &pool, &found, text)
+    render::search_output(plan.render, plan.programmatic.as_ref(), call_id, &pool, &found, text)
 }
 
 /// The answer and the names found, best first.

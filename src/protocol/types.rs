@@ -2,7 +2,7 @@
 
 pub use crate::catalog::{ElicitAction, ElicitMode, ElicitParams, ElicitResult, Root, RootsParams, RootsResult, SampleParams};
 use crate::catalog::{ServerConfig, ServerState, ServerStatus, ToolPin};
-use crate::exposition::render::{Rendering, SearchBy};
+use crate::exposition::render::{Programmatic, Rendering, SearchBy};
 use crate::exposition::{Include, Plan, ToolDefinition};
 use crate::invoke::{ApprovalRequest, Repair};
 use crate::output::ModelOutput;
@@ -120,6 +120,29 @@ pub struct CodeModeLimits {
     /// The most bytes kept of the returned JSON, and of the console output, each.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output_bytes: Option<u64>,
+}
+
+/// The longest timeout honoured: a year, which is "never" for a session. Longer values (up to
+/// `u64::MAX` ms) would overflow `Instant + Duration` wherever a deadline is computed.
+pub const MAX_TIMEOUT_MS: u64 = 365 * 24 * 3600 * 1000;
+
+impl CodeModeLimits {
+    /// The limits over the defaults; `Err((field, why))` for a limit of 0 or a heap over 1 GiB.
+    pub fn limits(&self) -> Result<crate::sandbox::Limits, (&'static str, &'static str)> {
+        let d = crate::sandbox::Limits::default();
+        match self {
+            CodeModeLimits { memory_mb: Some(mb), .. } if *mb == 0 || *mb > 1024 => return Err(("memoryMb", "must be 1 to 1024")),
+            CodeModeLimits { timeout_ms: Some(0), .. } => return Err(("timeoutMs", "must be above 0")),
+            CodeModeLimits { max_output_bytes: Some(0), .. } => return Err(("maxOutputBytes", "must be above 0")),
+            _ => {}
+        }
+        Ok(crate::sandbox::Limits {
+            memory_bytes: self.memory_mb.map_or(d.memory_bytes, |mb| (mb as usize) << 20),
+            timeout: self.timeout_ms.map_or(d.timeout, |ms| std::time::Duration::from_millis(ms.min(MAX_TIMEOUT_MS))),
+            max_calls: self.max_calls.unwrap_or(d.max_calls),
+            max_output_bytes: self.max_output_bytes.map_or(d.max_output_bytes, |b| usize::try_from(b).unwrap_or(usize::MAX)),
+        })
+    }
 }
 
 /// `exposition/plan`'s `codeMode`: `sandbox` adds `tool_exec`.
@@ -350,6 +373,11 @@ pub struct PlanParams {
     /// `sandbox`: offer `tool_exec`, which runs a short script that calls this plan's tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code_mode: Option<CodeMode>,
+    /// Native renderings only: mark the registered tools no approval gates for the
+    /// provider's own code execution (`allowed_callers`: Anthropic's `code_execution_*`,
+    /// OpenAI's `programmatic`) and add its tool to `request.tools`. `{}` takes the defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub programmatic: Option<Programmatic>,
     // --- issue 28: usage-aware plans ---
     /// Keep the most used deferred tools inline (absent: usage plays no part).
     #[serde(default, skip_serializing_if = "Option::is_none")]

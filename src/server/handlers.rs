@@ -86,20 +86,9 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
 
 /// `initialize.codeMode` over the defaults; a limit of 0, or a heap over 1 GiB, is refused.
 fn code_limits(c: &CodeModeLimits) -> Result<crate::sandbox::Limits, RpcError> {
-    let d = crate::sandbox::Limits::default();
-    let bad = |field: &str, msg: &str| RpcError::new(ErrorCode::INVALID_PARAMS, format!("codeMode.{field} {msg}")).with_data(serde_json::json!({"field": format!("codeMode.{field}")}));
-    let limits = crate::sandbox::Limits {
-        memory_bytes: c.memory_mb.map_or(d.memory_bytes, |mb| (mb as usize) << 20),
-        timeout: c.timeout_ms.map_or(d.timeout, |ms| Duration::from_millis(ms.min(MAX_TIMEOUT_MS))),
-        max_calls: c.max_calls.unwrap_or(d.max_calls),
-        max_output_bytes: c.max_output_bytes.map_or(d.max_output_bytes, |b| usize::try_from(b).unwrap_or(usize::MAX)),
-    };
-    match c {
-        CodeModeLimits { memory_mb: Some(mb), .. } if *mb == 0 || *mb > 1024 => Err(bad("memoryMb", "must be 1 to 1024")),
-        CodeModeLimits { timeout_ms: Some(0), .. } => Err(bad("timeoutMs", "must be above 0")),
-        CodeModeLimits { max_output_bytes: Some(0), .. } => Err(bad("maxOutputBytes", "must be above 0")),
-        _ => Ok(limits),
-    }
+    c.limits().map_err(|(field, why)| {
+        RpcError::new(ErrorCode::INVALID_PARAMS, format!("codeMode.{field} {why}")).with_data(serde_json::json!({"field": format!("codeMode.{field}")}))
+    })
 }
 
 /// tool_search's semantic signal as the host configured it. Paths are checked now (a clear
@@ -129,10 +118,6 @@ fn start_semantic(ctx: &Ctx, search: &SearchSettings, cache_dir: Option<&str>) -
     };
     Ok(Some(Semantic::start(embedder, opts)))
 }
-
-/// The longest timeout honoured: a year, which is "never" for a session. Longer values (up to
-/// `u64::MAX` ms) would overflow `Instant + Duration` wherever a deadline is computed.
-const MAX_TIMEOUT_MS: u64 = 365 * 24 * 3600 * 1000;
 
 fn clamp(t: &Timeouts) -> Timeouts {
     let c = |v: Option<u64>| v.map(|ms| ms.min(MAX_TIMEOUT_MS));
@@ -201,15 +186,19 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
     if let Some(limits) = &code {
         crate::code_mode::offer(&mut plan, &active, limits);
     }
-    let rendered = render::render(&mut plan, &active, p.render, p.search).map_err(|e| match &e {
+    let gated = |r: &crate::registry::Registered| asks_approval_now(ctx, r);
+    let marking = p.programmatic.map(|programmatic| render::Marking { programmatic, gated: &gated });
+    let rendered = render::render(&mut plan, &active, p.render, p.search, marking.as_ref()).map_err(|e| match &e {
         RenderError::TooManyDeferred { deferred, max } => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string())
             .with_data(serde_json::json!({"render": p.render, "deferred": deferred, "max": max})),
+        RenderError::ProgrammaticNeedsNative => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(serde_json::json!({"field": "programmatic"})),
+        RenderError::NameTaken(name) => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(serde_json::json!({"field": "programmatic", "name": name})),
     })?;
     let deferred: BTreeSet<String> = plan.deferred_names().map(str::to_string).collect();
     let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
     let any_deferred = !deferred.is_empty();
     plan.lean(&p.include);
-    let scope = ctx.plans.create_with(deferred, inline, p.render, &usage_key, code);
+    let scope = ctx.plans.create_with(deferred, inline, (p.render, p.programmatic), &usage_key, code);
     if any_deferred {
         // Build (or fetch) tool_search's index now, after this reply, so the model's first
         // search does not wait for it; on the warm-up thread, so the next plan does not either.
@@ -236,6 +225,18 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
     result.request = rendered.map(|r| RawJson(r.request()));
     result.plan_id = scope.id.clone();
     Ok(PlanReply::Plan(Box::new(result)))
+}
+
+/// Whether a call of `r` would ask the user now: its entry says so, or its MCP server's current
+/// rules do. Fails closed: a tool of a server no longer configured counts as gated.
+fn asks_approval_now(ctx: &Ctx, r: &crate::registry::Registered) -> bool {
+    use crate::invoke::McpPort;
+    match &r.entry.source {
+        crate::registry::Source::Mcp { server_id, tool_name } => {
+            r.entry.approval || crate::upstream::Mcp(ctx.catalog.get(), None).asks_approval(server_id, tool_name) != Some(false)
+        }
+        _ => r.entry.approval,
+    }
 }
 
 /// SHA-256 (first 16 bytes, hex) of the result as sent, with `planId` and `planHash` empty

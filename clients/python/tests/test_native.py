@@ -1,4 +1,4 @@
-"""Native renderings (issue 10) from the real sidecar, checked by mypy against the official
+"""Native renderings (issue 10, and issue 27's programmatic callers) from the real sidecar, checked by mypy against the official
 ``anthropic`` and ``openai`` packages' types: the values are written out as dict literals
 annotated with the SDK's TypedDicts, so unknown keys, missing keys and wrong literal values all
 fail. A deliberately wrong file is checked too, to show that the check can fail."""
@@ -13,9 +13,9 @@ from toolreg_client import anthropic_request, anthropic_tool_result, openai_requ
 
 from .conftest import entry
 
-HEADER = """from anthropic.types import ToolResultBlockParam, ToolUnionParam
+HEADER = """from anthropic.types import ToolParam as AnthropicToolParam, ToolResultBlockParam, ToolUnionParam
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
-from openai.types.responses import ResponseInputItemParam, ToolParam
+from openai.types.responses import FunctionToolParam, ResponseInputItemParam, ToolParam
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 from openai.types.responses.response_tool_search_output_item_param_param import ResponseToolSearchOutputItemParamParam
 """
@@ -40,11 +40,35 @@ async def test_rendered_requests_and_outputs_type_check_against_the_sdks(spawn_r
     try:
         crm = [entry(f"crm_tool_{i}", namespace="mcp:crm" if i < 7 else "mcp:billing", defer="always",
                      description=f"CRM operation {i} on customer records.") for i in range(14)]
-        await c.registry_register(crm + [entry("notes_delete", approval=True)])
+        await c.registry_register(crm + [entry("notes_delete", approval=True), entry("notes_create", defer="never")])
         a = await c.exposition_plan({}, context_window=8000, model="gpt-4o", render="anthropic")
         a_hosted = await c.exposition_plan({}, context_window=8000, render="anthropic", search="provider")
         o = await c.exposition_plan({}, context_window=8000, render="openai")
         o_hosted = await c.exposition_plan({}, context_window=8000, render="openai", search="provider")
+        # Marked for the provider's code execution (issue 27): every registered tool but the gated one.
+        a_prog = await c.exposition_plan({}, context_window=8000, render="anthropic", programmatic={})
+        a_only = await c.exposition_plan({}, context_window=8000, render="anthropic", search="provider",
+                                         programmatic={"codeExecution": "code_execution_20260120", "direct": False})
+        o_prog = await c.exposition_plan({}, context_window=8000, render="openai", programmatic={})
+        a_tools = {t.get("name", t.get("type")): t for t in anthropic_request(a_prog)["tools"]}
+        assert a_tools["notes_create"]["allowed_callers"] == ["direct", "code_execution_20250825"]
+        assert a_tools["crm_tool_3"]["allowed_callers"] == ["direct", "code_execution_20250825"] and a_tools["crm_tool_3"]["defer_loading"]
+        assert "allowed_callers" not in a_tools["notes_delete"], "an approval-gated tool is never marked"
+        assert "allowed_callers" not in a_tools["tool_search"]
+        assert a_tools["code_execution"] == {"type": "code_execution_20250825", "name": "code_execution"}
+        only = {t.get("name"): t for t in anthropic_request(a_only)["tools"]}
+        assert only["notes_create"]["allowed_callers"] == ["code_execution_20260120"]
+        assert only["code_execution"]["type"] == "code_execution_20260120"
+        o_tools = openai_request(o_prog)["tools"]
+        assert {"type": "programmatic_tool_calling"} in o_tools
+        o_fns = {t["name"]: t for t in o_tools if t["type"] == "function"}
+        assert o_fns["notes_create"]["allowed_callers"] == ["direct", "programmatic"]
+        assert "allowed_callers" not in o_fns["notes_delete"]
+        members = [m for t in o_tools if t["type"] == "namespace" for m in t["tools"]]
+        assert len(members) == 14 and all(m["allowed_callers"] == ["direct", "programmatic"] for m in members)
+        o_prog_search = await openai_tool_output(c, o_prog, {"type": "tool_search_call", "call_id": "call_09", "arguments": {"query": "customer records"}})
+        loaded = [m for ns in o_prog_search["tools"] for m in ns["tools"]]
+        assert loaded and all(m["allowed_callers"] == ["direct", "programmatic"] for m in loaded)
 
         a_hit = await anthropic_tool_result(c, a, {"id": "toolu_01", "name": "tool_search", "input": {"query": "customer records"}})
         a_miss = await anthropic_tool_result(c, a, {"id": "toolu_02", "name": "tool_search", "input": {"query": "zebra xylophone"}})
@@ -83,6 +107,12 @@ async def test_rendered_requests_and_outputs_type_check_against_the_sdks(spawn_r
             "o_tools: list[ToolParam]": openai_request(o)["tools"],
             "o_search: ResponseToolSearchOutputItemParamParam": o_search,
             "o_turn: list[ResponseInputItemParam]": o_turn,
+            "a_prog: MessageCreateParamsNonStreaming": anthropic(a_prog),
+            "a_only: MessageCreateParamsNonStreaming": anthropic(a_only),
+            "a_prog_tools: list[ToolUnionParam]": anthropic_request(a_prog)["tools"],
+            "o_prog: ResponseCreateParamsNonStreaming": openai(o_prog),
+            "o_prog_tools: list[ToolParam]": o_tools,
+            "o_prog_search: ResponseToolSearchOutputItemParamParam": o_prog_search,
         }
         good = tmp_path / "rendered.py"
         # repr() of JSON values is a valid Python literal (True/False/None included).
@@ -92,12 +122,14 @@ async def test_rendered_requests_and_outputs_type_check_against_the_sdks(spawn_r
         bad.write_text(HEADER + """t: ToolUnionParam = {"name": "x", "input_schema": {"type": "object"}, "defer_loading": "yes"}
 b: ToolResultBlockParam = {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "tool_reference", "name": "x"}]}
 s: ResponseToolSearchOutputItemParamParam = {"type": "tool_search_output", "tools": [{"type": "namespace", "name": "n", "tools": []}]}
+p: AnthropicToolParam = {"name": "x", "input_schema": {"type": "object"}, "allowed_callers": ["code_execution"]}
+f: FunctionToolParam = {"type": "function", "name": "x", "parameters": {}, "strict": False, "allowed_callers": ["code"]}
 """)
         out = mypy(good, bad)
         assert "rendered.py:" not in out, f"mypy refused the rendered values:\n{out}"
         # The check can fail: each wrong line (after the header's imports) is an error.
         first = HEADER.count("\n") + 1
-        for line in (first, first + 1, first + 2):
+        for line in (first, first + 1, first + 2, first + 3, first + 4):
             assert f"wrong.py:{line}: error" in out, out
     finally:
         await c.close()

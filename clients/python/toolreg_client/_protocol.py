@@ -116,6 +116,10 @@ class ClientInfo(_ClientInfoRequired, total=False):
     version: Union[str, None]
 
 
+# An Anthropic code execution tool that can call client tools (`allowed_callers`).
+CodeExecution = Union[Literal["code_execution_20250825", "code_execution_20260521"], Literal["code_execution_20260120"]]
+
+
 # `exposition/plan`'s `codeMode`: `sandbox` adds `tool_exec`.
 CodeMode = Literal["sandbox"]
 
@@ -679,6 +683,10 @@ class PlanParams(TypedDict, total=False):
     `{planId, planHash, unchanged: true}`."""
     codeMode: Union["CodeMode", None]
     """`sandbox`: offer `tool_exec`, which runs a short script that calls this plan's tools."""
+    programmatic: Union["Programmatic", None]
+    """Native renderings only: mark the registered tools no approval gates for the
+    provider's own code execution (`allowed_callers`: Anthropic's `code_execution_*`,
+    OpenAI's `programmatic`) and add its tool to `request.tools`. `{}` takes the defaults."""
     usage: Union["UsagePolicy", None]
     """Keep the most used deferred tools inline (absent: usage plays no part)."""
     session: Union[str, None]
@@ -711,6 +719,19 @@ Rendering = Union[Literal["portable"], Literal["anthropic"], Literal["openai"]]
 
 # Who runs the search in a native rendering.
 SearchBy = Union[Literal["toolreg"], Literal["provider"]]
+
+
+class Programmatic(TypedDict, total=False):
+    """`exposition/plan`'s `programmatic`: the plan's tools may also be called by code the provider
+    runs (Anthropic's code execution tool, OpenAI's programmatic tool calling). Approval-gated
+    tools, the host's client tools and the meta-tools are never marked."""
+    codeExecution: Union["CodeExecution", None]
+    """Anthropic: the code execution tool whose code calls the tools; the rendering adds it
+    (default `code_execution_20250825`). OpenAI has one caller, `programmatic`, and one tool,
+    `programmatic_tool_calling`: this field does not apply there."""
+    direct: Union[bool, None]
+    """Whether the model may still call the marked tools directly (default true). Anthropic
+    advises one caller per tool: `false` leaves them to code alone."""
 
 
 class UsagePolicy(TypedDict, total=False):

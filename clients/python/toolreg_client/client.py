@@ -42,6 +42,7 @@ from ._protocol import (
     Include,
     PlanReply,
     PlanResult,
+    Programmatic,
     ProgressParams,
     Rendering,
     SearchBy,
@@ -764,6 +765,7 @@ class ToolregClient:
         session: Optional[str] = None,
         usage_key: Optional[str] = None,
         code_mode: Optional[str] = None,
+        programmatic: Optional[Programmatic] = None,
     ) -> PlanResult: ...
 
     @overload
@@ -782,6 +784,7 @@ class ToolregClient:
         session: Optional[str] = None,
         usage_key: Optional[str] = None,
         code_mode: Optional[str] = None,
+        programmatic: Optional[Programmatic] = None,
     ) -> PlanReply: ...
 
     async def exposition_plan(
@@ -799,12 +802,15 @@ class ToolregClient:
         session: Optional[str] = None,
         usage_key: Optional[str] = None,
         code_mode: Optional[str] = None,
+        programmatic: Optional[Programmatic] = None,
     ) -> PlanReply:
         """The plan for one model request. ``render`` ("portable", "anthropic", "openai") picks
         the provider shape of ``plan["request"]`` (see ``toolreg_client.native``); ``include``
         asks for the parts that grow with the pool ("perTool", "deferred"); ``usage`` places the
         most used deferred tools inline, fixed per ``session`` (counted under ``usage_key``);
-        ``code_mode="sandbox"`` also offers ``tool_exec``. With
+        ``code_mode="sandbox"`` also offers ``tool_exec``; ``programmatic`` (``{}`` for the
+        defaults; native renderings only) marks the tools no approval gates for the provider's
+        own code execution and adds its tool. With
         ``if_none_match`` (a ``planHash`` held) the answer may be ``{planId, planHash, unchanged}``."""
         params: dict[str, Any] = {"scope": scope or {}}
         if context_window is not None:
@@ -829,6 +835,8 @@ class ToolregClient:
             params["usageKey"] = usage_key
         if code_mode is not None:
             params["codeMode"] = code_mode
+        if programmatic is not None:
+            params["programmatic"] = dict(programmatic)
         return cast(PlanReply, await self.request("exposition/plan", params))
 
     async def tool_invoke(

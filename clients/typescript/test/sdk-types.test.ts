@@ -2,14 +2,15 @@
 // tsc against the official SDKs' types (`@anthropic-ai/sdk`, `openai`; dev dependencies, types
 // only). The values are written out as object literals annotated with the SDK types, so excess
 // properties, missing fields and wrong literal types all fail the check; a deliberately wrong
-// literal is checked too, to show that the check can fail.
+// literal is checked too, to show that the check can fail. Issue 27: the same for a plan whose tools
+// are marked for the provider's own code execution (`programmatic`).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { PlanResult } from '../src/index.js';
+import type { PlanResult, Programmatic } from '../src/index.js';
 import { anthropicToolResult, openaiToolOutput } from '../src/native.js';
 import { entry, spawnReal } from './helpers.js';
 
@@ -26,8 +27,8 @@ function tsc(file: string): { ok: boolean; out: string } {
 }
 
 const lit = (v: unknown) => JSON.stringify(v, null, 1);
-const HEADER = `import type { MessageCreateParamsNonStreaming, ToolResultBlockParam, ToolUnion } from '@anthropic-ai/sdk/resources/messages';
-import type { ResponseCreateParamsNonStreaming, ResponseInputItem, ResponseToolSearchOutputItemParam, Tool } from 'openai/resources/responses/responses';
+const HEADER = `import type { MessageCreateParamsNonStreaming, Tool as AnthropicTool, ToolResultBlockParam, ToolUnion } from '@anthropic-ai/sdk/resources/messages';
+import type { FunctionTool, ResponseCreateParamsNonStreaming, ResponseInputItem, ResponseToolSearchOutputItemParam, Tool } from 'openai/resources/responses/responses';
 `;
 
 describe('native renderings against the official SDK types', () => {
@@ -37,13 +38,37 @@ describe('native renderings against the official SDK types', () => {
       const crm = Array.from({ length: 14 }, (_, i) =>
         entry(`crm_tool_${i}`, { namespace: i < 7 ? 'mcp:crm' : 'mcp:billing', defer: 'always', description: `CRM operation ${i} on customer records.` }),
       );
-      await client.registryRegister({ entries: [...crm, entry('notes_delete', { approval: true })] });
-      const plan = (render: 'anthropic' | 'openai', search: 'toolreg' | 'provider') =>
-        client.expositionPlan({ scope: {}, contextWindow: 8000, model: 'gpt-4o', render, search }) as Promise<PlanResult>;
+      await client.registryRegister({ entries: [...crm, entry('notes_delete', { approval: true }), entry('notes_create', { defer: 'never' })] });
+      const plan = (render: 'anthropic' | 'openai', search: 'toolreg' | 'provider', programmatic?: Programmatic) =>
+        client.expositionPlan({ scope: {}, contextWindow: 8000, model: 'gpt-4o', render, search, ...(programmatic ? { programmatic } : {}) }) as Promise<PlanResult>;
       const a = await plan('anthropic', 'toolreg');
       const aHosted = await plan('anthropic', 'provider');
       const o = await plan('openai', 'toolreg');
       const oHosted = await plan('openai', 'provider');
+      // Marked for the provider's code execution: every registered tool but the approval-gated one.
+      const aProg = await plan('anthropic', 'toolreg', {});
+      const aOnly = await plan('anthropic', 'provider', { codeExecution: 'code_execution_20260120', direct: false });
+      const oProg = await plan('openai', 'toolreg', {});
+      const aTools = Object.fromEntries((aProg.request as any).tools.map((t: any) => [t.name ?? t.type, t]));
+      assert.deepEqual(aTools.notes_create.allowed_callers, ['direct', 'code_execution_20250825']);
+      assert.deepEqual(aTools.crm_tool_3.allowed_callers, ['direct', 'code_execution_20250825']);
+      assert.equal(aTools.notes_delete.allowed_callers, undefined, 'an approval-gated tool is never marked');
+      assert.equal(aTools.tool_search.allowed_callers, undefined);
+      assert.deepEqual(aTools.code_execution, { type: 'code_execution_20250825', name: 'code_execution' });
+      const only = Object.fromEntries((aOnly.request as any).tools.map((t: any) => [t.name, t]));
+      assert.deepEqual(only.notes_create.allowed_callers, ['code_execution_20260120']);
+      assert.equal(only.code_execution.type, 'code_execution_20260120');
+      const oTools: any[] = (oProg.request as any).tools;
+      assert.ok(oTools.some((t) => t.type === 'programmatic_tool_calling'));
+      const oFns = Object.fromEntries(oTools.filter((t) => t.type === 'function').map((t) => [t.name, t]));
+      assert.deepEqual(oFns.notes_create.allowed_callers, ['direct', 'programmatic']);
+      assert.equal(oFns.notes_delete.allowed_callers, undefined);
+      const members = oTools.filter((t) => t.type === 'namespace').flatMap((t) => t.tools);
+      assert.equal(members.length, 14);
+      assert.ok(members.every((m: any) => m.allowed_callers.join() === 'direct,programmatic'));
+      const oProgSearch = await openaiToolOutput(client, oProg, { type: 'tool_search_call', call_id: 'call_09', arguments: { query: 'customer records' } });
+      const loaded = (oProgSearch as any).tools.flatMap((ns: any) => ns.tools);
+      assert.ok(loaded.length > 0 && loaded.every((m: any) => m.allowed_callers.join() === 'direct,programmatic'));
 
       const aHit = await anthropicToolResult(client, a, { id: 'toolu_01', name: 'tool_search', input: { query: 'customer records' } });
       const aMiss = await anthropicToolResult(client, a, { id: 'toolu_02', name: 'tool_search', input: { query: 'zebra xylophone' } });
@@ -71,6 +96,12 @@ export const oHosted: ResponseCreateParamsNonStreaming = ${lit(openai(oHosted))}
 export const oTools: Tool[] = ${lit((o.request as any).tools)};
 export const oSearch: ResponseToolSearchOutputItemParam = ${lit(oSearch)};
 export const oTurn: ResponseInputItem[] = ${lit([{ type: 'tool_search_call', call_id: 'call_01', arguments: { query: 'customer records' }, execution: 'client', status: 'completed' }, oSearch, oDirect])};
+export const aProg: MessageCreateParamsNonStreaming = ${lit(anthropic(aProg))};
+export const aOnly: MessageCreateParamsNonStreaming = ${lit(anthropic(aOnly))};
+export const aProgTools: ToolUnion[] = ${lit((aProg.request as any).tools)};
+export const oProg: ResponseCreateParamsNonStreaming = ${lit(openai(oProg))};
+export const oProgTools: Tool[] = ${lit(oTools)};
+export const oProgSearch: ResponseToolSearchOutputItemParam = ${lit(oProgSearch)};
 `;
       fs.mkdirSync(checkDir, { recursive: true });
       const good = path.join(checkDir, 'rendered.ts');
@@ -84,12 +115,16 @@ export const oTurn: ResponseInputItem[] = ${lit([{ type: 'tool_search_call', cal
 export const t: ToolUnion = { name: 'x', input_schema: { type: 'object' }, defer_loading: 'yes' };
 export const b: ToolResultBlockParam = { type: 'tool_result', tool_use_id: 't', content: [{ type: 'tool_reference', name: 'x' }] };
 export const s: ResponseToolSearchOutputItemParam = { type: 'tool_search_output', tools: [{ type: 'namespace', name: 'n', tools: [] }] };
+export const p: AnthropicTool = { name: 'x', input_schema: { type: 'object' }, allowed_callers: ['code_execution'] };
+export const f: FunctionTool = { type: 'function', name: 'x', parameters: {}, strict: false, allowed_callers: ['code'] };
 `);
       const w = tsc(bad);
       assert.equal(w.ok, false);
       assert.match(w.out, /defer_loading/);
       assert.match(w.out, /tool_name|'name' does not exist/);
       assert.match(w.out, /description/);
+      assert.match(w.out, /'"code_execution"' is not assignable/);
+      assert.match(w.out, /'"code"' is not assignable/);
     } finally {
       await client.close();
     }

@@ -14,6 +14,11 @@ export type ApprovalPolicy = 'listed' | 'destructive' | 'always';
 export type McpMode = 'disabled' | 'auto' | 'manual';
 export type ServerState = ('connecting' | 'ready' | 'error' | 'disabled') | 'needsAuth';
 /**
+ * An Anthropic code execution tool that can call client tools (`allowed_callers`).
+ */
+export type CodeExecution =
+  ('code_execution_20250825' | 'code_execution_20260521') | 'code_execution_20260120';
+/**
  * `exposition/plan`'s `codeMode`: `sandbox` adds `tool_exec`.
  */
 export type CodeMode = 'sandbox';
@@ -183,6 +188,7 @@ export interface ProtocolTypes {
   CancelParams?: CancelParams;
   CatalogStatusResult?: CatalogStatusResult;
   ClientInfo?: ClientInfo;
+  CodeExecution?: CodeExecution;
   CodeMode?: CodeMode;
   CodeModeLimits?: CodeModeLimits;
   CreateMessageResult?: CreateMessageResult;
@@ -238,6 +244,7 @@ export interface ProtocolTypes {
   PlanResult?: PlanResult;
   PlanUnchanged?: PlanUnchanged;
   Predicate?: Predicate;
+  Programmatic?: Programmatic;
   ProgressParams?: ProgressParams;
   ProtocolChoice?: ProtocolChoice;
   Reason?: Reason;
@@ -946,6 +953,12 @@ export interface PlanParams {
    */
   codeMode?: CodeMode | null;
   /**
+   * Native renderings only: mark the registered tools no approval gates for the
+   * provider's own code execution (`allowed_callers`: Anthropic's `code_execution_*`,
+   * OpenAI's `programmatic`) and add its tool to `request.tools`. `{}` takes the defaults.
+   */
+  programmatic?: Programmatic | null;
+  /**
    * Keep the most used deferred tools inline (absent: usage plays no part).
    */
   usage?: UsagePolicy | null;
@@ -981,6 +994,24 @@ export interface ToolDefinition {
   name: string;
   description: string;
   inputSchema: unknown;
+}
+/**
+ * `exposition/plan`'s `programmatic`: the plan's tools may also be called by code the provider
+ * runs (Anthropic's code execution tool, OpenAI's programmatic tool calling). Approval-gated
+ * tools, the host's client tools and the meta-tools are never marked.
+ */
+export interface Programmatic {
+  /**
+   * Anthropic: the code execution tool whose code calls the tools; the rendering adds it
+   * (default `code_execution_20250825`). OpenAI has one caller, `programmatic`, and one tool,
+   * `programmatic_tool_calling`: this field does not apply there.
+   */
+  codeExecution?: CodeExecution | null;
+  /**
+   * Whether the model may still call the marked tools directly (default true). Anthropic
+   * advises one caller per tool: `false` leaves them to code alone.
+   */
+  direct?: boolean | null;
 }
 /**
  * `exposition/plan`'s `usage`: the most used deferred tools of the plan's usage key go inline.
