@@ -33,6 +33,7 @@ mod review;
 mod review_round;
 mod rounds;
 mod seal;
+mod search;
 mod session;
 mod shelf;
 mod terminal_auth;
@@ -58,6 +59,7 @@ use tokio::sync::{mpsc, watch};
 pub use http::{new_token, TOKEN_ENV};
 pub use pins_cli::pins;
 pub use reload::ConfigFile;
+pub use search::describe as describe_search;
 pub use terminal_auth::authorize_from_terminal;
 
 const DEFAULT_WARMUP: Duration = Duration::from_secs(5);
@@ -109,6 +111,8 @@ pub struct Gateway {
     pub(crate) spent_states: Mutex<HashMap<String, Instant>>,
     /// The upstreams' resources, templates and prompts, and who subscribed to what.
     pub(crate) resources: resources::Resources,
+    /// `tool_search`'s semantic signal (the config's `search`), fixed at start.
+    pub(crate) semantic: Option<Arc<crate::embed::Semantic>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -151,6 +155,7 @@ impl Gateway {
         if !cfg.host.entries.is_empty() {
             tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
         }
+        let semantic = search::start(cfg.search.as_ref(), cfg.state_dir());
         let plans = PlanStore::default();
         let empty = Arc::new(Listing { tools: Vec::new(), aliases: HashMap::new(), plan_id: plans.create(BTreeSet::new(), BTreeSet::new()).id.clone(), tokens: 0, deferred: 0, pool: 0 });
         let gw = Arc::new(Gateway {
@@ -170,6 +175,7 @@ impl Gateway {
             sealer: seal::Sealer::new(),
             spent_states: Mutex::new(HashMap::new()),
             resources: resources::Resources::default(),
+            semantic,
             cfg: RwLock::new(Arc::new(cfg)),
         });
         asker.attach(&gw);
@@ -199,6 +205,9 @@ impl Gateway {
         let cur = self.config();
         if cfg.gateway.cache_dir != cur.gateway.cache_dir {
             tracing::warn!("gateway.cacheDir changed: it takes effect when toolreg mcp restarts");
+        }
+        if cfg.search != cur.search {
+            tracing::warn!("search changed: it takes effect when toolreg mcp restarts");
         }
         if !cfg.host.entries.is_empty() {
             tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
@@ -312,6 +321,10 @@ impl Gateway {
         let n_deferred = deferred.len();
         let pool = pool_hash(&deferred, registry);
         let scope = self.plans.create_with(deferred, inline, crate::exposition::render::Rendering::Portable, crate::usage::DEFAULT_KEY, code);
+        if let Some(semantic) = &self.semantic {
+            // Vectors for the deferred pool, in the background (known ones are skipped at once).
+            semantic.want(crate::meta::embedding_texts(scope.deferred.iter().filter_map(|n| registry.get(n))));
+        }
         let shown = self.shown_names(registry);
         let mut aliases = HashMap::new();
         let tools = plan
