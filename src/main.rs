@@ -259,6 +259,18 @@ fn plan(config: Option<PathBuf>, context_window: Option<i64>, model: Option<Stri
             return ExitCode::from(2);
         }
     };
+    // The same `search` as `toolreg mcp` takes: said below the table, refused like the rest.
+    #[derive(serde::Deserialize)]
+    struct Search {
+        search: Option<toolreg::protocol::SearchSettings>,
+    }
+    let search = match serde_json::from_str::<Search>(&text).map_err(|e| e.to_string()).and_then(|s| toolreg::gateway::describe_search(s.search.as_ref())) {
+        Ok(line) => line,
+        Err(e) => {
+            eprintln!("toolreg: {origin} is not a valid host config: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let (plan, warnings) = match cfg.plan(context_window, model.as_deref()) {
         Ok(p) => p,
         Err(e) => {
@@ -271,6 +283,7 @@ fn plan(config: Option<PathBuf>, context_window: Option<i64>, model: Option<Stri
     } else {
         println!("{origin}\n");
         print!("{}", toolreg::hostconfig::render_table(&plan, model.as_deref().or(cfg.model.as_deref())));
+        println!("{search}");
         for w in warnings {
             println!("warning: {} inactive: {}", w.name, w.message);
         }

@@ -2,6 +2,8 @@
 //! (all-MiniLM-L6-v2 int8; `scripts/embedding-model.sh`): a local ONNX model in the sidecar, and
 //! a host that answers `host/embed` with the same model run here. Also what must never happen:
 //! a search that waits for the catalog's vectors, an error to the model when embeddings fail.
+//! Then the packaged model (`"kind": "auto"`) and `search` in `toolreg mcp` / `toolreg plan`
+//! config files.
 
 mod support;
 #[path = "support/embedding.rs"]
@@ -281,6 +283,140 @@ fn bad_embedding_settings_are_clear_errors() {
         json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "contextWindow": 128000, "model": "gpt-4o", "clientTools": []}),
     );
     let raw = search(&mut s, plan["planId"].as_str().unwrap(), "weather forecast", &mut None);
+    assert_eq!(names(&raw)[0], "get_forecast", "{raw}");
+    s.shutdown();
+}
+
+// ---- the packaged model (`"kind": "auto"`) and `toolreg mcp` / `toolreg plan` config files ----
+// The packaged model is found here through `$TOOLREG_EMBEDDING_DIR` pointed at target/embedding:
+// the same search as for the pip and npm layouts (`embed::packaged`, whose unit test covers
+// those two), with the same model files.
+
+/// The ten tools of `entries()`, as the fixture MCP server's definitions.
+fn fixture_with_the_ten_tools(dir: &std::path::Path) -> Value {
+    let defs: Vec<Value> = entries().iter().map(|e| json!({"name": e["name"], "description": e["description"], "inputSchema": e["inputSchema"]})).collect();
+    let file = dir.join("defs.json");
+    std::fs::write(&file, serde_json::to_vec(&defs).unwrap()).unwrap();
+    support::gateway::fixture("fx", &["--tools", "0", "--defs-file", file.to_str().unwrap()])
+}
+
+/// `toolreg mcp` on `config`, initialized, with `env`.
+fn gateway(dir: &std::path::Path, config: Value, env: &[(&str, &str)]) -> support::gateway::McpClient {
+    let path = support::gateway::write_config(dir, &config);
+    let mut c = support::gateway::spawn(&path, &[], env);
+    let r = c.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}));
+    assert!(r.get("result").is_some(), "initialize failed: {r}");
+    c.notify("notifications/initialized", json!({}));
+    c
+}
+
+fn gateway_search(c: &mut support::gateway::McpClient, query: &str) -> String {
+    support::gateway::text(&c.call("tool_search", json!({"query": query})))
+}
+
+#[test]
+fn toolreg_mcp_takes_search_from_its_config_with_paths_or_auto() {
+    let model = embedding::dir();
+    let dir_env = model.to_str().unwrap();
+    for search in [json!({"embeddings": embeddings_onnx()}), json!({"embeddings": {"kind": "auto"}})] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = json!({"servers": [fixture_with_the_ten_tools(dir.path())], "gateway": {"defer": "always"}, "search": search});
+        let mut c = gateway(dir.path(), config, &[("TOOLREG_EMBEDDING_DIR", dir_env)]);
+        let start = Instant::now();
+        // No word of the query is in get_forecast's definition: only the model finds it.
+        while !gateway_search(&mut c, "will it rain in Paris tomorrow").starts_with("- mcp__fx__getForecast ") {
+            assert!(start.elapsed() < Duration::from_secs(180), "never semantic with {search}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(gateway_search(&mut c, "put a meeting on my schedule").starts_with("- mcp__fx__createEvent "));
+        assert!(c.finish().success());
+    }
+}
+
+#[test]
+fn toolreg_mcp_with_auto_and_no_model_stays_lexical_and_says_so_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let config = json!({"servers": [fixture_with_the_ten_tools(dir.path())], "gateway": {"defer": "always"}, "search": {"embeddings": {"kind": "auto"}}});
+    let mut c = gateway(dir.path(), config, &[("TOOLREG_EMBEDDING_DIR", empty.path().to_str().unwrap())]);
+    for _ in 0..3 {
+        let found = gateway_search(&mut c, "will it rain in Paris tomorrow");
+        assert!(!found.contains("getForecast"), "lexical finds no word of it: {found}");
+    }
+    assert!(gateway_search(&mut c, "weather forecast").starts_with("- mcp__fx__getForecast "), "words still find it");
+    let stderr = std::mem::replace(&mut c.stderr, std::sync::mpsc::channel().1);
+    assert!(c.finish().success());
+    let said: Vec<String> = stderr.iter().filter(|l| l.contains("tool_search stays lexical")).collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("no packaged embedding model") && said[0].contains("TOOLREG_EMBEDDING_DIR"), "{said:?}");
+}
+
+/// `toolreg plan FILE` with `env`: (exit code, stdout, stderr).
+fn plan_cli(config: &Value, env: &[(&str, &str)]) -> (i32, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("host.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    let mut cmd = std::process::Command::new(support::bin());
+    cmd.arg("plan").arg(&path).env_remove("TOOLREG_EMBEDDING_DIR");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn toolreg_plan_says_how_tool_search_ranks_and_refuses_a_bad_search() {
+    let model = embedding::dir();
+    let with_model = [("TOOLREG_EMBEDDING_DIR", model.to_str().unwrap())];
+    let (code, out, _) = plan_cli(&json!({}), &with_model);
+    assert_eq!(code, 0);
+    assert!(out.contains("tool_search: lexical (BM25F); \"search\": {\"embeddings\": {\"kind\": \"auto\"}} adds the local model"), "{out}");
+    let auto = json!({"search": {"embeddings": {"kind": "auto"}}});
+    let (code, out, _) = plan_cli(&auto, &with_model);
+    assert_eq!(code, 0);
+    assert!(out.contains(&format!("tool_search: BM25F + the packaged model {}", model.join("model.onnx").display())), "{out}");
+    let (code, out, _) = plan_cli(&auto, &[]);
+    assert_eq!(code, 0);
+    assert!(out.contains("tool_search: lexical (BM25F): no packaged embedding model"), "{out}");
+    let (code, out, _) = plan_cli(&json!({"search": {"embeddings": embeddings_onnx()}}), &[]);
+    assert_eq!(code, 0);
+    assert!(out.contains("tool_search: BM25F + the local model "), "{out}");
+    let (code, _, err) = plan_cli(&json!({"search": {"embeddings": {"kind": "onnx", "model": "/nonexistent/model.onnx", "tokenizer": "/x"}}}), &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("search.embeddings.model") && err.contains("/nonexistent/model.onnx"), "{err}");
+    let (code, _, err) = plan_cli(&json!({"search": {"semanticWeight": -1}}), &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("semanticWeight"), "{err}");
+}
+
+#[test]
+fn toolreg_mcp_refuses_host_embeddings_and_bad_paths_at_start() {
+    for (search, why) in [
+        (json!({"embeddings": {"kind": "host"}}), "toolreg mcp has none"),
+        (json!({"embeddings": {"kind": "onnx", "model": "/nonexistent/model.onnx", "tokenizer": "/x"}}), "search.embeddings.model"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = support::gateway::write_config(dir.path(), &json!({"servers": [], "search": search}));
+        let mut c = support::gateway::spawn(&path, &[], &[]);
+        assert_eq!(c.child.wait().unwrap().code(), Some(2));
+        let err: Vec<String> = c.stderr.iter().collect();
+        assert!(err.iter().any(|l| l.contains("not a usable config") && l.contains(why)), "{err:?}");
+    }
+}
+
+#[test]
+fn initialize_with_auto_finds_the_packaged_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = embedding::dir();
+    let mut s = Sidecar::spawn_with(&[], &[("TOOLREG_EMBEDDING_DIR", model.to_str().unwrap())]);
+    let host = &mut None;
+    call(&mut s, "initialize", json!({"clientInfo": {"name": "test"}, "cacheDir": dir.path(), "search": {"embeddings": {"kind": "auto"}}}), host);
+    s.notify("initialized", json!({}));
+    call(&mut s, "registry/register", json!({"entries": entries()}), host);
+    let plan = call(&mut s, "exposition/plan", json!({"scope": {}, "contextWindow": 128000, "model": "gpt-4o"}), host);
+    let raw = until_embedded(&mut s, plan["planId"].as_str().unwrap(), host);
+    assert!(raw["semantic"]["model"].as_str().unwrap().starts_with("onnx:"), "{raw}");
     assert_eq!(names(&raw)[0], "get_forecast", "{raw}");
     s.shutdown();
 }

@@ -7,6 +7,7 @@
 //! leaves the search lexical, with a log line.
 
 pub mod onnx;
+pub mod packaged;
 pub mod store;
 
 use futures::future::BoxFuture;
@@ -68,6 +69,31 @@ pub const DEFAULT_WEIGHT: f32 = 1.0;
 impl Default for Options {
     fn default() -> Self {
         Options { cache_dir: None, query_timeout: Duration::from_millis(1000), document_timeout: Duration::from_secs(60), weight: DEFAULT_WEIGHT }
+    }
+}
+
+/// Options from a host's or a config file's settings; a refused value as (field, why).
+pub fn options(weight: Option<f32>, query_timeout: Option<Duration>, cache_dir: Option<PathBuf>) -> Result<Options, (&'static str, String)> {
+    let weight = weight.unwrap_or(DEFAULT_WEIGHT);
+    if !weight.is_finite() || weight < 0.0 {
+        return Err(("semanticWeight", format!("semanticWeight must be a number >= 0, not {weight}")));
+    }
+    let defaults = Options::default();
+    Ok(Options { cache_dir, query_timeout: query_timeout.unwrap_or(defaults.query_timeout), weight, ..defaults })
+}
+
+/// The packaged local model (`packaged::find`), started. None found is no error: the search
+/// stays lexical, and this says so in the log (once: it runs once per process).
+pub fn packaged_model() -> Option<Arc<dyn Embedder>> {
+    match packaged::find() {
+        Ok(p) => {
+            tracing::info!(model = %p.model.display(), tokenizer = %p.tokenizer.display(), runtime = ?p.runtime, "packaged embedding model found");
+            Some(Arc::new(onnx::Onnx::start(p)))
+        }
+        Err(why) => {
+            tracing::warn!("tool_search stays lexical: {why}");
+            None
+        }
     }
 }
 

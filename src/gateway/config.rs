@@ -18,6 +18,8 @@ pub struct GatewayConfig {
     pub host: HostConfig,
     pub servers: Vec<ServerConfig>,
     pub gateway: Gateway,
+    /// `tool_search`'s semantic signal, as `initialize` takes it (`search.rs`); fixed at start.
+    pub search: Option<crate::protocol::SearchSettings>,
     /// The file this was read from (absolute), for the commands the gateway tells a user to
     /// run (`toolreg pins --config <path> --approve ...`, `toolreg auth --config ...`); `None`
     /// when parsed from text.
@@ -30,6 +32,8 @@ struct Added {
     servers: Vec<ServerConfig>,
     #[serde(default)]
     gateway: Gateway,
+    #[serde(default)]
+    search: Option<crate::protocol::SearchSettings>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -108,7 +112,10 @@ impl GatewayConfig {
     pub fn parse(text: &str) -> Result<GatewayConfig, String> {
         let host: HostConfig = serde_json::from_str(text).map_err(|e| masked(&e))?;
         let added: Added = serde_json::from_str(text).map_err(|e| masked(&e))?;
-        let cfg = GatewayConfig { host, servers: added.servers, gateway: added.gateway, path: None };
+        let cfg = GatewayConfig { host, servers: added.servers, gateway: added.gateway, search: added.search, path: None };
+        if let Some(search) = &cfg.search {
+            super::search::check(search)?;
+        }
         let mut seen = std::collections::BTreeSet::new();
         for s in &cfg.servers {
             if s.id.is_empty() || !seen.insert(s.id.as_str()) {

@@ -37,6 +37,7 @@ mod review;
 mod review_round;
 mod rounds;
 mod seal;
+mod search;
 mod session;
 mod shelf;
 mod terminal_auth;
@@ -64,6 +65,7 @@ use tokio::sync::{mpsc, watch};
 pub use http::{new_token, TOKEN_ENV};
 pub use pins_cli::pins;
 pub use reload::ConfigFile;
+pub use search::describe as describe_search;
 pub use terminal_auth::authorize_from_terminal;
 
 const DEFAULT_WARMUP: Duration = Duration::from_secs(5);
@@ -124,6 +126,8 @@ pub struct Gateway {
     repick: AtomicBool,
     /// Authorization pages of running OAuth flows, for 2026-07-28 clients (`auth_round`).
     pub(crate) auth_pages: Arc<auth_host::Pages>,
+    /// `tool_search`'s semantic signal (the config's `search`), fixed at start.
+    pub(crate) semantic: Option<Arc<crate::embed::Semantic>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -165,6 +169,7 @@ impl Gateway {
         if !cfg.host.entries.is_empty() {
             tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
         }
+        let semantic = search::start(cfg.search.as_ref(), cfg.state_dir());
         let plans = PlanStore::default();
         let empty = Arc::new(Listing {
             tools: Vec::new(),
@@ -200,6 +205,7 @@ impl Gateway {
             usage,
             repick: AtomicBool::new(true),
             auth_pages: auth.opener.pages.clone(),
+            semantic,
             cfg: RwLock::new(Arc::new(cfg)),
         });
         asker.attach(&gw);
@@ -230,6 +236,9 @@ impl Gateway {
         let cur = self.config();
         if cfg.gateway.cache_dir != cur.gateway.cache_dir {
             tracing::warn!("gateway.cacheDir changed: it takes effect when toolreg mcp restarts");
+        }
+        if cfg.search != cur.search {
+            tracing::warn!("search changed: it takes effect when toolreg mcp restarts");
         }
         if !cfg.host.entries.is_empty() {
             tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
@@ -354,6 +363,10 @@ impl Gateway {
         let n_deferred = deferred.len();
         let pool = pool_hash(&deferred, registry);
         let scope = self.plans.create_with(deferred, inline, (crate::exposition::render::Rendering::Portable, None), &self.usage_key(), code);
+        if let Some(semantic) = &self.semantic {
+            // Vectors for the deferred pool, in the background (known ones are skipped at once).
+            semantic.want(crate::meta::embedding_texts(scope.deferred.iter().filter_map(|n| registry.get(n))));
+        }
         let shown = self.shown_names(registry);
         let mut aliases = HashMap::new();
         let tools = plan

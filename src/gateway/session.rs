@@ -332,7 +332,7 @@ impl Session {
         let scoped = crate::meta::is_meta(&name) || name == crate::exposition::meta_defs::EXEC;
         let plan_id = if scoped { Some(gw.plan_id().await) } else { None };
         let call = Call { name: name.clone(), arguments, call_id, plan_id };
-        let outcome = crate::route::call(&exec, &mcp, &registry, &gw.plans, None, call).await;
+        let outcome = crate::route::call(&exec, &mcp, &registry, &gw.plans, gw.semantic.as_ref(), call).await;
         // The call stopped at its approval: the question goes back as this round's result.
         if let Some(asked) = round.as_ref().and_then(|r| super::lock(&r.asked).take()) {
             return rounds::ask(gw, &host, &name, &asked, approval_timeout).map(|r| Step::Done(r.into()));

@@ -185,6 +185,12 @@ pub enum EmbeddingSource {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         runtime: Option<String>,
     },
+    /// The local model installed beside toolreg, found by the sidecar: `$TOOLREG_EMBEDDING_DIR`
+    /// (`model.onnx`, `tokenizer.json`, `libonnxruntime.so`), else the `toolreg[semantic]` extra
+    /// in the Python environment of the binary, else `@toolreg/model-minilm` and
+    /// `onnxruntime-node` in the `node_modules` of the binary. None found: lexical, said once in
+    /// the log. The clients find the packaged model themselves and send `onnx` paths.
+    Auto,
 }
 
 /// `host/embed`: vectors for texts, from the host's embedding model.

@@ -92,15 +92,13 @@ fn code_limits(c: &CodeModeLimits) -> Result<crate::sandbox::Limits, RpcError> {
 }
 
 /// tool_search's semantic signal as the host configured it. Paths are checked now (a clear
-/// error); a model that then fails to load only leaves the search lexical.
+/// error); a model that then fails to load, or `auto` finding none, only leaves the search lexical.
 fn start_semantic(ctx: &Ctx, search: &SearchSettings, cache_dir: Option<&str>) -> Result<Option<Arc<crate::embed::Semantic>>, RpcError> {
-    use crate::embed::{onnx, Embedder, Options, Semantic};
+    use crate::embed::{onnx, Embedder, Semantic};
     let Some(source) = &search.embeddings else { return Ok(None) };
     let bad = |field: &str, msg: String| RpcError::new(ErrorCode::INVALID_PARAMS, msg).with_data(serde_json::json!({"field": format!("search.{field}")}));
-    let weight = search.semantic_weight.unwrap_or(crate::embed::DEFAULT_WEIGHT);
-    if !weight.is_finite() || weight < 0.0 {
-        return Err(bad("semanticWeight", format!("semanticWeight must be a number >= 0, not {weight}")));
-    }
+    let timeout = search.query_timeout_ms.map(|ms| Duration::from_millis(ms.min(MAX_TIMEOUT_MS)));
+    let opts = crate::embed::options(search.semantic_weight, timeout, cache_dir.map(std::path::PathBuf::from)).map_err(|(f, m)| bad(f, m))?;
     let embedder: Arc<dyn Embedder> = match source {
         EmbeddingSource::Host => Arc::new(super::host::HostEmbedder(ctx.out.clone())),
         EmbeddingSource::Onnx { model, tokenizer, runtime } => {
@@ -108,13 +106,10 @@ fn start_semantic(ctx: &Ctx, search: &SearchSettings, cache_dir: Option<&str>) -
             paths.check().map_err(|(field, msg)| bad(&format!("embeddings.{field}"), msg))?;
             Arc::new(onnx::Onnx::start(paths))
         }
-    };
-    let defaults = Options::default();
-    let opts = Options {
-        cache_dir: cache_dir.map(std::path::PathBuf::from),
-        query_timeout: search.query_timeout_ms.map(|ms| Duration::from_millis(ms.min(MAX_TIMEOUT_MS))).unwrap_or(defaults.query_timeout),
-        weight,
-        ..defaults
+        EmbeddingSource::Auto => match crate::embed::packaged_model() {
+            Some(e) => e,
+            None => return Ok(None),
+        },
     };
     Ok(Some(Semantic::start(embedder, opts)))
 }

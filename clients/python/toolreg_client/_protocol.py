@@ -250,7 +250,7 @@ class EmbedResult(TypedDict):
 
 
 # Where embeddings come from.
-EmbeddingSource = Union["EmbeddingSourceHost", "EmbeddingSourceOnnx"]
+EmbeddingSource = Union["EmbeddingSourceHost", "EmbeddingSourceOnnx", "EmbeddingSourceAuto"]
 
 
 class EmbeddingSourceHost(TypedDict):
@@ -272,6 +272,15 @@ class EmbeddingSourceOnnx(_EmbeddingSourceOnnxRequired, total=False):
     runtime: Union[str, None]
     """The ONNX Runtime shared library (`libonnxruntime.so`, e.g. from the `onnxruntime`
     wheel); default: `ORT_DYLIB_PATH`, else the system's."""
+
+
+class EmbeddingSourceAuto(TypedDict):
+    """The local model installed beside toolreg, found by the sidecar: `$TOOLREG_EMBEDDING_DIR`
+    (`model.onnx`, `tokenizer.json`, `libonnxruntime.so`), else the `toolreg[semantic]` extra
+    in the Python environment of the binary, else `@toolreg/model-minilm` and
+    `onnxruntime-node` in the `node_modules` of the binary. None found: lexical, said once in
+    the log. The clients find the packaged model themselves and send `onnx` paths."""
+    kind: Literal["auto"]
 
 
 class Empty(TypedDict, total=False):

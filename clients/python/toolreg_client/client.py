@@ -69,6 +69,7 @@ from ._protocol import (
 from . import __version__
 from ._protocol import PROTOCOL_VERSION
 from .binary import find_binary, protocol_compatible
+from .local_model import find_local_model, notice_lexical
 
 __all__ = ["ToolregClient", "ToolregError", "ToolregRpcError", "ToolregExitedError", "ToolregProtocolVersionError", "ExitInfo"]
 
@@ -165,6 +166,8 @@ class ToolregClient:
     """Use `await ToolregClient.spawn(...)`; `await client.close()` (or `async with`)."""
 
     initialize_result: InitializeResult
+    #: The packaged local model's paths when `spawn` found and sent them (`local_model`), else None.
+    local_model: Optional[dict[str, str]] = None
 
     def __init__(self, proc: asyncio.subprocess.Process, callbacks: dict[str, Any], stderr_lines: int) -> None:
         self.process = proc
@@ -205,6 +208,7 @@ class ToolregClient:
         log: Optional[LogSettings] = None,
         timeouts: Optional[Timeouts] = None,
         search: Optional[SearchSettings] = None,
+        local_model: bool = True,
         on_approval_request: Optional[Callable[[ApprovalRequest], MaybeAwaitable]] = None,
         on_execute_tool: Optional[Callable[[ExecuteToolParams], Union[CallToolResult, Awaitable[CallToolResult]]]] = None,
         on_repair_tool_call: Optional[Callable[[RepairToolCallParams], Union[HostRepairToolCallResult, Awaitable[HostRepairToolCallResult]]]] = None,
@@ -239,7 +243,11 @@ class ToolregClient:
         `on_embed` answers `host/embed` for `tool_search`'s semantic
         signal with `{"vectors": [[...], ...], "model": name}` (one vector per text, in order) from
         the host's embedding model; giving it sends `search={"embeddings": {"kind": "host"}}`
-        unless `search` names its own source. A coroutine callback is cancelled when the sidecar withdraws the
+        unless `search` names its own source. With neither, and `local_model` left True, the
+        local model that `pip install toolreg[semantic]` installs is found (see
+        `toolreg_client.local_model`) and sent as `{"kind": "onnx", ...paths}`; without it the
+        search stays lexical and the `toolreg_client` logger warns once per process.
+        `local_model=False` keeps the search lexical. A coroutine callback is cancelled when the sidecar withdraws the
         question (timeout, cancelled call); an exception is an error for the server.
 
         A coroutine `on_approval_request` is cancelled when its answer becomes moot: the sidecar
@@ -311,6 +319,13 @@ class ToolregClient:
         settings: SearchSettings = dict(search) if search is not None else {}  # type: ignore[assignment]
         if on_embed is not None and not settings.get("embeddings"):
             settings["embeddings"] = {"kind": "host"}
+        if local_model and not settings.get("embeddings"):
+            found = find_local_model(env)
+            if found is not None:
+                settings["embeddings"] = cast(Any, found)
+                client.local_model = found
+            else:
+                notice_lexical()
         if settings or search is not None:
             params["search"] = settings
         try:

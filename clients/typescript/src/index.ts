@@ -30,11 +30,13 @@ import type { ApprovalDecision, PlanReply, PlanResult, Timeouts } from './genera
 import type { PendingHostRequests, PendingSidecarNotifications, PendingSidecarRequests } from './pending.js';
 import { PROTOCOL_VERSION } from './generated/protocol.js';
 import { protocolCompatible, resolveBinary } from './binary.js';
+import { findLocalModel, noticeLexical, type LocalModel } from './local-model.js';
 import { createRequire } from 'node:module';
 
 export * from './generated/protocol.js';
 export * from './pending.js';
 export { PLATFORM_PACKAGES, platformBinary, platformPackageSuffix, protocolCompatible, resolveBinary } from './binary.js';
+export { EMBEDDING_DIR_ENV, LEXICAL_NOTICE, MODEL_PACKAGE, findLocalModel, type LocalModel } from './local-model.js';
 
 /** This package's version (package.json; the crate's version, stamped by scripts/version.py). */
 export const CLIENT_VERSION: string = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
@@ -146,6 +148,13 @@ export interface SpawnOptions {
    * `onEmbed` and no `search.embeddings`, `{embeddings: {kind: 'host'}}` is sent.
    */
   search?: SearchSettings;
+  /**
+   * With no `search.embeddings` and no `onEmbed`: send the local model when
+   * `@toolreg/model-minilm` and `onnxruntime-node` are installed (or `TOOLREG_EMBEDDING_DIR` has
+   * it); without them the search stays lexical and a warning (code `TOOLREG_LEXICAL`) is emitted
+   * once per process. `false`: lexical, nothing looked for. Default true.
+   */
+  localModel?: boolean;
   /** Called for each stderr line of the sidecar (the sidecar logs to stderr by default). */
   onStderr?: (line: string) => void;
   /**
@@ -303,6 +312,8 @@ function tokenToSignal(token: CancellationToken): AbortSignal {
 export class ToolregClient {
   /** The `initialize` result. */
   initializeResult!: InitializeResult;
+  /** The packaged local model's paths when `spawn` found and sent them (`localModel`). */
+  localModel?: LocalModel;
   private exitInfo: ExitInfo | null = null;
   private readonly pending = new Set<(e: Error) => void>();
   /** callId -> open approval dialogs (their AbortControllers) and in-flight tool/invoke calls. */
@@ -368,6 +379,13 @@ export class ToolregClient {
     if (options.timeouts !== undefined) params.timeouts = options.timeouts;
     if (options.search !== undefined) params.search = options.search;
     if (options.onEmbed && !params.search?.embeddings) params.search = { ...params.search, embeddings: { kind: 'host' } };
+    if (options.localModel !== false && !params.search?.embeddings) {
+      const found = findLocalModel(options.env ?? process.env);
+      if (found) {
+        params.search = { ...params.search, embeddings: found };
+        client.localModel = found;
+      } else noticeLexical();
+    }
     try {
       client.initializeResult = await client.request('initialize', params);
       const spoken = client.initializeResult.protocolVersion;

@@ -53,6 +53,9 @@ export type EmbeddingSource =
        * wheel); default: `ORT_DYLIB_PATH`, else the system's.
        */
       runtime?: string | null;
+    }
+  | {
+      kind: 'auto';
     };
 export type Encoding = 'o200k_base' | 'cl100k_base';
 /**

@@ -1,0 +1,58 @@
+//! A `toolreg mcp` config's `search`: tool_search's semantic signal, in the shape `initialize`
+//! takes, less `host` (an MCP client answers no `host/embed`). Checked when the file is read;
+//! started once, with the gateway: a change waits for the next start.
+
+use crate::embed::{self, onnx::OnnxPaths, Embedder, Semantic};
+use crate::protocol::{EmbeddingSource, SearchSettings};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// An hour: past that a search is not waiting for its query's vector, it is stuck.
+const MAX_QUERY_TIMEOUT_MS: u64 = 3_600_000;
+
+/// Why `search` cannot be used, naming the field; paths must be files now.
+pub(crate) fn check(search: &SearchSettings) -> Result<(), String> {
+    embed::options(search.semantic_weight, None, None).map_err(|(field, msg)| format!("search.{field}: {msg}"))?;
+    match &search.embeddings {
+        Some(EmbeddingSource::Host) => Err("search.embeddings: kind \"host\" needs a host that answers host/embed; toolreg mcp has none (use \"onnx\" with paths, or \"auto\")".into()),
+        Some(EmbeddingSource::Onnx { model, tokenizer, runtime }) => paths(model, tokenizer, runtime.as_deref()).check().map_err(|(field, msg)| format!("search.embeddings.{field}: {msg}")),
+        Some(EmbeddingSource::Auto) | None => Ok(()),
+    }
+}
+
+fn paths(model: &str, tokenizer: &str, runtime: Option<&str>) -> OnnxPaths {
+    OnnxPaths { model: model.into(), tokenizer: tokenizer.into(), runtime: runtime.map(Into::into) }
+}
+
+/// The semantic signal the config asks for, its vectors kept in the state directory; none when
+/// it asks for none, or `auto` found no model (said once in the log).
+pub(crate) fn start(search: Option<&SearchSettings>, state_dir: Option<std::path::PathBuf>) -> Option<Arc<Semantic>> {
+    let search = search?;
+    let embedder: Arc<dyn Embedder> = match search.embeddings.as_ref()? {
+        EmbeddingSource::Onnx { model, tokenizer, runtime } => Arc::new(embed::onnx::Onnx::start(paths(model, tokenizer, runtime.as_deref()))),
+        EmbeddingSource::Auto => embed::packaged_model()?,
+        EmbeddingSource::Host => return None,
+    };
+    let timeout = search.query_timeout_ms.map(|ms| Duration::from_millis(ms.min(MAX_QUERY_TIMEOUT_MS)));
+    let opts = embed::options(search.semantic_weight, timeout, state_dir).ok()?;
+    Some(Semantic::start(embedder, opts))
+}
+
+/// What `toolreg plan` says of a config's `search`: how its tool_search would rank (the
+/// packaged model is looked for now), or why `search` is refused.
+pub fn describe(search: Option<&SearchSettings>) -> Result<String, String> {
+    const LEXICAL: &str = "tool_search: lexical (BM25F)";
+    let Some(search) = search else { return Ok(format!("{LEXICAL}; \"search\": {{\"embeddings\": {{\"kind\": \"auto\"}}}} adds the local model")) };
+    if search.embeddings != Some(EmbeddingSource::Host) {
+        check(search)?;
+    }
+    Ok(match &search.embeddings {
+        None => format!("{LEXICAL}; \"search\": {{\"embeddings\": {{\"kind\": \"auto\"}}}} adds the local model"),
+        Some(EmbeddingSource::Host) => "tool_search: BM25F + the host's embeddings (host/embed: toolreg serve only)".into(),
+        Some(EmbeddingSource::Onnx { model, .. }) => format!("tool_search: BM25F + the local model {model}"),
+        Some(EmbeddingSource::Auto) => match embed::packaged::find() {
+            Ok(p) => format!("tool_search: BM25F + the packaged model {}", p.model.display()),
+            Err(why) => format!("{LEXICAL}: {why}"),
+        },
+    })
+}
