@@ -118,25 +118,33 @@ impl Store {
     }
 }
 
+/// How a plan is made beyond its tools: rendered as `render` (with its programmatic callers),
+/// its calls counted under `usage_key`, its `tool_exec` run within `code` (`None`: no code mode).
+pub struct PlanOptions {
+    pub render: Rendering,
+    pub programmatic: Option<Programmatic>,
+    pub usage_key: String,
+    pub code: Option<crate::sandbox::Limits>,
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        PlanOptions { render: Rendering::Portable, programmatic: None, usage_key: crate::usage::DEFAULT_KEY.to_string(), code: None }
+    }
+}
+
 impl PlanStore {
     pub fn create(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>) -> Arc<PlanScope> {
         self.create_rendered(deferred, inline, Rendering::Portable)
     }
 
     pub fn create_rendered(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, render: Rendering) -> Arc<PlanScope> {
-        self.create_with(deferred, inline, (render, None), crate::usage::DEFAULT_KEY, None)
+        self.create_with(deferred, inline, PlanOptions { render, ..PlanOptions::default() })
     }
 
-    /// A plan rendered as `render` (with its programmatic callers), whose calls count under
-    /// `usage_key` and whose `tool_exec` runs within `code` (`None`: no code mode).
-    pub fn create_with(
-        &self,
-        deferred: BTreeSet<String>,
-        inline: BTreeSet<String>,
-        (render, programmatic): (Rendering, Option<Programmatic>),
-        usage_key: &str,
-        code: Option<crate::sandbox::Limits>,
-    ) -> Arc<PlanScope> {
+    /// A plan with its `options` (rendering, usage key, code mode).
+    pub fn create_with(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, options: PlanOptions) -> Arc<PlanScope> {
+        let PlanOptions { render, programmatic, usage_key, code } = options;
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         // Expired plans are the oldest: drop them first.
         while s.order.front().and_then(|id| s.plans.get(id)).is_some_and(|p| p.created.elapsed() >= PLAN_TTL) {
@@ -153,11 +161,11 @@ impl PlanStore {
             programmatic,
             ledger: Mutex::new(BTreeSet::new()),
             code,
-            usage_key: usage_key.to_string(),
+            usage_key,
             found: Mutex::new(BTreeSet::new()),
             created: Instant::now(),
         });
-        s.bytes += PLAN_OVERHEAD + id.len() + usage_key.len();
+        s.bytes += PLAN_OVERHEAD + id.len() + scope.usage_key.len();
         s.plans.insert(id.clone(), scope.clone());
         s.order.push_back(id);
         // Never the plan just made: its request is about to use it.

@@ -47,7 +47,7 @@ mod usage;
 use crate::approval::Approvals;
 use crate::catalog::{Catalog, CatalogEvent, CatalogOptions, HostAsks, ServerState};
 use crate::exposition::meta_defs;
-use crate::exposition::plans::PlanStore;
+use crate::exposition::plans::{PlanOptions, PlanStore};
 use crate::exposition::sessions::{self, Pick, Promote};
 use crate::exposition::{self, PlanInput};
 use crate::registry::{Registry, Source};
@@ -362,7 +362,7 @@ impl Gateway {
         let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
         let n_deferred = deferred.len();
         let pool = pool_hash(&deferred, registry);
-        let scope = self.plans.create_with(deferred, inline, (crate::exposition::render::Rendering::Portable, None), &self.usage_key(), code);
+        let scope = self.plans.create_with(deferred, inline, PlanOptions { usage_key: self.usage_key(), code, ..PlanOptions::default() });
         if let Some(semantic) = &self.semantic {
             // Vectors for the deferred pool, in the background (known ones are skipped at once).
             semantic.want(crate::meta::embedding_texts(scope.deferred.iter().filter_map(|n| registry.get(n))));

@@ -2,6 +2,7 @@
 
 use super::Ctx;
 use crate::exposition::render::{self, RenderError};
+use crate::exposition::plans::PlanOptions;
 use crate::exposition::{self, PlanInput};
 use crate::protocol::error::clip;
 use crate::protocol::*;
@@ -193,7 +194,7 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
     let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
     let any_deferred = !deferred.is_empty();
     plan.lean(&p.include);
-    let scope = ctx.plans.create_with(deferred, inline, (p.render, p.programmatic), &usage_key, code);
+    let scope = ctx.plans.create_with(deferred, inline, PlanOptions { render: p.render, programmatic: p.programmatic, usage_key, code });
     if any_deferred {
         // Build (or fetch) tool_search's index now, after this reply, so the model's first
         // search does not wait for it; on the warm-up thread, so the next plan does not either.
