@@ -16,7 +16,8 @@
 # fixture server (`--conformance` offers test_simple_text, test_error_handling,
 # test_tool_with_progress, test_elicitation, test_image_content, test_audio_content,
 # test_embedded_resource, test_multiple_content_types, test_sampling,
-# test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums, and for the 2026-07-28
+# test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums, test_reconnection (slower than
+# the gateway's SSE polling point: the call's stream is closed and resumed), and for the 2026-07-28
 # scenarios json_schema_2020_12_tool, test_missing_capability, test_logging_tool,
 # test_trigger_tool_change, test_trigger_prompt_change and test_custom_header; with `--modern`, the
 # test_input_required_result_* tools of mrtr.rs and test_streaming_elicitation)

@@ -1,6 +1,7 @@
 //! `toolreg mcp --http`: the loopback Streamable HTTP endpoint refuses requests without the
 //! bearer token (401) and requests from a foreign `Host` or `Origin` (403, DNS rebinding),
-//! and serves MCP to a request that has both right, statelessly to a 2026-07-28 request.
+//! and serves MCP to a request that has both right, statelessly to a 2026-07-28 request; a long
+//! call's SSE stream is closed and resumed with `Last-Event-ID`.
 
 mod support;
 
@@ -42,9 +43,14 @@ fn post(addr: &str, headers: &[(&str, &str)]) -> (u16, String) {
 
 /// POSTs one JSON-RPC request (id 1) to /mcp; returns the status code and the raw response.
 fn post_body(addr: &str, headers: &[(&str, &str)], body: &Value) -> (u16, String) {
-    let body = body.to_string();
+    exchange(addr, "POST", headers, &body.to_string(), 1, Duration::from_secs(5))
+}
+
+/// Sends one HTTP request to /mcp and reads until the answer to JSON-RPC request `id` arrives,
+/// the server closes, or nothing comes for `quiet`; returns the status code and the raw response.
+fn exchange(addr: &str, method: &str, headers: &[(&str, &str)], body: &str, id: u64, quiet: Duration) -> (u16, String) {
     let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        "{method} /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
@@ -54,20 +60,19 @@ fn post_body(addr: &str, headers: &[(&str, &str)], body: &Value) -> (u16, String
         req.push_str(&format!("{k}: {v}\r\n"));
     }
     req.push_str("\r\n");
-    req.push_str(&body);
+    req.push_str(body);
     let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.set_read_timeout(Some(quiet)).unwrap();
     s.write_all(req.as_bytes()).unwrap();
     // An SSE answer stays open after the response event: read until it arrives.
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
+    let (mut got, mut buf, id) = (Vec::new(), [0u8; 4096], format!("\"id\":{id}"));
     while let Ok(n) = s.read(&mut buf) {
         if n == 0 {
             break;
         }
         got.extend_from_slice(&buf[..n]);
         let text = String::from_utf8_lossy(&got);
-        let answered = text.contains("\"id\":1") && (text.contains("\"result\"") || text.contains("\"error\"")) && (text.ends_with('}') || text.ends_with("\n\n"));
+        let answered = text.contains(&id) && (text.contains("\"result\"") || text.contains("\"error\"")) && (text.ends_with('}') || text.ends_with("\n\n"));
         if answered || (text.contains("\r\n\r\n") && !text.starts_with("HTTP/1.1 200")) {
             break;
         }
@@ -395,4 +400,31 @@ fn an_upstream_missing_capability_error_reaches_the_client_with_its_code() {
     assert_eq!(r["error"]["data"]["requiredCapabilities"], json!({"sampling": {}}), "{r}");
     let r = rpc_2026(&addr, &bearer, "tools/call", Some(tool), json!({"name": tool, "arguments": {}}), json!({"sampling": {}}));
     assert_eq!(r["result"]["content"][0]["text"], "the client can sample", "{r}");
+}
+
+/// SSE polling (SEP-1699): a call still running after 5 s has its POST stream closed, after an
+/// event id and a `retry`, without the answer; a GET with that `Last-Event-ID` gets the answer.
+#[test]
+fn a_long_calls_stream_is_closed_and_resumed_with_last_event_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"servers": [fixture("fx", &["--conformance"])], "gateway": {"defer": "never", "toolNames": "upstream"}});
+    let (_c, addr, token) = start_with(dir.path(), &config, Some("s3cret-token"));
+    let bearer = format!("Bearer {token}");
+    let (status, init) = post(&addr, &[("Authorization", &bearer)]);
+    assert_eq!(status, 200, "{init}");
+    let session = init.lines().find_map(|l| l.strip_prefix("mcp-session-id: ")).unwrap_or_else(|| panic!("no session id: {init}")).trim().to_string();
+    let headers = [("Authorization", bearer.as_str()), ("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-11-25")];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let (status, _) = exchange(&addr, "POST", &headers, &initialized, 0, Duration::from_secs(5));
+    assert_eq!(status, 202);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "test_reconnection", "arguments": {}}}).to_string();
+    let (status, first) = exchange(&addr, "POST", &headers, &call, 2, Duration::from_secs(30));
+    assert_eq!(status, 200, "{first}");
+    assert!(!first.contains("\"result\""), "the answer came before the stream was closed: {first}");
+    assert!(first.lines().any(|l| l.strip_prefix("retry:").is_some_and(|ms| ms.trim() == "1000")), "no 1 s retry field: {first}");
+    let last = first.lines().filter_map(|l| l.strip_prefix("id: ")).last().unwrap_or_else(|| panic!("no event id: {first}")).trim().to_string();
+    let resume = [headers[0], headers[1], headers[2], ("Last-Event-ID", last.as_str())];
+    let (status, resumed) = exchange(&addr, "GET", &resume, "", 2, Duration::from_secs(30));
+    assert_eq!(status, 200, "{resumed}");
+    assert!(resumed.contains("Answered after the stream was closed and resumed."), "{resumed}");
 }

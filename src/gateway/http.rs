@@ -10,7 +10,6 @@
 
 use super::session::Session;
 use super::Gateway;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -51,7 +50,7 @@ pub async fn serve(gw: Arc<Gateway>, addr: SocketAddr, token: String) -> i32 {
     }
     let config = StreamableHttpServerConfig::default()
         .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]);
-    let service = StreamableHttpService::new(move || Ok(Session { gw: gw.clone() }), Arc::new(LocalSessionManager::default()), config);
+    let service = StreamableHttpService::new(move || Ok(Session { gw: gw.clone() }), Arc::new(super::sse_poll::Sessions::default()), config);
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(l) => l,
         Err(e) => {

@@ -40,6 +40,7 @@ mod seal;
 mod search;
 mod session;
 mod shelf;
+mod sse_poll;
 mod terminal_auth;
 mod token_file;
 mod usage;

@@ -244,16 +244,20 @@ impl ServerHandler for Session {
                 }
             }
         }
-        match self.call_once(request.clone(), &context).await? {
-            Step::Done(r) => Ok(r),
-            Step::Approved => {
-                self.gw.relist().await;
-                match self.call_once(request, &context).await? {
-                    Step::Done(r) => Ok(r),
-                    Step::Approved => Err(ErrorData::internal_error("the approved tool is still held", None)),
+        // A long call over an HTTP session's stream gets that stream closed (`sse_poll`).
+        super::sse_poll::polled(&context, async {
+            match self.call_once(request.clone(), &context).await? {
+                Step::Done(r) => Ok::<_, ErrorData>(r),
+                Step::Approved => {
+                    self.gw.relist().await;
+                    match self.call_once(request, &context).await? {
+                        Step::Done(r) => Ok(r),
+                        Step::Approved => Err(ErrorData::internal_error("the approved tool is still held", None)),
+                    }
                 }
             }
-        }
+        })
+        .await
     }
 }
 
