@@ -48,7 +48,7 @@ start_gateway() {
   args="$(printf '"%s",' "$@")"
   cat >"$config" <<JSON
 {"servers": [{"id": "fx", "name": "fx", "transport": {"type": "stdio", "command": "$fixture", "args": [${args%,}]}}],
- "gateway": {"defer": "never", "toolNames": "upstream"}}
+ "gateway": {"defer": "never", "toolNames": "upstream", "ssePollAfterMs": 5000}}
 JSON
   # Pins persist by default: each gateway starts from a state of its own, never the user's.
   rm -rf "$work/state-$name"

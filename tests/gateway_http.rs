@@ -402,29 +402,46 @@ fn an_upstream_missing_capability_error_reaches_the_client_with_its_code() {
     assert_eq!(r["result"]["content"][0]["text"], "the client can sample", "{r}");
 }
 
-/// SSE polling (SEP-1699): a call still running after 5 s has its POST stream closed, after an
-/// event id and a `retry`, without the answer; a GET with that `Last-Event-ID` gets the answer.
+/// SSE polling (SEP-1699), asked by `gateway.ssePollAfterMs`: a call still running after 5 s
+/// has its POST stream closed, after an event id and a `retry`, without the answer; a GET with
+/// that `Last-Event-ID` gets the answer. Without the option the answer comes on the POST.
 #[test]
 fn a_long_calls_stream_is_closed_and_resumed_with_last_event_id() {
+    let (first, resume) = long_call(json!(5000));
+    assert!(!first.contains("\"result\""), "the answer came before the stream was closed: {first}");
+    assert!(first.lines().any(|l| l.strip_prefix("retry:").is_some_and(|ms| ms.trim() == "1000")), "no 1 s retry field: {first}");
+    let last = first.lines().filter_map(|l| l.strip_prefix("id: ")).last().unwrap_or_else(|| panic!("no event id: {first}")).trim().to_string();
+    let resumed = resume(&last);
+    assert!(resumed.contains("Answered after the stream was closed and resumed."), "{resumed}");
+    let (whole, _) = long_call(json!(null));
+    assert!(whole.contains("Answered after the stream was closed and resumed."), "without ssePollAfterMs the answer comes on the POST: {whole}");
+}
+
+/// Calls the fixture's 6 s `test_reconnection` over a new HTTP session of a gateway with
+/// `ssePollAfterMs: poll`: the POST's SSE body, and a way to resume its stream from an event id.
+fn long_call(poll: Value) -> (String, impl Fn(&str) -> String) {
     let dir = tempfile::tempdir().unwrap();
-    let config = json!({"servers": [fixture("fx", &["--conformance"])], "gateway": {"defer": "never", "toolNames": "upstream"}});
-    let (_c, addr, token) = start_with(dir.path(), &config, Some("s3cret-token"));
+    let config = json!({"servers": [fixture("fx", &["--conformance"])], "gateway": {"defer": "never", "toolNames": "upstream", "ssePollAfterMs": poll}});
+    let (c, addr, token) = start_with(dir.path(), &config, Some("s3cret-token"));
     let bearer = format!("Bearer {token}");
     let (status, init) = post(&addr, &[("Authorization", &bearer)]);
     assert_eq!(status, 200, "{init}");
     let session = init.lines().find_map(|l| l.strip_prefix("mcp-session-id: ")).unwrap_or_else(|| panic!("no session id: {init}")).trim().to_string();
-    let headers = [("Authorization", bearer.as_str()), ("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-11-25")];
+    let headers = vec![("Authorization", bearer), ("Mcp-Session-Id", session), ("MCP-Protocol-Version", "2025-11-25".to_string())];
+    let send = move |method: &str, extra: Option<(&'static str, String)>, body: &str, id: u64, wait: u64| {
+        let h: Vec<(&str, &str)> = headers.iter().chain(extra.iter()).map(|(k, v)| (*k, v.as_str())).collect();
+        exchange(&addr, method, &h, body, id, Duration::from_secs(wait))
+    };
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
-    let (status, _) = exchange(&addr, "POST", &headers, &initialized, 0, Duration::from_secs(5));
-    assert_eq!(status, 202);
+    assert_eq!(send("POST", None, &initialized, 0, 5).0, 202);
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "test_reconnection", "arguments": {}}}).to_string();
-    let (status, first) = exchange(&addr, "POST", &headers, &call, 2, Duration::from_secs(30));
+    let (status, first) = send("POST", None, &call, 2, 30);
     assert_eq!(status, 200, "{first}");
-    assert!(!first.contains("\"result\""), "the answer came before the stream was closed: {first}");
-    assert!(first.lines().any(|l| l.strip_prefix("retry:").is_some_and(|ms| ms.trim() == "1000")), "no 1 s retry field: {first}");
-    let last = first.lines().filter_map(|l| l.strip_prefix("id: ")).last().unwrap_or_else(|| panic!("no event id: {first}")).trim().to_string();
-    let resume = [headers[0], headers[1], headers[2], ("Last-Event-ID", last.as_str())];
-    let (status, resumed) = exchange(&addr, "GET", &resume, "", 2, Duration::from_secs(30));
-    assert_eq!(status, 200, "{resumed}");
-    assert!(resumed.contains("Answered after the stream was closed and resumed."), "{resumed}");
+    let resume = move |last: &str| {
+        let _keep = (&c, &dir);
+        let (status, resumed) = send("GET", Some(("Last-Event-ID", last.to_string())), "", 2, 30);
+        assert_eq!(status, 200, "{resumed}");
+        resumed
+    };
+    (first, resume)
 }

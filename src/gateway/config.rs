@@ -70,6 +70,12 @@ pub struct Gateway {
     /// them (`{memoryMb, timeoutMs, maxCalls, maxOutputBytes}`, each optional). `None`: off.
     #[serde(default, deserialize_with = "code_mode")]
     pub code_mode: Option<crate::sandbox::Limits>,
+    /// `--http` only: a tool call still running after this many milliseconds has its SSE stream
+    /// closed with a `retry` hint, and the client resumes it with `Last-Event-ID` (SEP-1699
+    /// polling, `sse_poll.rs`). Off when absent: a client that does not resume would lose the
+    /// answer of a long call (one waiting on a person's approval, say).
+    #[serde(default)]
+    pub sse_poll_after_ms: Option<u64>,
     /// List the most used deferred tools inline (`{maxTools?, budgetTokens?}`; `{}` takes the
     /// defaults). Off when absent. Picked per gateway session (`usage.rs`).
     #[serde(default)]

@@ -245,7 +245,8 @@ impl ServerHandler for Session {
             }
         }
         // A long call over an HTTP session's stream gets that stream closed (`sse_poll`).
-        super::sse_poll::polled(&context, async {
+        let poll = self.gw.config().gateway.sse_poll_after_ms.map(std::time::Duration::from_millis);
+        super::sse_poll::polled(&context, poll, async {
             match self.call_once(request.clone(), &context).await? {
                 Step::Done(r) => Ok::<_, ErrorData>(r),
                 Step::Approved => {

@@ -1,4 +1,5 @@
-//! SSE polling on the HTTP face (SEP-1699): a tool call still running after `POLL_AFTER` has
+//! SSE polling on the HTTP face (SEP-1699), when `gateway.ssePollAfterMs` asks for it: a tool
+//! call still running after that long has
 //! its POST SSE stream closed, with a `retry` interval, so a long call does not hold a
 //! connection; the client reconnects with `Last-Event-ID` and gets the result on the resumed
 //! stream (rmcp's session keeps the call's events). rmcp only closes a stream by its HTTP request
@@ -12,8 +13,6 @@ use rmcp::transport::streamable_http_server::session::local::{LocalSessionHandle
 use rmcp::transport::streamable_http_server::session::{RestoreOutcome, ServerSseMessage, SessionId, SessionManager};
 use std::time::Duration;
 
-/// How long a call runs before its stream is closed and the client polls.
-pub const POLL_AFTER: Duration = Duration::from_secs(5);
 /// How long the client waits before it reconnects (the `retry` field).
 pub const RETRY: Duration = Duration::from_secs(1);
 
@@ -74,14 +73,15 @@ impl SessionManager for Sessions {
     }
 }
 
-/// Runs `call`; if it is still running after `POLL_AFTER` and came over an HTTP session's SSE
-/// stream, closes that stream (the answer is kept for the client's reconnect) and keeps running.
-pub async fn polled<T>(context: &RequestContext<RoleServer>, call: impl std::future::Future<Output = T>) -> T {
-    let Some(stream) = context.extensions.get::<CallStream>().cloned() else { return call.await };
+/// Runs `call`; if it is still running `after` (the config's `gateway.ssePollAfterMs`; `None`:
+/// never) and came over an HTTP session's SSE stream, closes that stream (the answer is kept for
+/// the client's reconnect) and keeps running.
+pub async fn polled<T>(context: &RequestContext<RoleServer>, after: Option<Duration>, call: impl std::future::Future<Output = T>) -> T {
+    let (Some(after), Some(stream)) = (after, context.extensions.get::<CallStream>().cloned()) else { return call.await };
     tokio::pin!(call);
     tokio::select! {
         done = &mut call => return done,
-        () = tokio::time::sleep(POLL_AFTER) => {}
+        () = tokio::time::sleep(after) => {}
     }
     if let Err(e) = stream.session.close_sse_stream(stream.http_request_id, Some(RETRY)).await {
         tracing::debug!("could not close a long call's SSE stream: {e}");
