@@ -464,7 +464,11 @@ impl Server {
             (Kind::Ordered | Kind::Inline, Handler::Sync(f)) => {
                 let answer = call_sync(f, &self.ctx, &id, params.as_deref());
                 let ok = answer.ok;
-                self.out.send_raw(answer.body);
+                if method == "shutdown" && ok {
+                    self.out.send_shutdown_answer(answer.body);
+                } else {
+                    self.out.send_raw(answer.body);
+                }
                 match method.as_str() {
                     "initialize" if ok => self.lifecycle = Lifecycle::Running,
                     "shutdown" if ok => self.lifecycle = Lifecycle::ShuttingDown,

@@ -57,6 +57,17 @@ struct Backlog {
     peak: usize,
     /// stdout failed (the host is gone): frames are dropped and nothing waits for room.
     closed: bool,
+    /// `shutdown` was answered: notifications (a server's status, progress) are dropped, so
+    /// the host sees nothing after the answer but what it asks for.
+    quiet: bool,
+}
+
+/// What a frame is, for `Backlog::quiet`.
+#[derive(PartialEq)]
+enum Kind {
+    Frame,
+    Notification,
+    ShutdownAnswer,
 }
 
 /// Starts the writer task over `out`. `direct_fd`: stdout's fd when it is a non-blocking pipe.
@@ -149,12 +160,23 @@ fn write_nonblocking(fd: i32, data: &[u8]) -> usize {
 
 impl Outgoing {
     pub fn send_raw(&self, body: Bytes) {
+        self.send(body, Kind::Frame);
+    }
+
+    /// The answer to `shutdown`: no notification follows it (set under the writer's lock, so
+    /// none already past its check lands after the answer).
+    pub fn send_shutdown_answer(&self, body: Bytes) {
+        self.send(body, Kind::ShutdownAnswer);
+    }
+
+    fn send(&self, body: Bytes, kind: Kind) {
         let mut frame = BytesMut::with_capacity(body.len() + 32);
         encode_frame(&body, &mut frame);
         let mut backlog = self.backlog.lock().unwrap_or_else(|e| e.into_inner());
-        if backlog.closed {
+        if backlog.closed || (kind == Kind::Notification && backlog.quiet) {
             return;
         }
+        backlog.quiet |= kind == Kind::ShutdownAnswer;
         // Recorded under the lock, so the transcript has the wire's order.
         if let Some(r) = &self.recorder {
             r.record(Direction::Out, &body);
@@ -184,7 +206,8 @@ impl Outgoing {
             tracing::debug!("stdout queue full: $/progress dropped");
             return;
         }
-        self.send_value(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+        let v = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        self.send(Bytes::from(serde_json::to_vec(&v).expect("JSON values serialize")), Kind::Notification);
     }
 
     fn is_full(&self) -> bool {
