@@ -178,13 +178,36 @@ fn an_upstream_log_message_during_a_call_reaches_the_calling_client() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_config(dir.path(), &json!({"servers": [fixture("fx", &["--conformance"])], "gateway": {"defer": "never"}}));
     let mut c = McpClient::ready(&path, json!({}));
-    let r = c.ok("tools/call", json!({"name": "mcp__fx__testToolWithLogging", "arguments": {}}));
-    assert_eq!(text(&r), "Tool with logging executed successfully", "{r}");
-    // Verbatim, and before the call's result (the last one may race the result on stdio).
-    let logs: Vec<_> = c.notes.iter().filter(|n| n["method"] == "notifications/message").map(|n| n["params"].clone()).collect();
-    assert!(logs.len() >= 2, "logs: {logs:?}; notes: {:?}", c.notes);
-    assert_eq!(logs[0], json!({"level": "info", "data": "Tool execution started"}));
-    assert_eq!(logs[1], json!({"level": "info", "data": "Tool processing data"}));
+    // Verbatim, all three, in order and before the call's result: the last is written just
+    // before the result on stdio, so a few rounds would catch it arriving late or not at all.
+    for round in 0..8 {
+        c.notes.clear();
+        let r = c.ok("tools/call", json!({"name": "mcp__fx__testToolWithLogging", "arguments": {}}));
+        assert_eq!(text(&r), "Tool with logging executed successfully", "{r}");
+        let logs: Vec<_> = c.notes.iter().filter(|n| n["method"] == "notifications/message").map(|n| n["params"].clone()).collect();
+        let expected: Vec<_> = ["Tool execution started", "Tool processing data", "Tool execution completed"]
+            .iter()
+            .map(|d| json!({"level": "info", "data": d}))
+            .collect();
+        assert_eq!(logs, expected, "round {round}; notes: {:?}", c.notes);
+    }
+}
+
+#[test]
+fn a_burst_of_upstream_log_messages_all_arrive_in_order_before_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_config(dir.path(), &json!({"servers": [fixture("fx", &["--log-burst", "300"])], "gateway": {"defer": "never"}}));
+    let mut c = McpClient::ready(&path, json!({}));
+    // The server writes 300 lines and its answer at once: handled one task each by rmcp, the
+    // last ones used to come after the result or be dropped (the call had ended).
+    for round in 0..3 {
+        c.notes.clear();
+        let r = c.ok("tools/call", json!({"name": "mcp__fx__logBurst", "arguments": {}}));
+        assert_eq!(text(&r), "logged 300", "{r}");
+        let logs: Vec<_> = c.notes.iter().filter(|n| n["method"] == "notifications/message").map(|n| n["params"]["data"].clone()).collect();
+        let expected: Vec<_> = (0..300).map(|i| json!(format!("line {i}"))).collect();
+        assert_eq!(logs, expected, "round {round}");
+    }
 }
 
 #[test]

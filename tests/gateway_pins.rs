@@ -35,7 +35,7 @@ fn setup() -> Setup {
     write_tool(&defs, "Delete a file.", json!({"path": {"type": "string"}}));
     let server = fixture("fx", &["--defs-file", defs.to_str().unwrap(), "--watch-defs", "--calls-file", calls.to_str().unwrap()]);
     // No cacheDir: the pins go to the per-user default, here $TOOLREG_STATE_DIR.
-    let config = write_config(dir.path(), &json!({"servers": [server], "gateway": {"defer": "never"}}));
+    let config = write_config(dir.path(), &json!({"servers": [server], "gateway": {"defer": "never", "codeMode": true}}));
     let state = dir.path().join("state").to_string_lossy().into_owned();
     Setup { defs, calls, config, state, _dir: dir }
 }
@@ -92,6 +92,13 @@ fn a_held_tool_is_refused_with_the_command_and_toolreg_pins_shows_and_approves_i
     let r = c.call("tool_invoke", json!({"name": "mcp__fx__delete", "params": {"path": "b"}}));
     assert_eq!(r["isError"], true, "{r}");
     assert!(text(&r).contains(&command) && text(&r).contains("Description after:"), "{r}");
+    // From a script (`tool_exec`): refused unsent, catchable, naming the same command (not the
+    // sidecar's `catalog/pins`, which a gateway's client has no way to call).
+    let script = "try { await tools.call('mcp__fx__delete', {path: 'b'}); return 'ran'; } catch (e) { return 'refused: ' + e.message; }";
+    let r = c.call("tool_exec", json!({"code": script}));
+    let said = text(&r);
+    assert!(said.contains("refused: ") && said.contains("changed since the user approved it"), "{r}");
+    assert!(said.contains(&command) && !said.contains("catalog/pins"), "{said}");
     assert_eq!(ran(&s), 1, "the held tool did not run");
 
     let shown = pins(&s, &[]);

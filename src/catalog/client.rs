@@ -55,6 +55,7 @@ use tokio_util::sync::CancellationToken;
 use super::authorize::ServerAuth;
 use super::child::{self, kill_group, ChildProc};
 use super::call;
+use super::call_logs::{self, CallLogs};
 use super::lock;
 use super::config::{CatalogError, McpTool, ProtocolChoice, ServerConfig, Transport};
 use super::elicit::{self, Asker, CallOrigin, InFlight, InFlightGuard, Unanswered};
@@ -361,6 +362,8 @@ impl Open<'_> {
                 let mut exited = child.exited.clone();
                 let transport = BoundedStdio::new(stdout, stdin, self.max_message_bytes);
                 let direct = transport.direct();
+                let shared = handler.clone();
+                direct.on_notice(move |text| call_logs::take(&shared.in_flight, text));
                 let served = tokio::select! {
                     r = tokio::time::timeout(self.left(), Handler(handler.clone()).serve_with_lifecycle(transport, lifecycle)) => r,
                     why = exited.wait_for(|e| e.is_some()) => {
@@ -609,7 +612,16 @@ impl Connection {
         if cancel.is_cancelled() {
             return Err(CatalogError::Cancelled);
         }
-        let origin = CallOrigin { call_id: call_id.map(str::to_owned), tool: tool.to_owned(), cancel: cancel.clone() };
+        // A stdio call's log lines are queued for it by the reader (`call_logs`).
+        let (logs, queue) = match (&self.direct, call_id) {
+            (Some(_), Some(id)) => {
+                let (logs, queue) = CallLogs::new(id, self.handler.asker.host.clone());
+                (Some(logs), Some(queue))
+            }
+            _ => (None, None),
+        };
+        let logs = logs.as_ref();
+        let origin = CallOrigin { call_id: call_id.map(str::to_owned), tool: tool.to_owned(), cancel: cancel.clone(), logs: queue };
         let slot = lock(&self.handler.in_flight).enter(origin.clone());
         let _in_flight = InFlightGuard(&self.handler.in_flight, slot);
         // One timer for every round of the call, the host's answers included.
@@ -628,7 +640,7 @@ impl Connection {
                 };
                 let meta = &*self.request_meta;
                 let value = match &self.direct {
-                    Some(direct) => rounds.drive(|retry| self.call_direct(direct, tool, arguments, &round, progress.clone(), retry, meta)).await?,
+                    Some(direct) => rounds.drive(|retry| self.call_direct(direct, tool, arguments, &round, progress.clone(), retry, meta, logs)).await?,
                     None => rounds.drive(|retry| self.call_rmcp(call_params(tool, arguments, retry), &round, progress.clone(), None)).await?,
                 };
                 mrtr::Answer::Complete(value)
@@ -639,9 +651,9 @@ impl Connection {
                     (Some(direct), Some(meta)) => {
                         let object = serde_json::to_string(meta).unwrap_or_default();
                         let members = object.get(1..object.len().saturating_sub(1)).unwrap_or_default();
-                        self.call_direct(direct, tool, arguments, &round, progress, retry.clone(), members).await?
+                        self.call_direct(direct, tool, arguments, &round, progress, retry.clone(), members, logs).await?
                     }
-                    (Some(direct), None) => self.call_direct(direct, tool, arguments, &round, progress, retry.clone(), &self.request_meta).await?,
+                    (Some(direct), None) => self.call_direct(direct, tool, arguments, &round, progress, retry.clone(), &self.request_meta, logs).await?,
                     (None, meta) => self.call_rmcp(call_params(tool, arguments, retry.clone()), &round, progress, meta.clone()).await?,
                 };
                 mrtr::read(value)?
@@ -702,6 +714,7 @@ impl Connection {
         progress: Option<mpsc::UnboundedSender<Value>>,
         retry: Option<mrtr::Retry>,
         meta: &str,
+        logs: Option<&CallLogs>,
     ) -> Result<Value, CatalogError> {
         let (deadline, cancel) = (round.deadline, round.cancel);
         let closed = || CatalogError::closed(call::METHOD);
@@ -728,7 +741,13 @@ impl Connection {
                 return Err(error);
             }
         }
-        let answer = async { reply.await.map_err(|_| closed()) };
+        let answer = async {
+            match logs {
+                Some(logs) => logs.forward_until(reply).await,
+                None => reply.await,
+            }
+            .map_err(|_| closed())
+        };
         // Not through rmcp, and not awaited: a notice must not stall the call behind a full pipe.
         let tell = |reason| {
             direct.forget(&key);

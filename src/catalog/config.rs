@@ -341,6 +341,26 @@ pub struct CatalogOptions {
     /// Which of the servers' questions the host answers (`elicit.rs`), and how long one waits.
     pub host_asks: super::elicit::HostAsks,
     pub elicitation_timeout: Duration,
+    /// How a held tool's refusal tells the person to review it, in the face's words.
+    pub review: ReviewHint,
+}
+
+/// The sentence ending a held tool's refusal, given its server and tool: what to do to review
+/// it where the caller is (the sidecar's host shows `catalog/pins`; `toolreg mcp` names the
+/// `toolreg pins` command), so a refusal reached from a script reads as a direct call's.
+#[derive(Clone)]
+pub struct ReviewHint(pub std::sync::Arc<dyn Fn(&str, &str) -> String + Send + Sync>);
+
+impl Default for ReviewHint {
+    fn default() -> Self {
+        ReviewHint(std::sync::Arc::new(|_, _| "The host must review it (catalog/pins) before it can run.".to_owned()))
+    }
+}
+
+impl std::fmt::Debug for ReviewHint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReviewHint")
+    }
 }
 
 impl Default for CatalogOptions {
@@ -358,6 +378,7 @@ impl Default for CatalogOptions {
             max_result_bytes: super::result_cap::DEFAULT_MAX_RESULT_BYTES,
             host_asks: super::elicit::HostAsks::default(),
             elicitation_timeout: Duration::from_secs(300),
+            review: ReviewHint::default(),
         }
     }
 }

@@ -184,6 +184,9 @@ pub(crate) struct CallOrigin {
     pub call_id: Option<String>,
     pub tool: String,
     pub cancel: CancellationToken,
+    /// Where a stdio session's reader hands this call's log messages, in the order read, so
+    /// the call forwards them before its own result (`stdio::DirectCalls::on_notice`).
+    pub logs: Option<tokio::sync::mpsc::UnboundedSender<Value>>,
 }
 
 impl ElicitParams {
@@ -380,7 +383,7 @@ mod tests {
     }
 
     fn origin(call: &str) -> CallOrigin {
-        CallOrigin { call_id: Some(call.into()), tool: "t".into(), cancel: CancellationToken::new() }
+        CallOrigin { call_id: Some(call.into()), tool: "t".into(), cancel: CancellationToken::new(), logs: None }
     }
 
     #[test]

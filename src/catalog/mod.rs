@@ -34,6 +34,7 @@ pub mod auth;
 mod authorize;
 pub(crate) mod cache;
 mod call;
+mod call_logs;
 pub(crate) mod canonical;
 mod child;
 mod client;
@@ -59,7 +60,7 @@ use tokio_util::sync::CancellationToken;
 pub use config::{
     ApprovalHints, ApprovalPolicy,
     CatalogError, CatalogEvent, CatalogOptions, HeldTools, ListState, ListToolsResult, McpTool,
-    ProtocolChoice, ServerConfig, ServerState, ServerStatus, Transport,
+    ProtocolChoice, ReviewHint, ServerConfig, ServerState, ServerStatus, Transport,
 };
 pub use elicit::{AskHost, ElicitAction, ElicitMode, ElicitParams, ElicitResult, HostAsks, Root, RootsParams, RootsResult, SampleParams};
 pub use mrtr::{Answer, Inputs, Retry};

@@ -46,7 +46,7 @@ fn asker(host: &Arc<Recorder>, asks: HostAsks) -> Asker {
 const ALL: HostAsks = HostAsks { elicitation: true, sampling: true, roots: true };
 
 fn origin() -> CallOrigin {
-    CallOrigin { call_id: Some("call-1".into()), tool: "t".into(), cancel: CancellationToken::new() }
+    CallOrigin { call_id: Some("call-1".into()), tool: "t".into(), cancel: CancellationToken::new(), logs: None }
 }
 
 fn input_required(requests: Value, state: Option<&str>) -> Value {

@@ -312,8 +312,8 @@ impl Pins {
     }
 
     /// Why a call to `t` must not run, for the model and the user; `None` when it may run.
-    pub fn refusal(&self, server_id: &str, t: &McpTool, rules: &Rules) -> Option<String> {
-        let review = "The host must review it (catalog/pins) before it can run.";
+    /// `review`: the sentence that says how to review it (`ReviewHint`).
+    pub fn refusal(&self, server_id: &str, t: &McpTool, rules: &Rules, review: &str) -> Option<String> {
         match self.state(t, rules) {
             PinState::Approved => None,
             PinState::Changed => {
@@ -566,15 +566,16 @@ mod tests {
         assert_eq!(d.changed_paths, ["/inputSchema/properties/key"]);
         assert_eq!(report[1].state, PinState::New);
         assert!(report[1].diff.is_none() && report[1].approved_fingerprint.is_none());
-        let refusal = pins.refusal("fs", &v2[0], &pinned()).unwrap();
+        let refusal = pins.refusal("fs", &v2[0], &pinned(), "Review it.").unwrap();
         assert!(refusal.contains("changed since the user approved it (description and input schema differ)"), "{refusal}");
+        assert!(refusal.ends_with("it was not run. Review it."), "{refusal}");
         let none = BTreeMap::new();
         assert_eq!(pins.approve(&v2, &["nope".into()], &none), Err(Refused::NotInList(vec!["nope".to_string()])));
         // The user reviewed another definition (the first one): approving it would approve
         // what nobody saw.
         let seen_v1 = BTreeMap::from([("read".to_string(), fingerprint(&v1[0]))]);
         assert_eq!(pins.approve(&v2, &["read".into()], &seen_v1), Err(Refused::ChangedSinceReview(vec!["read".into()])));
-        assert!(pins.refusal("fs", &v2[0], &pinned()).is_some(), "nothing was approved");
+        assert!(pins.refusal("fs", &v2[0], &pinned(), "").is_some(), "nothing was approved");
         let seen_v2 = BTreeMap::from([("read".to_string(), fingerprint(&v2[0]))]);
         pins.approve(&v2, &["read".into()], &seen_v2).unwrap();
         assert_eq!(pins.held(&v2, &pinned()), Held { changed: vec![], new: vec!["extra".into()] });
@@ -608,7 +609,7 @@ mod tests {
         assert_eq!(d.hints_before, Some(ApprovalHints { read_only_hint: Some(false), destructive_hint: None }));
         assert_eq!(d.hints_after, Some(ApprovalHints { read_only_hint: Some(true), destructive_hint: None }));
         assert!(d.description_before.is_none());
-        let refusal = pins.refusal("fs", &read_only, &rules).unwrap();
+        let refusal = pins.refusal("fs", &read_only, &rules, "").unwrap();
         assert!(refusal.contains("changed since the user approved it (readOnlyHint annotation went from false to true); it was not run"), "{refusal}");
         assert_eq!(pins.state(&hinted(json!({"readOnlyHint": false, "destructiveHint": false})), &rules), PinState::Changed);
         let mut both = read_only.clone();

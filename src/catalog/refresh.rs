@@ -333,7 +333,7 @@ impl Server {
         let d = lock(&self.data);
         let Some(pins) = &d.pins else { return Some(self.pins_loading().to_string()) };
         let current = d.tools.iter().flatten().find(|t| t.name == tool)?;
-        pins.refusal(&self.id, current, &rules)
+        pins.refusal(&self.id, current, &rules, &(self.shared.opts.review.0)(&self.id, tool))
     }
 
     /// Whether a call to `tool` waits for the user, under the current configuration. Fails

@@ -292,7 +292,7 @@ impl Catalog {
         };
         let answer = match inputs {
             Inputs::Fulfil => {
-                let origin = CallOrigin { call_id: call_id.map(str::to_owned), tool: name.to_owned(), cancel: cancel.clone() };
+                let origin = CallOrigin { call_id: call_id.map(str::to_owned), tool: name.to_owned(), cancel: cancel.clone(), logs: None };
                 let (asker, server_id) = conn.asker();
                 let deadline = Deadline::start(deadline.saturating_duration_since(Instant::now()));
                 let rounds = mrtr::Rounds { asker, server_id, origin: &origin, deadline: &deadline, max_rounds: DEFAULT_MRTR_MAX_ROUNDS, method };

@@ -70,7 +70,11 @@ pub(crate) struct DirectCalls {
     waiting: std::sync::Mutex<HashMap<String, oneshot::Sender<Reply>>>,
     next: AtomicU64,
     closed: AtomicBool,
+    /// Takes a notification line off rmcp's path (true: taken), see `on_notice`.
+    notice: std::sync::OnceLock<NoticeHook>,
 }
+
+type NoticeHook = Box<dyn Fn(&[u8]) -> bool + Send + Sync>;
 
 /// Where a direct call's response will arrive.
 pub(crate) struct Pending {
@@ -87,7 +91,20 @@ impl DirectCalls {
             waiting: std::sync::Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
             closed: AtomicBool::new(false),
+            notice: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Lets `hook` take notification lines as they are read, before the responses that follow
+    /// them. rmcp runs each notification's handler in a task of its own while a direct call's
+    /// response is handed back at once, so a server's last log message of a call could be
+    /// handled after the call had ended and no longer found it (then dropped).
+    pub fn on_notice(&self, hook: impl Fn(&[u8]) -> bool + Send + Sync + 'static) {
+        let _ = self.notice.set(Box::new(hook));
+    }
+
+    fn take_notice(&self, text: &[u8]) -> bool {
+        self.notice.get().is_some_and(|hook| hook(text))
     }
 
     /// A fresh id and the receiver of its response; `None` once the server's stdout ended.
@@ -372,7 +389,7 @@ where
             let text = line.strip_suffix(b"\n").unwrap_or(&line);
             let text = text.strip_suffix(b"\r").unwrap_or(text);
             let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
-            let parsed = if text.iter().all(u8::is_ascii_whitespace) || self.direct.deliver(text) {
+            let parsed = if text.iter().all(u8::is_ascii_whitespace) || self.direct.deliver(text) || self.direct.take_notice(text) {
                 None
             } else {
                 Some(serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(text))

@@ -156,6 +156,8 @@ impl Gateway {
             // Upstream questions go to the client of the call; `client_host` declines what it
             // cannot ask.
             host_asks: HostAsks { elicitation: true, sampling: true, roots: false },
+            // A held tool reached from a script is refused as a direct call is (`review`).
+            review: review::hint(&cfg),
             ..catalog_options(&cfg)
         };
         if opts.cache_dir.is_none() {

@@ -12,7 +12,7 @@
 
 use super::config::GatewayConfig;
 use super::Gateway;
-use crate::catalog::{CatalogError, McpTool, PinState, ToolPin};
+use crate::catalog::{CatalogError, McpTool, PinState, ReviewHint, ToolPin};
 use crate::registry::hidden;
 use rmcp::model::ServerRequest;
 use rmcp::service::{Peer, RoleServer};
@@ -29,7 +29,11 @@ pub enum Review {
 
 /// The command that approves `tool` of `server_id`, quoted for a POSIX shell.
 pub fn approve_command(cfg: &GatewayConfig, server_id: &str, tool: &str) -> String {
-    format!("{} --approve {}", show_command(cfg), quote(&format!("{server_id}/{tool}")))
+    approve_with(&show_command(cfg), server_id, tool)
+}
+
+fn approve_with(show: &str, server_id: &str, tool: &str) -> String {
+    format!("{show} --approve {}", quote(&format!("{server_id}/{tool}")))
 }
 
 /// The command that shows every held tool and what changed.
@@ -91,8 +95,22 @@ pub fn describe(server: &str, tool: Option<&McpTool>, pin: &ToolPin) -> String {
 
 /// The refusal for a client that cannot be asked (or a person who said no).
 fn refusal(cfg: &GatewayConfig, server_id: &str, about: &str, why: &str, tool: &str) -> String {
-    let (show, command) = (show_command(cfg), approve_command(cfg, server_id, tool));
-    format!("{about}\nIt was not run: {why}. To review it, run `{show}`; to approve it for good, run `{command}`, then call it again.")
+    format!("{about}\nIt was not run: {why}. {}", how_to_review(cfg, server_id, tool))
+}
+
+fn how_to_review(cfg: &GatewayConfig, server_id: &str, tool: &str) -> String {
+    review_sentence(&show_command(cfg), server_id, tool)
+}
+
+fn review_sentence(show: &str, server_id: &str, tool: &str) -> String {
+    let command = approve_with(show, server_id, tool);
+    format!("To review it, run `{show}`; to approve it for good, run `{command}`, then call it again.")
+}
+
+/// The catalog's refusal of a held tool (a call from a script, `tool_exec`) in these words.
+pub fn hint(cfg: &GatewayConfig) -> ReviewHint {
+    let show = show_command(cfg);
+    ReviewHint(std::sync::Arc::new(move |server_id, tool| review_sentence(&show, server_id, tool)))
 }
 
 /// A held tool as the person sees it: its pin (with the fingerprint shown) and what changed.
