@@ -9,7 +9,11 @@ then; VmHWM the peak so far.
     python3 scripts/bench_memory.py [path/to/toolreg ...]   (default target/release/toolreg)
 
 Several binaries may be given (e.g. a build of main first): each is measured in turn. Stdlib only.
+Each binary is first dropped from the page cache (`sync`, then `posix_fadvise(DONTNEED)`): how many
+of its pages one fault maps depends on how they came into the cache (a file just written by `cp`
+or the linker shows megabytes more idle), so each start finds it as an installed binary is found.
 """
+import os
 import sys
 import time
 from pathlib import Path
@@ -27,7 +31,17 @@ def status(pid):
     return fields["VmRSS"], fields["VmHWM"]
 
 
+def evict(binary):
+    os.sync()
+    fd = os.open(binary, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
 def measure(binary, tools):
+    evict(binary)
     pipe = Pipe(binary)
     time.sleep(0.3)
     idle = status(pipe.p.pid)
