@@ -30,3 +30,72 @@ pub fn tune_allocator() {
         libc::mallopt(libc::M_ARENA_MAX, 2);
     }
 }
+
+/// Hands the pages the allocator holds free back to the system now (glibc; elsewhere nothing):
+/// glibc keeps freed blocks in its arenas, resident, for the next allocation.
+pub fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory of the allocator's own arenas.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// How long after the last big job the freed memory is handed back: a burst of plans trims
+/// once, after it, and a host planning back to back keeps its warm buffers.
+pub const TRIM_QUIET: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Jobs whose transient buffers reach this size ask for a trim (`release_freed_memory_soon`).
+pub const TRIM_AFTER_BYTES: usize = 1 << 20;
+
+/// Asks for `release_freed_memory` once `TRIM_QUIET` has passed with no other ask, on a
+/// thread of its own: call it when a big transient job ends (a multi-MB response written, a
+/// search index built, a big registration), never waiting for the trim itself.
+///
+/// glibc keeps what a job freed (serialisation buffers that grew to MBs, an index build's
+/// temporaries) resident until something reuses it; with 2,422 tools and a plan in every
+/// rendering that was tens of MiB (`scripts/bench_memory.py`, issue 25 §4). The cost: the
+/// next job faults its buffers in afresh, a few ms per multi-MB response, only after a pause.
+pub fn release_freed_memory_soon() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    trimmer::ask();
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod trimmer {
+    use std::sync::{Condvar, Mutex, Once};
+    use std::time::Instant;
+
+    /// When the trim is due (`None`: nothing asked since the last one), and the trimmer's wake-up.
+    static AT: Mutex<Option<Instant>> = Mutex::new(None);
+    static WAKE: Condvar = Condvar::new();
+
+    pub fn ask() {
+        static STARTED: Once = Once::new();
+        STARTED.call_once(|| {
+            if let Err(e) = std::thread::Builder::new().name("toolreg-trim".into()).spawn(run) {
+                tracing::debug!("no memory trimmer: {e}");
+            }
+        });
+        *AT.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now() + super::TRIM_QUIET);
+        WAKE.notify_one();
+    }
+
+    fn run() {
+        let mut at = AT.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            match *at {
+                None => at = WAKE.wait(at).unwrap_or_else(|e| e.into_inner()),
+                Some(when) if Instant::now() < when => {
+                    at = WAKE.wait_timeout(at, when.saturating_duration_since(Instant::now())).unwrap_or_else(|e| e.into_inner()).0;
+                }
+                Some(_) => {
+                    *at = None;
+                    drop(at);
+                    super::release_freed_memory();
+                    at = AT.lock().unwrap_or_else(|e| e.into_inner());
+                }
+            }
+        }
+    }
+}
