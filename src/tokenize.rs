@@ -6,7 +6,7 @@
 //! a model needs it (`bpe::Bpe`: tiktoken's vocabulary kept once, ~8 MiB instead of tiktoken-rs's
 //! ~40 MiB); building one takes ~200 ms, so the server preloads the default one off the request
 //! path, and counts are cached by definition content so a plan over thousands of tools stays
-//! fast (the text is compared on a hit, and the cache holds at most `COUNT_CACHE_BYTES` of it).
+//! fast (keyed by a 128-bit digest of the text, at most `COUNT_CACHE_ENTRIES` counts).
 
 mod bpe;
 
@@ -80,38 +80,42 @@ pub fn preload() {
     });
 }
 
-/// The most text `CountCache::global` keeps (a count is cached with the text it counts).
-pub const COUNT_CACHE_BYTES: usize = 32 << 20;
+/// The most counts `CountCache::global` keeps (~50 bytes each with the map and the order: at
+/// most ~12 MiB; 2,422 tools in every rendering take ~10,000).
+pub const COUNT_CACHE_ENTRIES: usize = 1 << 18;
 
-/// Counts keyed by (content hash, encoding): a definition registered again with the same
-/// content (an idempotent MCP sync, a host re-registering) is never counted twice.
+/// What a count is kept under: the first 128 bits of the text's SHA-256, and the encoding.
+type Key = ([u8; 16], Encoding);
+
+/// Counts keyed by the text's content: a definition registered again with the same content (an
+/// idempotent MCP sync, a host re-registering) or a section rendered again is never counted
+/// twice.
 ///
-/// Invariants: a hit compares the text itself, so two texts under one hash never share a count
-/// (the newer one replaces the older); the texts kept total at most `budget` bytes, the oldest
-/// going first; a text larger than the budget is counted and not kept.
+/// Invariants: the key is a 128-bit digest of the text, not the text (which would keep a copy
+/// of every definition counted, ~3.5 MB for 2,422 tools): two texts share a count only if their
+/// SHA-256 prefixes collide, which for 128 bits is ~2^-64 even after 2^32 texts, astronomically
+/// less likely than a bit flipped in memory. At most `capacity` counts are kept, the oldest
+/// going first.
 pub struct CountCache {
     inner: Mutex<Counts>,
 }
 
 #[derive(Default)]
 struct Counts {
-    /// The text counted, its count, and its insertion number.
-    map: HashMap<(u64, Encoding), (Box<str>, u32, u64)>,
-    /// Insertion order, for eviction; a listing whose number is no longer its key's is stale.
-    order: VecDeque<((u64, Encoding), u64)>,
-    seq: u64,
-    bytes: usize,
-    budget: usize,
+    map: HashMap<Key, u32>,
+    /// Insertion order, for eviction: each key in `map` once (a key is only ever added while absent).
+    order: VecDeque<Key>,
+    capacity: usize,
 }
 
 impl CountCache {
-    pub fn new(budget: usize) -> CountCache {
-        CountCache { inner: Mutex::new(Counts { budget, ..Counts::default() }) }
+    pub fn new(capacity: usize) -> CountCache {
+        CountCache { inner: Mutex::new(Counts { capacity, ..Counts::default() }) }
     }
 
     pub fn global() -> &'static CountCache {
         static CACHE: OnceLock<CountCache> = OnceLock::new();
-        CACHE.get_or_init(|| CountCache::new(COUNT_CACHE_BYTES))
+        CACHE.get_or_init(|| CountCache::new(COUNT_CACHE_ENTRIES))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Counts> {
@@ -121,47 +125,49 @@ impl CountCache {
     /// Forgets every count (benchmarks measure a first plan with it).
     pub fn clear(&self) {
         let mut c = self.lock();
-        let budget = c.budget;
-        *c = Counts { budget, ..Counts::default() };
+        let capacity = c.capacity;
+        *c = Counts { capacity, ..Counts::default() };
     }
 
-    /// The bytes of text kept now.
-    pub fn bytes(&self) -> usize {
-        self.lock().bytes
+    /// The counts kept now.
+    pub fn len(&self) -> usize {
+        self.lock().map.len()
     }
 
-    /// `text`'s count in `enc`; `hash` is the caller's key for it (a hash of the text or of what
-    /// it is made from).
-    pub fn get_or_count(&self, hash: u64, enc: Encoding, text: &str) -> u32 {
-        if let Some((kept, n, _)) = self.lock().map.get(&(hash, enc)) {
-            if **kept == *text {
-                return *n;
-            }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `text`'s count in `enc`, counted once per content.
+    pub fn get_or_count(&self, enc: Encoding, text: &str) -> u32 {
+        let key = (digest(text), enc);
+        if let Some(n) = self.lock().map.get(&key) {
+            return *n;
         }
         let n = u32::try_from(enc.count(text)).unwrap_or(u32::MAX);
-        self.lock().insert((hash, enc), text, n);
+        self.lock().insert(key, n);
         n
     }
 }
 
+fn digest(text: &str) -> [u8; 16] {
+    use sha2::{Digest, Sha256};
+    let full = Sha256::digest(text.as_bytes());
+    let mut key = [0; 16];
+    key.copy_from_slice(&full[..16]);
+    key
+}
+
 impl Counts {
-    fn insert(&mut self, key: (u64, Encoding), text: &str, n: u32) {
-        if text.len() > self.budget {
-            return;
+    fn insert(&mut self, key: Key, n: u32) {
+        if self.capacity == 0 || self.map.contains_key(&key) {
+            return; // another thread counted the same text meanwhile
         }
-        self.seq += 1;
-        if let Some((old, _, _)) = self.map.insert(key, (text.into(), n, self.seq)) {
-            self.bytes -= old.len();
-        }
-        self.bytes += text.len();
-        self.order.push_back((key, self.seq));
-        while self.bytes > self.budget {
-            let Some((oldest, seq)) = self.order.pop_front() else { break };
-            if self.map.get(&oldest).is_some_and(|e| e.2 == seq) {
-                if let Some((old, _, _)) = self.map.remove(&oldest) {
-                    self.bytes -= old.len();
-                }
-            }
+        self.map.insert(key, n);
+        self.order.push_back(key);
+        while self.map.len() > self.capacity {
+            let Some(oldest) = self.order.pop_front() else { break };
+            self.map.remove(&oldest);
         }
     }
 }
@@ -188,29 +194,38 @@ mod tests {
     }
 
     #[test]
-    fn two_texts_under_one_key_keep_their_own_counts() {
-        let cache = CountCache::new(1 << 20);
-        assert_eq!(cache.get_or_count(7, Encoding::O200kBase, "hello world"), 2);
-        // A forced collision: the same key, another text. It is counted, not given the first's.
-        assert_eq!(cache.get_or_count(7, Encoding::O200kBase, "a b c d e f"), 6);
-        assert_eq!(cache.get_or_count(7, Encoding::O200kBase, "hello world"), 2);
-        assert_eq!(cache.bytes(), "hello world".len());
+    fn cached_counts_are_the_counts() {
+        let cache = CountCache::new(1 << 10);
+        let texts = ["hello world", "a b c d e f", "hello world ", "", "{\"name\":\"x\",\"description\":\"Émoji 🎉 and digits 12345\"}"];
+        for _ in 0..2 {
+            for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+                for t in texts {
+                    assert_eq!(cache.get_or_count(enc, t), enc.count(t) as u32, "{t:?} in {}", enc.name());
+                }
+            }
+        }
+        // One count per text and encoding, none kept twice.
+        assert_eq!(cache.len(), 2 * texts.len());
+        // The cache answers from its key: a count planted under a text's key is returned.
+        cache.lock().map.insert((digest("hello world"), Encoding::O200kBase), 99);
+        assert_eq!(cache.get_or_count(Encoding::O200kBase, "hello world"), 99);
+        assert_eq!(cache.get_or_count(Encoding::Cl100kBase, "hello world"), 2);
     }
 
     #[test]
-    fn the_byte_bound_evicts_the_oldest() {
-        let cache = CountCache::new(30);
-        for (key, text) in [(1, "one two three"), (2, "four five six"), (3, "seven eight")] {
-            cache.get_or_count(key, Encoding::O200kBase, text);
+    fn the_bound_evicts_the_oldest() {
+        let cache = CountCache::new(2);
+        for text in ["one two three", "four five six", "seven eight"] {
+            cache.get_or_count(Encoding::O200kBase, text);
         }
-        // 13 + 13 + 11 > 30: the first went.
-        assert_eq!(cache.bytes(), 24);
+        assert_eq!(cache.len(), 2);
         let c = cache.lock();
-        assert!(!c.map.contains_key(&(1, Encoding::O200kBase)) && c.map.contains_key(&(3, Encoding::O200kBase)));
+        let kept = |t: &str| c.map.contains_key(&(digest(t), Encoding::O200kBase));
+        assert!(!kept("one two three") && kept("four five six") && kept("seven eight"));
         drop(c);
-        // Larger than the whole budget: counted, not kept.
-        let big = "word ".repeat(10);
-        assert_eq!(cache.get_or_count(4, Encoding::O200kBase, &big), Encoding::O200kBase.count(&big) as u32);
-        assert_eq!(cache.bytes(), 24);
+        // Nothing kept at all: still counted.
+        let none = CountCache::new(0);
+        assert_eq!(none.get_or_count(Encoding::O200kBase, "hello world"), 2);
+        assert!(none.is_empty());
     }
 }

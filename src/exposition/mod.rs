@@ -217,16 +217,14 @@ fn definition(r: &Registered) -> ToolDefinition {
 /// Token count of an entry's definition, cached on the entry and by content.
 pub fn entry_tokens(r: &Registered, enc: EncodingChoice) -> u32 {
     *r.tokens[enc.name as usize].get_or_init(|| {
-        CountCache::global().get_or_count(r.content_hash, enc.name, &definition(r).counted_text())
+        CountCache::global().get_or_count(enc.name, &definition(r).counted_text())
     })
 }
 
 /// Tokens of `text`, cached by content: prompt sections and rendered definitions are the same
 /// for the same pool, request after request.
 pub fn count_cached(enc: EncodingChoice, text: &str) -> u32 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    std::hash::Hash::hash(text, &mut h);
-    CountCache::global().get_or_count(std::hash::Hasher::finish(&h), enc.name, text)
+    CountCache::global().get_or_count(enc.name, text)
 }
 
 fn meta_overhead(enc: EncodingChoice, namespaces: &BTreeMap<&str, usize>) -> (u64, String) {

@@ -150,7 +150,12 @@ pub fn embedding_texts<'a>(entries: impl IntoIterator<Item = &'a Arc<Registered>
 fn build_index(entries: &[Arc<Registered>]) -> PlanIndex {
     let docs: Vec<SearchDoc> = entries.iter().map(|r| search_doc(r)).collect();
     let keys = docs.iter().map(|d| crate::embed::store::key(&d.embedding_text())).collect();
-    PlanIndex { names: entries.iter().map(|r| r.entry.name.clone()).collect(), index: SearchIndex::build(&docs), keys, bytes: index_bytes(&docs) }
+    let index = PlanIndex { names: entries.iter().map(|r| r.entry.name.clone()).collect(), index: SearchIndex::build(&docs), keys, bytes: index_bytes(&docs) };
+    if index.bytes >= crate::os::TRIM_AFTER_BYTES {
+        // The docs (copies of every schema) and the build's temporaries are freed now.
+        crate::os::release_freed_memory_soon();
+    }
+    index
 }
 
 /// The plan's search index: the one its earlier searches used, one over the same entries, or

@@ -25,6 +25,30 @@ use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, OnceLock};
 
+/// Every object and array of `v` at its exact size. Parsing grows them as they fill (an
+/// object's entries up to its hash table's capacity, ~30% more than it holds), and the registry
+/// keeps thousands of schemas for the process's life (2,422 fixture tools: ~3 MiB of slack).
+/// Keys, order and values are unchanged, so is every hash and rendering. Iterative: a deeply
+/// nested schema must not overflow the stack.
+fn compact(v: &mut Value) {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(items) => {
+                items.shrink_to_fit();
+                stack.extend(items.iter_mut());
+            }
+            Value::Object(map) => {
+                let mut exact = serde_json::Map::with_capacity(map.len());
+                exact.extend(std::mem::take(map));
+                *map = exact;
+                stack.extend(map.values_mut());
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Names the sidecar keeps for its meta-tools.
 pub const RESERVED: [&str; 4] = ["tool_search", "tool_inspect", "tool_invoke", "tool_exec"];
 
@@ -141,6 +165,10 @@ impl Registry {
     /// changed.
     pub fn insert(&mut self, mut e: ToolEntry) -> bool {
         let c = hidden::clean(&mut e);
+        compact(&mut e.input_schema);
+        if let Some(o) = &mut e.output_schema {
+            compact(o);
+        }
         if self.entries.get(&e.name).is_some_and(|old| old.entry == e && old.hidden == c.removed && old.renames == c.renames && old.refused == c.refused) {
             return false;
         }
@@ -258,6 +286,22 @@ mod tests {
 
     fn host(name: &str, ns: &str) -> ToolEntry {
         serde_json::from_value(json!({"name": name, "namespace": ns, "description": format!("{name} does things\nmore"), "inputSchema": {"type": "object"}})).unwrap()
+    }
+
+    #[test]
+    fn compacting_a_schema_changes_nothing_it_says() {
+        let text = r#"{"type":"object","properties":{"z":{"type":"string","enum":["b","a","c"]},"a":{"type":"integer"},"m":{"anyOf":[{"type":"null"},{"type":"object","properties":{"q":{},"p":{"examples":[1,2.5,"x",true]}}}]}},"required":["z","a"]}"#;
+        let mut v: Value = serde_json::from_str(text).unwrap();
+        compact(&mut v);
+        // Same keys in the same order, same values: the text, and so every hash, is the same.
+        assert_eq!(v.to_string(), text);
+        assert_eq!(v, serde_json::from_str::<Value>(text).unwrap());
+        let mut r = Registry::default();
+        let e: ToolEntry = serde_json::from_value(json!({"name": "c", "namespace": "n", "description": "d", "inputSchema": serde_json::from_str::<Value>(text).unwrap()})).unwrap();
+        let hash = Registered::new(e.clone()).content_hash;
+        r.register(vec![e]).unwrap();
+        assert_eq!(r.get("c").unwrap().entry.input_schema.to_string(), text);
+        assert_eq!(r.get("c").unwrap().content_hash, hash);
     }
 
     #[test]

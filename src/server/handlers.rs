@@ -138,9 +138,18 @@ fn registry_error(e: RegistryError) -> RpcError {
     RpcError::new(ErrorCode::INVALID_ENTRY, e.to_string()).with_data(serde_json::json!({ "name": clip(&name) }))
 }
 
+/// Entries in one `registry/register` or sync above which the memory freed after it is given
+/// back (`os::release_freed_memory_soon`).
+pub const BIG_REGISTRATION: usize = 100;
+
 pub fn handle_register(ctx: &Ctx, p: RegisterParams) -> Result<RegisterResult, RpcError> {
+    let big = p.entries.len() >= BIG_REGISTRATION;
     let mut reg = ctx.registry.write().unwrap_or_else(|e| e.into_inner());
     let registered = Arc::make_mut(&mut reg).register(p.entries).map_err(registry_error)?;
+    if big {
+        // The request's parsed entries and the validators' temporaries are freed by now.
+        crate::os::release_freed_memory_soon();
+    }
     Ok(RegisterResult { registered })
 }
 

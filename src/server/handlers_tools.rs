@@ -82,6 +82,9 @@ pub fn handle_sync(ctx: &Ctx, p: SyncParams) -> Result<SyncResult, RpcError> {
     let mut reg = ctx.current();
     let s = sync::sync(Arc::make_mut(&mut reg), catalog, p.selected_tool_ids.as_deref());
     *ctx.registry.write().unwrap_or_else(|e| e.into_inner()) = reg.clone();
+    if s.registered.len() >= super::handlers::BIG_REGISTRATION {
+        crate::os::release_freed_memory_soon();
+    }
     if let Some(semantic) = ctx.semantic.get() {
         // Vectors for the synced tools, in the background, before a plan defers them.
         let (semantic, registry) = (semantic.clone(), reg.clone());

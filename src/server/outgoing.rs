@@ -92,22 +92,31 @@ pub fn start(
         let mut buf = BytesMut::with_capacity(64 * 1024);
         let mut next = rx.recv().await;
         while let Some(msg) = next.take() {
-            let push = |msg: WriterMsg, buf: &mut BytesMut| match msg {
+            // A frame of a batch's size or more is written as it is, not copied into `buf`
+            // (which would keep the largest response's size for the process's life).
+            let mut whole: Option<Bytes> = None;
+            let push = |msg: WriterMsg, buf: &mut BytesMut, whole: &mut Option<Bytes>| match msg {
+                WriterMsg::Frame(frame) if buf.is_empty() && frame.len() >= BATCH_BYTES => {
+                    *whole = Some(frame);
+                    None
+                }
                 WriterMsg::Frame(frame) => {
                     buf.extend_from_slice(&frame);
                     None
                 }
                 WriterMsg::Close(ack) => Some(ack),
             };
-            let mut close = push(msg, &mut buf);
+            let mut close = push(msg, &mut buf, &mut whole);
             // Batch whatever else is ready into one write, up to a size.
-            while buf.len() < BATCH_BYTES && close.is_none() {
+            while whole.is_none() && buf.len() < BATCH_BYTES && close.is_none() {
                 match rx.try_recv() {
-                    Ok(msg) => close = push(msg, &mut buf),
+                    Ok(msg) => close = push(msg, &mut buf, &mut whole),
                     Err(_) => break,
                 }
             }
-            if let Err(e) = out.write_all(&buf).await.and(out.flush().await) {
+            let data: &[u8] = whole.as_deref().unwrap_or(&buf[..]);
+            let sent = data.len();
+            if let Err(e) = out.write_all(data).await.and(out.flush().await) {
                 tracing::warn!("stdout closed: {e}");
                 if let Some(o) = me.upgrade() {
                     o.backlog.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
@@ -118,12 +127,16 @@ pub fn start(
             if let Some(o) = me.upgrade() {
                 // Queue drained: senders may write directly again.
                 let mut backlog = o.backlog.lock().unwrap_or_else(|e| e.into_inner());
-                backlog.queued = backlog.queued.saturating_sub(buf.len());
+                backlog.queued = backlog.queued.saturating_sub(sent);
                 if backlog.queued <= MAX_QUEUED_BYTES {
                     o.drained.notify_waiters();
                 }
             }
             buf.clear();
+            if buf.capacity() > 2 * BATCH_BYTES {
+                // A big frame joined a batch: give its room back.
+                buf = BytesMut::with_capacity(64 * 1024);
+            }
             if let Some(ack) = close {
                 let _ = ack.send(());
                 return;
@@ -170,6 +183,10 @@ impl Outgoing {
     }
 
     fn send(&self, body: Bytes, kind: Kind) {
+        if body.len() >= crate::os::TRIM_AFTER_BYTES {
+            // Its serialisation buffers (and this frame, once written) are freed soon after.
+            crate::os::release_freed_memory_soon();
+        }
         let mut frame = BytesMut::with_capacity(body.len() + 32);
         encode_frame(&body, &mut frame);
         let mut backlog = self.backlog.lock().unwrap_or_else(|e| e.into_inner());

@@ -45,7 +45,7 @@ impl Bpe {
         let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
         let mut ranks = FxHashMap::with_capacity_and_hasher(spans.len(), Default::default());
         ranks.extend(spans.into_iter().map(|(at, len, rank)| (&bytes[at..at + len], rank)));
-        release_freed_memory();
+        crate::os::release_freed_memory();
         Bpe { ranks, regex: Regex::new(pattern).expect("tiktoken's pattern compiles") }
     }
 
@@ -169,16 +169,6 @@ impl Bpe {
             i = state[i].end;
         }
         tokens
-    }
-}
-
-/// Hands the pages freed by the dropped `CoreBPE` back to the system: glibc keeps freed small
-/// blocks in its arenas, where they would stay resident.
-fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free memory of the allocator's own arenas.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
 
