@@ -100,7 +100,11 @@ pub(super) fn query_groups(index: &LexicalIndex, params: &SearchParams, query: &
             if params.gloss {
                 gloss(w, |en| terms.extend(analyzer.stem_word(en)));
             }
-            cjk_grams(w, |g| terms.push(g.to_string()));
+            cjk_grams(w, |g| {
+                if params.cjk_dead_grams || index.term(g).is_some() {
+                    terms.push(g.to_string());
+                }
+            });
             for t in terms {
                 add(t, false, &mut groups, &mut seen);
             }
