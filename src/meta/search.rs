@@ -106,7 +106,7 @@ impl Default for SearchParams {
             implied_weight: 0.5,
             boilerplate_min_terms: 8,
             gloss: true,
-            cjk_dead_grams: true,
+            cjk_dead_grams: false,
         }
     }
 }
