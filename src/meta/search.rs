@@ -24,6 +24,8 @@ use serde_json::Value;
 /// The identifier splitter shared by index and query, re-exported for callers and tests.
 pub use super::search_text::split_words;
 pub use super::search_blend::Blend;
+/// The English words the Chinese gloss can add (tests check the catalogs use them).
+pub use super::search_gloss::english_words as gloss_english_words;
 use super::search_blend::offer_blended;
 use super::search_lexical::{LexicalIndex, FIELDS};
 use super::search_query::query_groups;
@@ -84,6 +86,10 @@ pub struct SearchParams {
     pub boilerplate_min_terms: usize,
     /// Whether a CJK run in the query also gets the English of its intent words (`search_gloss`).
     pub gloss: bool,
+    /// Whether a CJK bigram that no tool contains still counts as a query term. Counted, the
+    /// bigrams of fillers and of names no catalog holds (帮我, 北京) dilute the coverage of a
+    /// Chinese query; not counted, coverage is over what can match.
+    pub cjk_dead_grams: bool,
 }
 
 impl Default for SearchParams {
@@ -100,6 +106,7 @@ impl Default for SearchParams {
             implied_weight: 0.5,
             boilerplate_min_terms: 8,
             gloss: true,
+            cjk_dead_grams: false,
         }
     }
 }

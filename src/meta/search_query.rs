@@ -9,7 +9,9 @@
 //! - unknown words are split into two known ones ("websocket" -> web socket, matching `WebSocket`);
 //! - adjacent words whose concatenation is known join ("who am i" -> whoami), as evidence only;
 //! - a CJK run is its character bigrams (`search_cjk`), each a term of its own, plus the English
-//!   of its common intent words (`search_gloss`: 截图 -> screenshot).
+//!   of its common intent words (`search_gloss`: 截图 -> screenshot); with
+//!   `SearchParams::cjk_dead_grams` off, a bigram no tool contains is left out rather than
+//!   counted against coverage.
 //!
 //! Long task descriptions ("Generate a deep report of bitcoin and save it in
 //! /root/markdown/bitcoin.md") get two more rules:
@@ -100,7 +102,11 @@ pub(super) fn query_groups(index: &LexicalIndex, params: &SearchParams, query: &
             if params.gloss {
                 gloss(w, |en| terms.extend(analyzer.stem_word(en)));
             }
-            cjk_grams(w, |g| terms.push(g.to_string()));
+            cjk_grams(w, |g| {
+                if params.cjk_dead_grams || index.term(g).is_some() {
+                    terms.push(g.to_string());
+                }
+            });
             for t in terms {
                 add(t, false, &mut groups, &mut seen);
             }

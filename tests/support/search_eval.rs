@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use toolreg::meta::search::SearchDoc;
+use toolreg::meta::search::{SearchDoc, SearchIndex};
 
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
@@ -148,8 +148,13 @@ pub fn dev_queries(docs: &[SearchDoc]) -> Vec<DevQuery> {
     let path = std::env::var_os("SEARCH_EVAL_DEV")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/search/dev-queries.json"));
+    queries_from(&path, docs)
+}
+
+/// A query file of the development set's shape (`tests/search/*.json`), checked the same way.
+pub fn queries_from(path: &Path, docs: &[SearchDoc]) -> Vec<DevQuery> {
     let have: HashSet<(String, String)> = docs.iter().map(key).collect();
-    read_json(&path)["items"]
+    read_json(path)["items"]
         .as_array()
         .expect("items")
         .iter()
@@ -160,6 +165,23 @@ pub fn dev_queries(docs: &[SearchDoc]) -> Vec<DevQuery> {
             let gold = gold_set(item);
             assert!(!gold.is_empty() && gold.is_subset(&have), "gold of {query:?} not in the catalog");
             DevQuery { kind: item["kind"].as_str().unwrap().into(), lang: item["lang"].as_str().unwrap().into(), split, gold, query }
+        })
+        .collect()
+}
+
+/// The rank (1-based, within the top 10) of each query's first gold tool. With
+/// `SEARCH_EVAL_VERBOSE`, the queries `show` picks that miss rank 1 are printed with their top 3.
+pub fn gold_ranks(index: &SearchIndex, docs: &[SearchDoc], qs: &[DevQuery], label: &str, show: impl Fn(&DevQuery) -> bool) -> Vec<Option<usize>> {
+    let verbose = std::env::var_os("SEARCH_EVAL_VERBOSE").is_some();
+    qs.iter()
+        .map(|q| {
+            let hits = index.search(&q.query, None, 10);
+            let rank = hits.iter().position(|h| q.gold.contains(&key(&docs[h.doc]))).map(|p| p + 1);
+            if verbose && rank != Some(1) && show(q) {
+                let top: Vec<&str> = hits.iter().take(3).map(|h| docs[h.doc].name.as_str()).collect();
+                eprintln!("  [{label}: {} {}] {:?} rank={rank:?} top={top:?}", q.lang, q.kind, q.query);
+            }
+            rank
         })
         .collect()
 }
