@@ -220,17 +220,20 @@ fn usage_persists_across_restarts_without_arguments_or_results_and_resets() {
 fn old_calls_decay_with_a_seven_day_half_life() {
     let dir = temp_dir("decay");
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
-    let (two_weeks, four_weeks) = (now - 14 * 86_400, now - 28 * 86_400);
+    // 13 days, not 14: 8 calls two weeks old weigh exactly `usage::MIN_COUNT` (2), and a second
+    // passing before the plan (a slow start under load) would tip them under it.
+    let (thirteen_days, four_weeks) = (now - 13 * 86_400, now - 28 * 86_400);
+    let weight = |days: f64| 8.0 * 0.5f64.powf(days / 7.0);
     let tool = |count: f64, at: i64| json!({"count": count, "at": at, "lastUsed": at, "days": []});
-    let file = json!({"version": 1, "keys": {"d": {"lastUsed": two_weeks, "tools": {
-        "crm_01": tool(8.0, two_weeks), "crm_02": tool(8.0, four_weeks)
+    let file = json!({"version": 1, "keys": {"d": {"lastUsed": thirteen_days, "tools": {
+        "crm_01": tool(8.0, thirteen_days), "crm_02": tool(8.0, four_weeks)
     }}}});
     std::fs::write(dir.join("usage.json"), file.to_string()).unwrap();
     let mut s = start(Some(&dir), 8);
     let tools = listed(&mut s, "d");
     let count = |n: &str| tools.iter().find(|t| t["name"] == n).unwrap()["count"].as_f64().unwrap();
-    assert!((count("crm_01") - 2.0).abs() < 0.01, "8 calls two weeks old weigh 2: {tools:?}");
-    assert!((count("crm_02") - 0.5).abs() < 0.01, "four weeks old weigh 0.5: {tools:?}");
+    assert!((count("crm_01") - weight(13.0)).abs() < 0.01, "8 calls 13 days old weigh 2.2: {tools:?}");
+    assert!((count("crm_02") - weight(28.0)).abs() < 0.01, "four weeks old weigh 0.5: {tools:?}");
     assert_eq!(tools[0]["callsInWindow"], 0);
     let p = plan(&mut s, json!({"usageKey": "d", "usage": {}}));
     assert_eq!(usage_names(&p), ["crm_01"], "crm_02 weighs too little now");

@@ -31,6 +31,9 @@ pub struct Book {
     loaded: Condvar,
     dir: OnceLock<PathBuf>,
     save_due: AtomicBool,
+    /// Held from a write's snapshot to its rename: two writes on the blocking pool could
+    /// otherwise finish out of order, the older counts replacing the newer on disk.
+    writing: Mutex<()>,
     /// Seconds added to the clock: the replay benchmark's days pass in seconds
     /// (`debug/usageClock`, a test hook).
     offset: AtomicI64,
@@ -176,7 +179,16 @@ impl Book {
 
     /// Writes the file as the counts are now. Blocking: run it off the async threads.
     pub fn save(&self) {
+        let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
+        self.write(false);
+    }
+
+    /// The write itself, under `writing`; `only_if_due`: skip it when no write is due.
+    fn write(&self, only_if_due: bool) {
         let Some(dir) = self.dir.get() else { return };
+        if only_if_due && (!self.save_due.load(Ordering::Acquire) || self.lock().loading) {
+            return;
+        }
         self.save_due.store(false, Ordering::Release);
         let bytes = self.lock().usage.to_bytes();
         if let Err(e) = crate::catalog::cache::write_atomic(dir, &dir.join(FILE), &bytes) {
@@ -187,9 +199,9 @@ impl Book {
     /// `save`, if a write is due and not yet run: at exit, when a write queued on the blocking
     /// pool may never start. Blocking.
     pub fn flush(&self) {
-        if self.save_due.load(Ordering::Acquire) && !self.lock().loading {
-            self.save();
-        }
+        // After a write under way (it may hold older counts), then the one still due.
+        let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
+        self.write(true);
     }
 
     /// `key`'s tools as of now; none while the file is being read (see the module's doc).
