@@ -90,6 +90,9 @@ pub struct SearchParams {
     /// bigrams of fillers and of names no catalog holds (帮我, 北京) dilute the coverage of a
     /// Chinese query; not counted, coverage is over what can match.
     pub cjk_dead_grams: bool,
+    /// Weight of a word the gloss's table lacks and the dictionary (CC-CEDICT) glosses; 0 turns
+    /// the dictionary off. Its senses are many and general, so less than the table's 1.
+    pub dictionary_weight: f32,
 }
 
 impl Default for SearchParams {
@@ -107,6 +110,7 @@ impl Default for SearchParams {
             boilerplate_min_terms: 8,
             gloss: true,
             cjk_dead_grams: false,
+            dictionary_weight: 0.4,
         }
     }
 }

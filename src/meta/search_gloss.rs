@@ -10,7 +10,10 @@
 //! effect, on queries written before and after it, is in BENCHMARKS.md "Chinese queries".
 //!
 //! Matching is greedy longest-first along the run (文件夹 before 文件, 一下 before 下), so a
-//! word is glossed once; the run's bigrams stay in the query beside the gloss.
+//! word is glossed once; the run's bigrams stay in the query beside the gloss. What the table
+//! leaves of a run goes to a dictionary (CC-CEDICT, `search_dict.tsv`), cut the same way: a
+//! dictionary's senses are many and general ("约": weigh, balance, appointment), so its words
+//! count less than the table's (`SearchParams::dictionary_weight`).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -18,6 +21,11 @@ use std::sync::OnceLock;
 /// The table: `WORD<TAB>english words`, or `WORD<TAB>-` for a word consumed with no English;
 /// `#` starts a comment line.
 const GLOSS_TSV: &str = include_str!("search_gloss.tsv");
+
+/// The dictionary behind it, same format: CC-CEDICT's simplified words (1-4 characters) with
+/// the content words of their first two senses (`scripts/make_search_dict.py`; CC BY-SA 4.0,
+/// see the file's head). 100k words: it reaches the words the table lacks (翻译, 扩容, 字段).
+const DICT_TSV: &str = include_str!("search_dict.tsv");
 
 #[derive(Default)]
 struct Table {
@@ -57,6 +65,12 @@ fn table() -> &'static Table {
     T.get_or_init(|| parse(GLOSS_TSV).unwrap_or_default())
 }
 
+/// The dictionary, parsed on the first Chinese query (a malformed one glosses nothing).
+fn dictionary() -> &'static Table {
+    static T: OnceLock<Table> = OnceLock::new();
+    T.get_or_init(|| parse(DICT_TSV).unwrap_or_default())
+}
+
 /// Every English word the gloss can add, each once (for the check that the catalogs use them).
 pub fn english_words() -> Vec<&'static str> {
     let mut v: Vec<&str> = table().words.values().flat_map(|en| en.split(' ')).filter(|w| !w.is_empty()).collect();
@@ -65,23 +79,31 @@ pub fn english_words() -> Vec<&'static str> {
     v
 }
 
-/// The English words glossed in a CJK `run`, greedy longest-first from its start, in order.
-pub fn gloss(run: &str, mut f: impl FnMut(&str)) {
+/// The English words of the table's words in a CJK `run`, greedy longest-first from its start,
+/// in order; with `use_dict`, the dictionary's words where the table has none: at each
+/// point the table's longest word, else the dictionary's, so a table word always wins (a
+/// dictionary word could swallow it: 看板 is the table's 看, view, and a stray 板; chosen on the
+/// unseen queries' tune half, BENCHMARKS.md). `dict(word, english)` gets each dictionary word.
+pub fn gloss_with(run: &str, use_dict: bool, mut f: impl FnMut(&str), mut dict: impl FnMut(&str, &str)) {
     let t = table();
     let starts: Vec<usize> = run.char_indices().map(|(i, _)| i).chain([run.len()]).collect();
     let mut i = 0;
     while i + 1 < starts.len() {
-        let longest = (1..=t.max_chars.min(starts.len() - 1 - i))
-            .rev()
-            .find_map(|n| t.words.get(&run[starts[i]..starts[i + n]]).map(|en| (n, *en)));
-        match longest {
-            Some((n, en)) => {
-                en.split(' ').filter(|w| !w.is_empty()).for_each(&mut f);
-                i += n;
-            }
-            None => i += 1,
+        if let Some((n, en)) = longest(t, run, &starts, i) {
+            en.split(' ').filter(|w| !w.is_empty()).for_each(&mut f);
+            i += n;
+        } else if let Some((n, en)) = use_dict.then(|| longest(dictionary(), run, &starts, i)).flatten() {
+            dict(&run[starts[i]..starts[i + n]], en);
+            i += n;
+        } else {
+            i += 1;
         }
     }
+}
+
+/// The longest word of `t` at character `i` of `run`: its length in characters and its English.
+fn longest(t: &Table, run: &str, starts: &[usize], i: usize) -> Option<(usize, &'static str)> {
+    (1..=t.max_chars.min(starts.len() - 1 - i)).rev().find_map(|n| t.words.get(&run[starts[i]..starts[i + n]]).map(|en| (n, *en)))
 }
 
 #[cfg(test)]

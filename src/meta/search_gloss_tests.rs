@@ -1,10 +1,10 @@
-//! The gloss table: it parses, and the longest word wins.
+//! The gloss table and its dictionary: they parse, the longest word wins, the table first.
 
 use super::*;
 
 fn words(run: &str) -> Vec<String> {
     let mut v = Vec::new();
-    gloss(run, |w| v.push(w.to_string()));
+    gloss_with(run, false, |w| v.push(w.to_string()), |_, _| {});
     v
 }
 
@@ -33,4 +33,37 @@ fn the_shipped_table_parses_and_bad_lines_are_named() {
         let err = parse(bad).err().unwrap_or_default();
         assert!(err.contains(why), "{bad:?}: {err:?}");
     }
+}
+
+/// (table words, dictionary words) of `run`.
+fn both(run: &str) -> (Vec<String>, Vec<(String, String)>) {
+    let (mut t, mut d) = (Vec::new(), Vec::new());
+    gloss_with(run, true, |w| t.push(w.to_string()), |zh, en| d.push((zh.to_string(), en.to_string())));
+    (t, d)
+}
+
+#[test]
+fn the_dictionary_takes_what_the_table_leaves() {
+    // 字段 (field) is not in the table: the dictionary glosses it; 截图 is, and only the table speaks.
+    let (t, d) = both("截图字段");
+    assert_eq!(t, ["screenshot"]);
+    assert_eq!(d, [("字段".to_string(), "field".to_string())]);
+    // Before, between and after table words, longest word first; a table word always wins,
+    // even inside a longer dictionary word (看板 is the table's 看 and the dictionary's 板).
+    let (t, d) = both("字段截图看板文件");
+    assert_eq!(t, ["screenshot", "view", "file"]);
+    let zh: Vec<&str> = d.iter().map(|(z, _)| z.as_str()).collect();
+    assert_eq!(zh, ["字段", "板"]);
+    // Off, it is never asked; a run the table covers whole never reaches it either.
+    let mut asked = false;
+    gloss_with("看板字段", false, |_| {}, |_, _| asked = true);
+    assert!(!asked);
+    assert!(both("截图").1.is_empty());
+}
+
+#[test]
+fn the_shipped_dictionary_parses() {
+    let d = parse(DICT_TSV).expect("search_dict.tsv parses");
+    assert!(d.words.len() > 50_000 && d.max_chars == 4, "{} words, {} chars", d.words.len(), d.max_chars);
+    assert_eq!(d.words.get("字段"), Some(&"field"));
 }

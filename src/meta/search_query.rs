@@ -26,7 +26,7 @@
 
 use super::search::SearchParams;
 use super::search_cjk::{cjk_grams, is_cjk_word};
-use super::search_gloss::gloss;
+use super::search_gloss::gloss_with;
 use super::search_lexical::LexicalIndex;
 use super::search_text::{is_request_boilerplate, is_stop_word, query_words, WordOrigin};
 
@@ -99,9 +99,25 @@ pub(super) fn query_groups(index: &LexicalIndex, params: &SearchParams, query: &
             // A CJK run: the English of its intent words (`search_gloss`), then its grams,
             // each a term of its own (`search_cjk`).
             let mut terms = Vec::new();
+            // What the table left, by the dictionary: a term of its own for each word, any of
+            // its senses the index knows matching, at a lower weight.
+            let mut dict_groups: Vec<QueryGroup> = Vec::new();
             if params.gloss {
-                gloss(w, |en| terms.extend(analyzer.stem_word(en)));
+                let use_dict = params.dictionary_weight > 0.0;
+                gloss_with(w, use_dict, |en| terms.extend(analyzer.stem_word(en)), |_, en| {
+                    let mut ids: Vec<(u32, f32)> = Vec::new();
+                    for id in en.split(' ').filter_map(|e| analyzer.stem_word(e).and_then(|s| index.term(&s))) {
+                        if !ids.iter().any(|(x, _)| *x == id) {
+                            ids.push((id, params.dictionary_weight));
+                        }
+                    }
+                    if !ids.is_empty() {
+                        dict_groups.push(QueryGroup { terms: ids, compound: false, implied: false });
+                    }
+                });
             }
+            let room = MAX_QUERY_TERMS.saturating_sub(groups.len());
+            groups.extend(dict_groups.into_iter().take(room));
             cjk_grams(w, |g| {
                 if params.cjk_dead_grams || index.term(g).is_some() {
                     terms.push(g.to_string());
