@@ -12,6 +12,7 @@
 
 pub mod meta_defs;
 pub mod plans;
+pub mod programmatic;
 pub mod render;
 pub mod rendered_pool;
 pub mod sessions;
