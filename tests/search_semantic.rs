@@ -5,6 +5,10 @@
 //! picked on the other four and scored on it), so the reported hybrid figure is out of sample;
 //! LiveMCPBench is never used to choose anything. `--nocapture` prints the tables of
 //! BENCHMARKS.md "Hybrid tool_search".
+//!
+//! Evaluation of another model (BENCHMARKS.md "multilingual-e5-small ... not shipped"):
+//! `SEARCH_EVAL_DUMP_TEXTS=FILE` writes every text embedded here, `SEARCH_EVAL_VECTORS=FILE`
+//! uses vectors made from them outside instead of the model and only prints (see [`Source`]).
 
 #[path = "support/embedding.rs"]
 mod embedding;
@@ -13,7 +17,7 @@ mod search_eval;
 
 use search_eval::*;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use toolreg::embed::store::dot;
 use toolreg::meta::search::{Blend, SearchDoc, SearchIndex};
 
@@ -126,11 +130,11 @@ fn top_by_cosine(cos: &[f32]) -> Vec<usize> {
 }
 
 /// The 2,422 fixture tools, their index and their vectors (cached by text).
-fn fixture_catalog(onnx: &toolreg::embed::onnx::Onnx) -> (Vec<SearchDoc>, SearchIndex, Vec<Vec<f32>>) {
+fn fixture_catalog(source: &Source) -> (Vec<SearchDoc>, SearchIndex, Vec<Vec<f32>>) {
     let docs = load_catalog(&fixtures().join("mcp-catalogs"));
     let index = SearchIndex::build(&docs);
     let texts: Vec<String> = docs.iter().map(SearchDoc::embedding_text).collect();
-    let vecs = embedding::embed_cached(onnx, "eval-mcp-catalogs", &texts);
+    let vecs = source.passages("eval-mcp-catalogs", &texts);
     (docs, index, vecs)
 }
 
@@ -139,11 +143,11 @@ const FOLDS: usize = 5;
 
 #[test]
 fn hybrid_beats_lexical_out_of_sample() {
-    let onnx = embedding::model();
+    let source = Source::Model(embedding::model());
     // Dev set over the 2,422 fixture tools.
-    let (docs, index, vecs) = fixture_catalog(&onnx);
+    let (docs, index, vecs) = fixture_catalog(&source);
     let d = dev();
-    let qv: Vec<Vec<f32>> = d.queries.iter().map(|q| embed_query(&onnx, q)).collect();
+    let qv: Vec<Vec<f32>> = d.queries.iter().map(|q| source.query(q)).collect();
     let qcos: Vec<Vec<f32>> = qv.iter().map(|q| cosines(q, &vecs)).collect();
 
     let lexical: &Ranker = &|q: &str| index.search(q, None, 10).iter().map(|h| h.doc).collect();
@@ -192,15 +196,24 @@ fn hybrid_beats_lexical_out_of_sample() {
     assert!(sem.mean()[0] < ship.mean()[0]);
 
     // LiveMCPBench: never used to choose; the shipped weight.
+    let rows = livemcpbench(&source);
+    let (lex_any, hyb_any) = (rows[0].2.mean(), rows[2].2.mean());
+    assert!(hyb_any[2] > lex_any[2], "LiveMCPBench any@10: hybrid {:.3} <= lexical {:.3}", hyb_any[2], lex_any[2]);
+    assert!(rows[2].1.mean()[2] > rows[0].1.mean()[2], "LiveMCPBench frac@10: hybrid <= lexical");
+}
+
+/// LiveMCPBench (never used to choose anything): lexical, semantic only, hybrid at the shipped
+/// weight and a few others; rows (mode, fraction of a task's gold tools, any gold tool), printed.
+fn livemcpbench(source: &Source) -> Vec<(&'static str, Agg, Agg)> {
     let root = fixtures().join("livemcpbench");
     let ldocs = load_catalog(&root.join("servers"));
     let lindex = SearchIndex::build(&ldocs);
     let ltexts: Vec<String> = ldocs.iter().map(SearchDoc::embedding_text).collect();
-    let lvecs = embedding::embed_cached(&onnx, "eval-livemcpbench", &ltexts);
+    let lvecs = source.passages("eval-livemcpbench", &ltexts);
     let q = read_json(&root.join("queries.json"));
     let tasks: Vec<&Value> = q["items"].as_array().expect("items").iter().filter(|i| !gold_set(i).is_empty()).collect();
-    let tcos: Vec<Vec<f32>> = tasks.iter().map(|t| cosines(&embed_query(&onnx, t["query"].as_str().unwrap()), &lvecs)).collect();
-    let mut rows: Vec<(&str, Agg, Agg)> = Vec::new();
+    let tcos: Vec<Vec<f32>> = tasks.iter().map(|t| cosines(&source.query(t["query"].as_str().unwrap()), &lvecs)).collect();
+    let mut rows: Vec<(&'static str, Agg, Agg)> = Vec::new();
     let modes = ["lexical", "semantic only", "hybrid", "hybrid w=1", "hybrid w=2", "hybrid w=8"];
     for mode in modes {
         let (mut frac, mut any) = (Agg::default(), Agg::default());
@@ -230,9 +243,7 @@ fn hybrid_beats_lexical_out_of_sample() {
         print_row(&format!("{mode}: any gold"), any);
         print_row(&format!("{mode}: frac of gold"), frac);
     }
-    let (lex_any, hyb_any) = (rows[0].2.mean(), rows[2].2.mean());
-    assert!(hyb_any[2] > lex_any[2], "LiveMCPBench any@10: hybrid {:.3} <= lexical {:.3}", hyb_any[2], lex_any[2]);
-    assert!(rows[2].1.mean()[2] > rows[0].1.mean()[2], "LiveMCPBench frac@10: hybrid <= lexical");
+    rows
 }
 
 /// The project's development set (`tests/search/dev-queries.json`), lexical vs hybrid at the
@@ -241,10 +252,11 @@ fn hybrid_beats_lexical_out_of_sample() {
 /// scored as cosine 0 (before) or lent the cosine at its lexical rank (`search_blend`, now).
 #[test]
 fn hybrid_on_the_dev_queries_and_while_embedding() {
-    let onnx = embedding::model();
-    let (docs, index, vecs) = fixture_catalog(&onnx);
+    dump_texts_if_asked();
+    let source = Source::from_env();
+    let (docs, index, vecs) = fixture_catalog(&source);
     let qs = dev_queries(&docs);
-    let qcos: Vec<Vec<f32>> = qs.iter().map(|q| cosines(&embed_one(&onnx, &q.query), &vecs)).collect();
+    let qcos: Vec<Vec<f32>> = qs.iter().map(|q| cosines(&source.query(&q.query), &vecs)).collect();
     let weight = toolreg::embed::DEFAULT_WEIGHT;
     let rank_of = |i: usize, hits: Vec<toolreg::meta::search::Hit>| hits.iter().position(|h| qs[i].gold.contains(&key(&docs[h.doc]))).map(|p| p + 1);
     let lexical: Vec<Option<usize>> = (0..qs.len()).map(|i| rank_of(i, index.search(&qs[i].query, None, 10))).collect();
@@ -253,6 +265,16 @@ fn hybrid_on_the_dev_queries_and_while_embedding() {
     };
     let lex = dev_report("lexical", &qs, &lexical);
     let hyb = dev_report("hybrid at the shipped weight", &qs, &hybrid_with(&|i| qcos[i].clone()));
+    other_tables("dev-queries.json", &qs, &docs, &index, &qcos, false);
+    let unseen = queries_from(&repo_file("tests/search/unseen-zh-queries.json"), &docs);
+    other_tables("unseen-zh-queries.json", &unseen, &docs, &index, &query_cosines(&source, &unseen, &vecs), true);
+    let zh = zh_queries(&docs);
+    other_tables("embedding/zh-queries.json", &zh, &docs, &index, &query_cosines(&source, &zh, &vecs), true);
+    if matches!(source, Source::Outside { .. }) {
+        // Another model's vectors: its tables, and no assertion (the floors below are MiniLM's).
+        livemcpbench(&source);
+        return;
+    }
     for split in ["tune", "holdout"] {
         let row = format!("{split} all all");
         assert!(hyb[&row].mean()[3] > lex[&row].mean()[3], "{row}: hybrid MRR <= lexical");
@@ -290,4 +312,112 @@ fn hybrid_on_the_dev_queries_and_while_embedding() {
         // Never worse than words alone, however much is embedded.
         assert!(n[2] >= l[2] - 0.01, "{pct}% embedded: below lexical (MRR {:.3} vs {:.3})", n[2], l[2]);
     }
+}
+
+/// Where the vectors come from: the shipped model, or vectors another model made outside from
+/// the texts `SEARCH_EVAL_DUMP_TEXTS` wrote (`SEARCH_EVAL_VECTORS=FILE`, from
+/// `scripts/eval_e5.py`): JSON `{"passages": {text: [f32]}, "queries": {text: [f32]}}`, apart
+/// because a model like e5 embeds the two with different prefixes. Evaluation only.
+enum Source {
+    Model(toolreg::embed::onnx::Onnx),
+    Outside { passages: HashMap<String, Vec<f32>>, queries: HashMap<String, Vec<f32>> },
+}
+
+impl Source {
+    fn from_env() -> Source {
+        let Some(path) = std::env::var_os("SEARCH_EVAL_VECTORS") else { return Source::Model(embedding::model()) };
+        let v = read_json(std::path::Path::new(&path));
+        let side = |name: &str| -> HashMap<String, Vec<f32>> {
+            let map = v[name].as_object().unwrap_or_else(|| panic!("{}: no \"{name}\" object", path.to_string_lossy()));
+            map.iter().map(|(t, x)| (t.clone(), serde_json::from_value(x.clone()).expect("a vector is an array of numbers"))).collect()
+        };
+        eprintln!("== vectors made outside: {}", path.to_string_lossy());
+        Source::Outside { passages: side("passages"), queries: side("queries") }
+    }
+
+    /// A tool text's vectors; the model's are cached in `target/embedding/<cache>.bin`.
+    fn passages(&self, cache: &str, texts: &[String]) -> Vec<Vec<f32>> {
+        match self {
+            Source::Model(onnx) => embedding::embed_cached(onnx, cache, texts),
+            Source::Outside { passages, .. } => texts.iter().map(|t| outside(passages, "tool text", t)).collect(),
+        }
+    }
+
+    fn query(&self, text: &str) -> Vec<f32> {
+        match self {
+            Source::Model(onnx) => embed_query(onnx, text),
+            Source::Outside { queries, .. } => outside(queries, "query", text),
+        }
+    }
+}
+
+fn outside(map: &HashMap<String, Vec<f32>>, what: &str, text: &str) -> Vec<f32> {
+    map.get(text).cloned().unwrap_or_else(|| panic!("no vector for the {what} {text:?}: dump the texts again (SEARCH_EVAL_DUMP_TEXTS) and embed them"))
+}
+
+fn repo_file(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// `tests/embedding/zh-queries.json`: the dev set's shape without a recorded split (the hash's is used).
+fn zh_queries(docs: &[SearchDoc]) -> Vec<DevQuery> {
+    let have: HashSet<(String, String)> = docs.iter().map(key).collect();
+    let items = read_json(&repo_file("tests/embedding/zh-queries.json"))["items"].as_array().expect("items").clone();
+    items
+        .iter()
+        .map(|item| {
+            let query = item["query"].as_str().expect("query").to_string();
+            let gold = gold_set(item);
+            assert!(!gold.is_empty() && gold.is_subset(&have), "gold of {query:?} not in the catalog");
+            DevQuery { kind: item["kind"].as_str().unwrap().into(), lang: item["lang"].as_str().unwrap().into(), split: split_of(&query), gold, query }
+        })
+        .collect()
+}
+
+fn query_cosines(source: &Source, qs: &[DevQuery], vecs: &[Vec<f32>]) -> Vec<Vec<f32>> {
+    qs.iter().map(|q| cosines(&source.query(&q.query), vecs)).collect()
+}
+
+/// Semantic only, then the hybrid at every weight of [`WEIGHTS`] (one line each); with `lex_and_shipped`
+/// also the lexical and shipped-weight tables. Printed, never asserted: for comparing models.
+fn other_tables(label: &str, qs: &[DevQuery], docs: &[SearchDoc], index: &SearchIndex, qcos: &[Vec<f32>], lex_and_shipped: bool) {
+    let rank = |hits: Vec<usize>, i: usize| first_gold(docs, &hits, &qs[i].gold);
+    let hybrid = |w: f32| -> Vec<Option<usize>> {
+        (0..qs.len()).map(|i| rank(index.search_blended(&qs[i].query, None, 10, Some(Blend { cosines: &qcos[i], weight: w })).iter().map(|h| h.doc).collect(), i)).collect()
+    };
+    if lex_and_shipped {
+        dev_report(&format!("{label}: lexical"), qs, &(0..qs.len()).map(|i| rank(index.search(&qs[i].query, None, 10).iter().map(|h| h.doc).collect(), i)).collect::<Vec<_>>());
+        dev_report(&format!("{label}: hybrid at the shipped weight"), qs, &hybrid(toolreg::embed::DEFAULT_WEIGHT));
+    }
+    dev_report(&format!("{label}: semantic only (cosine)"), qs, &(0..qs.len()).map(|i| rank(top_by_cosine(&qcos[i]), i)).collect::<Vec<_>>());
+    eprintln!("-- {label}: hybrid by weight (R@1 / R@5 / R@10 / MRR)");
+    for w in WEIGHTS {
+        let rows = dev_rows(qs, &hybrid(w));
+        let cell = |row: &str| rows.get(row).map_or("-".to_string(), |a| {
+            let [r1, r5, r10, mrr] = a.mean();
+            format!("{r1:.3} / {r5:.3} / {r10:.3} / {mrr:.3}")
+        });
+        eprintln!("   w={w:<4} tune {}  holdout {}  en {}  zh {}", cell("tune all all"), cell("holdout all all"), cell("both en all"), cell("both zh all"));
+    }
+}
+
+/// `SEARCH_EVAL_DUMP_TEXTS=FILE`: every text this test file embeds, as JSON
+/// `{"passages": [tool texts], "queries": [query texts]}`, for embedding by another model.
+fn dump_texts_if_asked() {
+    let Some(path) = std::env::var_os("SEARCH_EVAL_DUMP_TEXTS") else { return };
+    let docs = load_catalog(&fixtures().join("mcp-catalogs"));
+    let ldocs = load_catalog(&fixtures().join("livemcpbench").join("servers"));
+    let mut passages: Vec<String> = docs.iter().chain(&ldocs).map(SearchDoc::embedding_text).collect();
+    let live = read_json(&fixtures().join("livemcpbench").join("queries.json"));
+    let mut queries: Vec<String> = dev_queries(&docs).into_iter().map(|q| q.query).collect();
+    queries.extend(queries_from(&repo_file("tests/search/unseen-zh-queries.json"), &docs).into_iter().map(|q| q.query));
+    queries.extend(zh_queries(&docs).into_iter().map(|q| q.query));
+    queries.extend(live["items"].as_array().expect("items").iter().filter(|i| !gold_set(i).is_empty()).map(|i| i["query"].as_str().unwrap().to_string()));
+    for v in [&mut passages, &mut queries] {
+        let mut seen = HashSet::new();
+        v.retain(|t| seen.insert(t.clone()));
+    }
+    let out = serde_json::json!({ "passages": passages, "queries": queries });
+    std::fs::write(&path, out.to_string()).unwrap_or_else(|e| panic!("write {}: {e}", path.to_string_lossy()));
+    eprintln!("== wrote {} tool texts and {} queries to {}", passages.len(), queries.len(), path.to_string_lossy());
 }

@@ -194,6 +194,16 @@ pub fn score_rank(rank: Option<usize>) -> [f64; 4] {
 
 /// Figures by split, then by language and kind, as rows "split lang kind" (with "all" rows).
 pub fn dev_report(label: &str, qs: &[DevQuery], ranks: &[Option<usize>]) -> std::collections::BTreeMap<String, Agg> {
+    let rows = dev_rows(qs, ranks);
+    eprintln!("-- dev-queries.json ({} queries), {label}", qs.len());
+    for (k, a) in &rows {
+        print_row(k, a);
+    }
+    rows
+}
+
+/// The rows of [`dev_report`], unprinted.
+pub fn dev_rows(qs: &[DevQuery], ranks: &[Option<usize>]) -> std::collections::BTreeMap<String, Agg> {
     let mut rows: std::collections::BTreeMap<String, Agg> = Default::default();
     for (q, r) in qs.iter().zip(ranks) {
         let [a, b, c, m] = score_rank(*r);
@@ -204,10 +214,6 @@ pub fn dev_report(label: &str, qs: &[DevQuery], ranks: &[Option<usize>]) -> std:
                 }
             }
         }
-    }
-    eprintln!("-- dev-queries.json ({} queries), {label}", qs.len());
-    for (k, a) in &rows {
-        print_row(k, a);
     }
     rows
 }
