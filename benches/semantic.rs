@@ -118,7 +118,7 @@ async fn latency(base: Vec<SearchDoc>, base_texts: Vec<String>, base_store: Vect
                 let t1 = Instant::now();
                 let (cos, cov) = s.cosines(&keys, &qv);
                 let tc = Instant::now();
-                let hits = index.search_blended(q, None, 5, Some(Blend { cosines: &cos, weight: s.weight() }));
+                let hits = index.search_blended(q, None, 5, Some(Blend { cosines: &cos, weight: s.weight(), cjk: s.cjk() }));
                 let t2 = Instant::now();
                 assert!(cov.used && cov.embedded == docs.len() && !hits.is_empty());
                 let t3 = Instant::now();

@@ -320,7 +320,7 @@ fn blending_keeps_exact_names_first_and_ranks_unembedded_docs_lexically() {
     let index = SearchIndex::build(&docs);
     // A cosine that prefers web_search over everything, at a huge weight.
     let cosines = [0.0, 0.0, 0.0, 0.0, 1.0];
-    let blend = |w| Some(Blend { cosines: &cosines, weight: w });
+    let blend = |w| Some(Blend { cosines: &cosines, weight: w, cjk: 0.0 });
     assert_eq!(index.search_blended("github create_branch", None, 10, blend(1000.0))[0].doc, 2, "a qualified name beats any cosine");
     assert_eq!(index.search_blended("git_clone", None, 10, blend(1000.0))[0].doc, 3);
     // No word in common: meaning alone finds it, and a namespace filter still applies.
@@ -330,7 +330,7 @@ fn blending_keeps_exact_names_first_and_ranks_unembedded_docs_lexically() {
     // NaN (no vector yet) ranks on words only; weight 0 keeps the lexical order.
     let unknown = [f32::NAN; 5];
     let lexical: Vec<usize> = index.search("branch", None, 10).iter().map(|h| h.doc).collect();
-    let blended: Vec<usize> = index.search_blended("branch", None, 10, Some(Blend { cosines: &unknown, weight: 1.0 })).iter().map(|h| h.doc).collect();
+    let blended: Vec<usize> = index.search_blended("branch", None, 10, Some(Blend { cosines: &unknown, weight: 1.0, cjk: 0.0 })).iter().map(|h| h.doc).collect();
     assert_eq!(blended, lexical);
     let zero: Vec<usize> = index.search_blended("branch", None, 10, blend(0.0)).iter().map(|h| h.doc).collect();
     assert_eq!(zero, lexical);

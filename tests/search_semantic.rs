@@ -152,7 +152,7 @@ fn hybrid_beats_lexical_out_of_sample() {
 
     let lexical: &Ranker = &|q: &str| index.search(q, None, 10).iter().map(|h| h.doc).collect();
     let hybrid = |w: f32, i: usize| -> Vec<usize> {
-        index.search_blended(&d.queries[i], None, 10, Some(Blend { cosines: &qcos[i], weight: w })).iter().map(|h| h.doc).collect()
+        index.search_blended(&d.queries[i], None, 10, Some(Blend { cosines: &qcos[i], weight: w, cjk: source.cjk() })).iter().map(|h| h.doc).collect()
     };
     let n = d.queries.len();
     let lex_ranks: Vec<Option<usize>> = (0..n).map(|i| first_gold(&docs, &lexical(&d.queries[i]), &d.gold[i])).collect();
@@ -173,7 +173,7 @@ fn hybrid_beats_lexical_out_of_sample() {
         }
     }
     let all_best = (0..WEIGHTS.len()).max_by(|&a, &b| objective(&by_weight[a], &|_| true).total_cmp(&objective(&by_weight[b], &|_| true)).then(b.cmp(&a))).unwrap();
-    eprintln!("== hybrid tool_search: weight per fold {chosen:?}; on the whole dev set {}; shipped {} (equal weights, fixed before tuning)", WEIGHTS[all_best], toolreg::embed::DEFAULT_WEIGHT);
+    eprintln!("== hybrid tool_search: weight per fold {chosen:?}; on the whole dev set {}; shipped {} (chosen on dev-queries.json's tune half)", WEIGHTS[all_best], toolreg::embed::DEFAULT_WEIGHT);
     for (w, ranks) in WEIGHTS.iter().zip(&by_weight) {
         let s: Vec<[f64; 4]> = ranks.iter().map(|r| score_rank(*r)).collect();
         let mean = |k: usize| s.iter().map(|x| x[k]).sum::<f64>() / n as f64;
@@ -226,7 +226,7 @@ fn livemcpbench(source: &Source) -> Vec<(&'static str, Agg, Agg)> {
                 _ => {
                     // Besides the shipped weight, a few others for the record (never to choose).
                     let weight = mode.strip_prefix("hybrid w=").map_or(toolreg::embed::DEFAULT_WEIGHT, |w| w.parse().unwrap());
-                    lindex.search_blended(query, None, 10, Some(Blend { cosines: cos, weight })).iter().map(|h| h.doc).collect()
+                    lindex.search_blended(query, None, 10, Some(Blend { cosines: cos, weight, cjk: source.cjk() })).iter().map(|h| h.doc).collect()
                 }
             };
             let found = |k: usize| ranked.iter().take(k).filter(|&&d| gold.contains(&key(&ldocs[d]))).count();
@@ -261,15 +261,15 @@ fn hybrid_on_the_dev_queries_and_while_embedding() {
     let rank_of = |i: usize, hits: Vec<toolreg::meta::search::Hit>| hits.iter().position(|h| qs[i].gold.contains(&key(&docs[h.doc]))).map(|p| p + 1);
     let lexical: Vec<Option<usize>> = (0..qs.len()).map(|i| rank_of(i, index.search(&qs[i].query, None, 10))).collect();
     let hybrid_with = |cos: &dyn Fn(usize) -> Vec<f32>| -> Vec<Option<usize>> {
-        (0..qs.len()).map(|i| rank_of(i, index.search_blended(&qs[i].query, None, 10, Some(Blend { cosines: &cos(i), weight })))).collect()
+        (0..qs.len()).map(|i| rank_of(i, index.search_blended(&qs[i].query, None, 10, Some(Blend { cosines: &cos(i), weight, cjk: source.cjk() })))).collect()
     };
     let lex = dev_report("lexical", &qs, &lexical);
     let hyb = dev_report("hybrid at the shipped weight", &qs, &hybrid_with(&|i| qcos[i].clone()));
-    other_tables("dev-queries.json", &qs, &docs, &index, &qcos, false);
+    other_tables("dev-queries.json", &qs, &docs, &index, &qcos, source.cjk(), false);
     let unseen = queries_from(&repo_file("tests/search/unseen-zh-queries.json"), &docs);
-    other_tables("unseen-zh-queries.json", &unseen, &docs, &index, &query_cosines(&source, &unseen, &vecs), true);
+    other_tables("unseen-zh-queries.json", &unseen, &docs, &index, &query_cosines(&source, &unseen, &vecs), source.cjk(), true);
     let zh = zh_queries(&docs);
-    other_tables("embedding/zh-queries.json", &zh, &docs, &index, &query_cosines(&source, &zh, &vecs), true);
+    other_tables("embedding/zh-queries.json", &zh, &docs, &index, &query_cosines(&source, &zh, &vecs), source.cjk(), true);
     if matches!(source, Source::Outside { .. }) {
         // Another model's vectors: its tables, and no assertion (the floors below are MiniLM's).
         livemcpbench(&source);
@@ -343,6 +343,15 @@ impl Source {
         }
     }
 
+    /// How well the model reads CJK (`Blend::cjk`): the packaged model's default; an outside
+    /// model's from `SEARCH_EVAL_CJK` (default 1: multilingual-e5-small reads Chinese).
+    fn cjk(&self) -> f32 {
+        match self {
+            Source::Model(_) => toolreg::embed::DEFAULT_CJK_LOCAL,
+            Source::Outside { .. } => std::env::var("SEARCH_EVAL_CJK").ok().and_then(|v| v.parse().ok()).unwrap_or(1.0),
+        }
+    }
+
     fn query(&self, text: &str) -> Vec<f32> {
         match self {
             Source::Model(onnx) => embed_query(onnx, text),
@@ -380,10 +389,10 @@ fn query_cosines(source: &Source, qs: &[DevQuery], vecs: &[Vec<f32>]) -> Vec<Vec
 
 /// Semantic only, then the hybrid at every weight of [`WEIGHTS`] (one line each); with `lex_and_shipped`
 /// also the lexical and shipped-weight tables. Printed, never asserted: for comparing models.
-fn other_tables(label: &str, qs: &[DevQuery], docs: &[SearchDoc], index: &SearchIndex, qcos: &[Vec<f32>], lex_and_shipped: bool) {
+fn other_tables(label: &str, qs: &[DevQuery], docs: &[SearchDoc], index: &SearchIndex, qcos: &[Vec<f32>], cjk: f32, lex_and_shipped: bool) {
     let rank = |hits: Vec<usize>, i: usize| first_gold(docs, &hits, &qs[i].gold);
     let hybrid = |w: f32| -> Vec<Option<usize>> {
-        (0..qs.len()).map(|i| rank(index.search_blended(&qs[i].query, None, 10, Some(Blend { cosines: &qcos[i], weight: w })).iter().map(|h| h.doc).collect(), i)).collect()
+        (0..qs.len()).map(|i| rank(index.search_blended(&qs[i].query, None, 10, Some(Blend { cosines: &qcos[i], weight: w, cjk })).iter().map(|h| h.doc).collect(), i)).collect()
     };
     if lex_and_shipped {
         dev_report(&format!("{label}: lexical"), qs, &(0..qs.len()).map(|i| rank(index.search(&qs[i].query, None, 10).iter().map(|h| h.doc).collect(), i)).collect::<Vec<_>>());
@@ -398,6 +407,7 @@ fn other_tables(label: &str, qs: &[DevQuery], docs: &[SearchDoc], index: &Search
             format!("{r1:.3} / {r5:.3} / {r10:.3} / {mrr:.3}")
         });
         eprintln!("   w={w:<4} tune {}  holdout {}  en {}  zh {}", cell("tune all all"), cell("holdout all all"), cell("both en all"), cell("both zh all"));
+        eprintln!("          en tune {}  en holdout {}  zh tune {}  zh holdout {}", cell("tune en all"), cell("holdout en all"), cell("tune zh all"), cell("holdout zh all"));
     }
 }
 

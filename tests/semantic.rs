@@ -269,6 +269,9 @@ fn bad_embedding_settings_are_clear_errors() {
     assert_eq!(e["code"], -32602, "{e}");
     let e = s.err("initialize", json!({"search": {"embeddings": {"kind": "host"}, "semanticWeight": -1}}));
     assert_eq!(e["data"]["field"], "search.semanticWeight", "{e}");
+    let e = s.err("initialize", json!({"search": {"embeddings": {"kind": "host"}, "semanticCjk": 2}}));
+    assert_eq!(e["data"]["field"], "search.semanticCjk", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("from 0 to 1"), "{e}");
     // A model file that is not a model: initialize succeeds (paths exist), the search stays lexical.
     let dir = tempfile::tempdir().unwrap();
     let junk = dir.path().join("junk.onnx");
@@ -388,6 +391,9 @@ fn toolreg_plan_says_how_tool_search_ranks_and_refuses_a_bad_search() {
     let (code, _, err) = plan_cli(&json!({"search": {"semanticWeight": -1}}), &[]);
     assert_eq!(code, 2);
     assert!(err.contains("semanticWeight"), "{err}");
+    let (code, _, err) = plan_cli(&json!({"search": {"semanticCjk": -0.5}}), &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("search.semanticCjk"), "{err}");
 }
 
 #[test]

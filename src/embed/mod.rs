@@ -61,25 +61,45 @@ pub struct Options {
     pub document_timeout: Duration,
     /// Weight of the cosine beside the lexical score scaled to 1 (see `meta::search`).
     pub weight: f32,
+    /// How well the model reads CJK text, 0 to 1 (`meta::search::Blend::cjk`).
+    pub cjk: f32,
 }
 
-/// The weight chosen by cross-validation on the dev set (BENCHMARKS.md "Hybrid tool_search").
-pub const DEFAULT_WEIGHT: f32 = 1.0;
+/// The weight chosen on the dev set's tune half (BENCHMARKS.md "Hybrid tool_search").
+pub const DEFAULT_WEIGHT: f32 = 4.0;
+/// How well a local ONNX model reads CJK by default: the packaged all-MiniLM-L6-v2 is English.
+pub const DEFAULT_CJK_LOCAL: f32 = 0.0;
+/// ... and the host's embeddings (a provider's, multilingual as a rule).
+pub const DEFAULT_CJK_HOST: f32 = 1.0;
 
 impl Default for Options {
     fn default() -> Self {
-        Options { cache_dir: None, query_timeout: Duration::from_millis(1000), document_timeout: Duration::from_secs(60), weight: DEFAULT_WEIGHT }
+        Options { cache_dir: None, query_timeout: Duration::from_millis(1000), document_timeout: Duration::from_secs(60), weight: DEFAULT_WEIGHT, cjk: DEFAULT_CJK_LOCAL }
     }
 }
 
+/// The settings a host or a config file gives the semantic signal (`search` less its source).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Settings {
+    pub weight: Option<f32>,
+    pub cjk: Option<f32>,
+    pub query_timeout: Option<Duration>,
+    /// Whether the vectors come from the host (`DEFAULT_CJK_HOST`) rather than a local model.
+    pub host: bool,
+}
+
 /// Options from a host's or a config file's settings; a refused value as (field, why).
-pub fn options(weight: Option<f32>, query_timeout: Option<Duration>, cache_dir: Option<PathBuf>) -> Result<Options, (&'static str, String)> {
-    let weight = weight.unwrap_or(DEFAULT_WEIGHT);
+pub fn options(s: Settings, cache_dir: Option<PathBuf>) -> Result<Options, (&'static str, String)> {
+    let weight = s.weight.unwrap_or(DEFAULT_WEIGHT);
     if !weight.is_finite() || weight < 0.0 {
         return Err(("semanticWeight", format!("semanticWeight must be a number >= 0, not {weight}")));
     }
+    let cjk = s.cjk.unwrap_or(if s.host { DEFAULT_CJK_HOST } else { DEFAULT_CJK_LOCAL });
+    if !(0.0..=1.0).contains(&cjk) {
+        return Err(("semanticCjk", format!("semanticCjk must be a number from 0 to 1, not {cjk}")));
+    }
     let defaults = Options::default();
-    Ok(Options { cache_dir, query_timeout: query_timeout.unwrap_or(defaults.query_timeout), weight, ..defaults })
+    Ok(Options { cache_dir, query_timeout: s.query_timeout.unwrap_or(defaults.query_timeout), weight, cjk, ..defaults })
 }
 
 /// The packaged local model (`packaged::find`), started. None found is no error: the search
@@ -156,6 +176,11 @@ impl Semantic {
 
     pub fn weight(&self) -> f32 {
         self.opts.weight
+    }
+
+    /// How well the model reads CJK text (`Options::cjk`).
+    pub fn cjk(&self) -> f32 {
+        self.opts.cjk
     }
 
     fn vectors(&self) -> std::sync::MutexGuard<'_, Vectors> {

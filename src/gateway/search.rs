@@ -12,12 +12,17 @@ const MAX_QUERY_TIMEOUT_MS: u64 = 3_600_000;
 
 /// Why `search` cannot be used, naming the field; paths must be files now.
 pub(crate) fn check(search: &SearchSettings) -> Result<(), String> {
-    embed::options(search.semantic_weight, None, None).map_err(|(field, msg)| format!("search.{field}: {msg}"))?;
+    embed::options(settings(search, None), None).map_err(|(field, msg)| format!("search.{field}: {msg}"))?;
     match &search.embeddings {
         Some(EmbeddingSource::Host) => Err("search.embeddings: kind \"host\" needs a host that answers host/embed; toolreg mcp has none (use \"onnx\" with paths, or \"auto\")".into()),
         Some(EmbeddingSource::Onnx { model, tokenizer, runtime }) => paths(model, tokenizer, runtime.as_deref()).check().map_err(|(field, msg)| format!("search.embeddings.{field}: {msg}")),
         Some(EmbeddingSource::Auto) | None => Ok(()),
     }
+}
+
+/// The semantic settings of `search` (a `toolreg mcp` config has no host embeddings).
+fn settings(search: &SearchSettings, query_timeout: Option<Duration>) -> embed::Settings {
+    embed::Settings { weight: search.semantic_weight, cjk: search.semantic_cjk, query_timeout, host: false }
 }
 
 fn paths(model: &str, tokenizer: &str, runtime: Option<&str>) -> OnnxPaths {
@@ -34,7 +39,7 @@ pub(crate) fn start(search: Option<&SearchSettings>, state_dir: Option<std::path
         EmbeddingSource::Host => return None,
     };
     let timeout = search.query_timeout_ms.map(|ms| Duration::from_millis(ms.min(MAX_QUERY_TIMEOUT_MS)));
-    let opts = embed::options(search.semantic_weight, timeout, state_dir).ok()?;
+    let opts = embed::options(settings(search, timeout), state_dir).ok()?;
     Some(Semantic::start(embedder, opts))
 }
 

@@ -298,7 +298,7 @@ fn search(registry: &Registry, plan: &Arc<PlanScope>, a: SearchArgs, cold: &[Str
         return browse(registry, &idx, a.namespace.as_deref(), cold);
     };
     let limit = a.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
-    let weight = semantic.as_ref().map_or(0.0, |(s, _)| s.weight());
+    let (weight, cjk) = semantic.as_ref().map_or((0.0, 0.0), |(s, _)| (s.weight(), s.cjk()));
     let (cosines, coverage) = match semantic {
         Some((s, Some(Ok(q)))) => {
             let (c, cov) = s.cosines(&idx.keys, &q);
@@ -308,7 +308,7 @@ fn search(registry: &Registry, plan: &Arc<PlanScope>, a: SearchArgs, cold: &[Str
         Some((s, None)) => (None, Some(s.coverage(&idx.keys, None))),
         None => (None, None),
     };
-    let blend = cosines.as_deref().map(|cosines| Blend { cosines, weight });
+    let blend = cosines.as_deref().map(|cosines| Blend { cosines, weight, cjk });
     let hits = idx.index.search_blended(query, a.namespace.as_deref(), limit, blend);
     let with_coverage = |mut raw: Value| {
         if let Some(c) = &coverage {

@@ -183,6 +183,7 @@ impl SearchIndex {
         let tiers = self.names.tiers(query);
         let (touched, scores) = score(&self.lexical, &self.params, &groups);
         let mut top = Top::new(limit);
+        let blend = blend.map(|b| Blend { weight: b.weight_for(query), ..b });
         match blend {
             None => offer_lexical(&mut top, &touched, &scores, &tiers, keep),
             Some(b) => offer_blended(&mut top, b, self.len(), &touched, &scores, &tiers, keep),

@@ -26,6 +26,26 @@ use super::search_tiers::{tier_of, TIER_SCORE};
 pub struct Blend<'a> {
     pub cosines: &'a [f32],
     pub weight: f32,
+    /// How well the model reads CJK text, against Latin text (0: not at all, 1: as well).
+    /// all-MiniLM-L6-v2 is an English model: its cosines for a Chinese request are noise,
+    /// while it reads the Latin words in one (GitHub, Slack).
+    pub cjk: f32,
+}
+
+impl Blend<'_> {
+    /// The weight for `query`: `weight` scaled by the share of its letters and digits the
+    /// model reads (`cjk` for a CJK one, 1 for any other); `weight` for a query with none.
+    pub fn weight_for(&self, query: &str) -> f32 {
+        let (mut all, mut cjk) = (0u32, 0u32);
+        for c in query.chars().filter(|c| c.is_alphanumeric()) {
+            all += 1;
+            cjk += super::search_cjk::is_cjk(c) as u32;
+        }
+        if all == 0 {
+            return self.weight;
+        }
+        self.weight * ((all - cjk) as f32 + self.cjk * cjk as f32) / all as f32
+    }
 }
 
 /// A description is cut here before it is embedded: the model reads 256 tokens at most.

@@ -7,7 +7,7 @@ use super::*;
 fn fuse(scores: &[f32], cosines: &[f32], weight: f32, tiers: &[(u32, u8)], keep: impl Fn(usize) -> bool) -> Vec<(usize, f64)> {
     let touched: Vec<u32> = (0..scores.len() as u32).filter(|&d| scores[d as usize] > 0.0).collect();
     let mut top = Top::new(10);
-    offer_blended(&mut top, Blend { cosines, weight }, scores.len(), &touched, scores, tiers, keep);
+    offer_blended(&mut top, Blend { cosines, weight, cjk: 0.0 }, scores.len(), &touched, scores, tiers, keep);
     top.into_hits().iter().map(|h| (h.doc, h.score)).collect()
 }
 
@@ -74,4 +74,18 @@ fn an_unembedded_doc_the_words_match_best_stays_first_while_others_are_embedded(
     // Once it has its own vector, its own cosine counts, whatever it is.
     cosines[0] = -0.5;
     assert_ne!(fuse(&scores, &cosines, 1.0, &[], |_| true)[0].0, 0);
+}
+
+#[test]
+fn a_query_weighs_the_cosine_by_the_share_of_it_the_model_reads() {
+    let b = |cjk: f32| Blend { cosines: &[], weight: 4.0, cjk };
+    // An English model (cjk 0): a Latin query keeps the weight, a Chinese one none, a mixed one
+    // its Latin share (github: 6 of 11 letters).
+    assert_eq!(b(0.0).weight_for("create a branch"), 4.0);
+    assert_eq!(b(0.0).weight_for("给这个网页截个图"), 0.0);
+    assert!((b(0.0).weight_for("在github上建分支") - 4.0 * 6.0 / 11.0).abs() < 1e-6);
+    // A model that reads CJK half as well; one that reads it as well; no letters at all.
+    assert_eq!(b(0.5).weight_for("截图"), 2.0);
+    assert_eq!(b(1.0).weight_for("给这个网页截个图"), 4.0);
+    assert_eq!(b(0.0).weight_for("?! ..."), 4.0);
 }

@@ -158,10 +158,15 @@ pub enum CodeMode {
 pub struct SearchSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embeddings: Option<EmbeddingSource>,
-    /// Weight of the cosine beside the lexical score scaled to 1 (default 1.0, chosen by
-    /// cross-validation on the dev set; see BENCHMARKS.md). 0 turns the blend off.
+    /// Weight of the cosine beside the lexical score scaled to 1 (default 4.0, chosen on the
+    /// development set's tune half; see BENCHMARKS.md). 0 turns the blend off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub semantic_weight: Option<f32>,
+    /// How well the model reads Chinese and Japanese, 0 to 1: a query's `semanticWeight` is
+    /// scaled by the share of its letters the model reads, a CJK one counting this much (default
+    /// 0 for a local ONNX model, as the packaged one is English; 1 for the host's embeddings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic_cjk: Option<f32>,
     /// How long a search waits for its query's vector before answering lexically (default 1,000 ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query_timeout_ms: Option<u64>,

@@ -99,7 +99,8 @@ fn start_semantic(ctx: &Ctx, search: &SearchSettings, cache_dir: Option<&str>) -
     let Some(source) = &search.embeddings else { return Ok(None) };
     let bad = |field: &str, msg: String| RpcError::new(ErrorCode::INVALID_PARAMS, msg).with_data(serde_json::json!({"field": format!("search.{field}")}));
     let timeout = search.query_timeout_ms.map(|ms| Duration::from_millis(ms.min(MAX_TIMEOUT_MS)));
-    let opts = crate::embed::options(search.semantic_weight, timeout, cache_dir.map(std::path::PathBuf::from)).map_err(|(f, m)| bad(f, m))?;
+    let settings = crate::embed::Settings { weight: search.semantic_weight, cjk: search.semantic_cjk, query_timeout: timeout, host: matches!(source, EmbeddingSource::Host) };
+    let opts = crate::embed::options(settings, cache_dir.map(std::path::PathBuf::from)).map_err(|(f, m)| bad(f, m))?;
     let embedder: Arc<dyn Embedder> = match source {
         EmbeddingSource::Host => Arc::new(super::host::HostEmbedder(ctx.out.clone())),
         EmbeddingSource::Onnx { model, tokenizer, runtime } => {
