@@ -10,8 +10,8 @@
 //! effect, on queries written before and after it, is in BENCHMARKS.md "Chinese queries".
 //!
 //! Matching is greedy longest-first along the run (文件夹 before 文件, 一下 before 下), so a
-//! word is glossed once; the run's bigrams stay in the query beside the gloss. What the table
-//! leaves of a run goes to a dictionary (CC-CEDICT, `search_dict.tsv`), cut the same way: a
+//! word is glossed once; the run's bigrams stay in the query beside the gloss. Where the table
+//! has no word, a dictionary (CC-CEDICT, `search_dict.tsv`) is asked the same way: a
 //! dictionary's senses are many and general ("约": weigh, balance, appointment), so its words
 //! count less than the table's (`SearchParams::dictionary_weight`).
 
@@ -24,7 +24,7 @@ const GLOSS_TSV: &str = include_str!("search_gloss.tsv");
 
 /// The dictionary behind it, same format: CC-CEDICT's simplified words (1-4 characters) with
 /// the content words of their first two senses (`scripts/make_search_dict.py`; CC BY-SA 4.0,
-/// see the file's head). 100k words: it reaches the words the table lacks (翻译, 扩容, 字段).
+/// see the file's head). 100k words: it reaches words the table lacks (字段, 副本, 集合).
 const DICT_TSV: &str = include_str!("search_dict.tsv");
 
 #[derive(Default)]
