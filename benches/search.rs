@@ -8,6 +8,8 @@
 
 #[path = "../tests/support/search_eval.rs"]
 mod search_eval;
+#[path = "common/process.rs"]
+mod process;
 
 use std::sync::OnceLock;
 
@@ -25,10 +27,7 @@ fn main() {
 /// in time and resident memory, printed before the timed benches.
 fn first_chinese_query() {
     let idx = index(1);
-    let rss = || {
-        let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-        s.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.trim().trim_end_matches(" kB").parse::<f64>().ok()).unwrap_or(0.0) / 1024.0
-    };
+    let rss = || process::status_kib("self", "VmRSS:") as f64 / 1024.0;
     let (before, t) = (rss(), std::time::Instant::now());
     idx.search(CHINESE, None, 10);
     let first = t.elapsed();

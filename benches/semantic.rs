@@ -15,6 +15,8 @@
 mod embedding;
 #[path = "../tests/support/search_eval.rs"]
 mod search_eval;
+#[path = "common/process.rs"]
+mod process;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -144,10 +146,7 @@ async fn latency(base: Vec<SearchDoc>, base_texts: Vec<String>, base_store: Vect
 
 /// Peak resident memory (VmHWM) and current (VmRSS) of this process, in MiB.
 fn memory() -> (f64, f64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |name: &str| {
-        status.lines().find(|l| l.starts_with(name)).and_then(|l| l.split_whitespace().nth(1)).and_then(|k| k.parse::<f64>().ok()).unwrap_or(0.0) / 1024.0
-    };
+    let field = |name: &str| process::status_kib("self", name) as f64 / 1024.0;
     (field("VmHWM:"), field("VmRSS:"))
 }
 

@@ -36,3 +36,10 @@ pub fn spawn_piped(cmd: &str, args: &[impl AsRef<OsStr>]) -> Child {
         .spawn()
         .unwrap()
 }
+
+/// A `/proc/PID/status` field in KiB (`VmRSS:`, `VmHWM:`); `pid` "self" for this process; 0
+/// where there is none (not Linux).
+pub fn status_kib(pid: &str, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status.lines().find(|l| l.starts_with(field)).and_then(|l| l.split_whitespace().nth(1)).and_then(|n| n.parse().ok()).unwrap_or(0)
+}
