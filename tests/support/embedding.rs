@@ -1,5 +1,8 @@
 //! The real embedding model of the semantic tool_search tests (all-MiniLM-L6-v2 int8 in ONNX),
-//! fetched by `scripts/embedding-model.sh` into `target/embedding` (or `TOOLREG_EMBEDDING_DIR`).
+//! fetched by `scripts/embedding-model.sh` into `<checkout>/target/embedding`: one place for the
+//! script, these tests, both clients' tests and `scripts/package.sh`, whatever `CARGO_TARGET_DIR`
+//! is (the product's own `$TOOLREG_EMBEDDING_DIR` is not read here: a user's setting would make
+//! these tests use another model than the clients' tests).
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -7,9 +10,7 @@ use toolreg::embed::onnx::{Onnx, OnnxPaths};
 use toolreg::embed::store::{self, Vectors};
 
 pub fn dir() -> PathBuf {
-    std::env::var_os("TOOLREG_EMBEDDING_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/embedding"))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/embedding")
 }
 
 pub fn paths() -> OnnxPaths {

@@ -80,6 +80,8 @@ pub struct Sidecar {
     pub child: Child,
     stdin: Option<ChildStdin>,
     rx: Receiver<Option<Value>>,
+    /// Notifications read past while waiting for a response; `recv` hands them out first, in order.
+    skipped: std::collections::VecDeque<Value>,
     next_id: i64,
 }
 
@@ -146,7 +148,7 @@ impl Sidecar {
                 }
             });
         }
-        Sidecar { stdin: child.stdin.take(), child, rx, next_id: 0 }
+        Sidecar { stdin: child.stdin.take(), child, rx, skipped: Default::default(), next_id: 0 }
     }
 
     /// Spawned and initialized.
@@ -227,7 +229,15 @@ impl Sidecar {
         }
     }
 
+    /// The next message: a notification skipped by `response` first, else the next one read.
     pub fn recv(&mut self) -> Value {
+        if let Some(m) = self.skipped.pop_front() {
+            return m;
+        }
+        self.recv_new()
+    }
+
+    fn recv_new(&mut self) -> Value {
         match self.rx.recv_timeout(TIMEOUT) {
             Ok(Some(v)) => v,
             Ok(None) => panic!("sidecar closed stdout"),
@@ -238,14 +248,22 @@ impl Sidecar {
 
     /// Next message, or None if none arrives within `d`.
     pub fn try_recv(&mut self, d: Duration) -> Option<Value> {
-        self.rx.recv_timeout(d).unwrap_or_default()
+        self.skipped.pop_front().or_else(|| self.rx.recv_timeout(d).unwrap_or_default())
     }
 
-    /// Waits for the response with this id; other messages before it are an error.
+    /// Waits for the response with this id. Notifications the sidecar may send at any time
+    /// (catalog/didChange, $/progress) are set aside for `recv`; any other message before the
+    /// response (a request, another response) is an error.
     pub fn response(&mut self, id: &Value) -> Value {
-        let m = self.recv();
-        assert_eq!(m.get("id"), Some(id), "expected the response to {id}, got {m}");
-        m
+        loop {
+            let m = self.recv_new();
+            if is_notification(&m) {
+                self.skipped.push_back(m);
+                continue;
+            }
+            assert_eq!(m.get("id"), Some(id), "expected the response to {id}, got {m}");
+            return m;
+        }
     }
 
     pub fn close_stdin(&mut self) {
@@ -263,8 +281,17 @@ impl Sidecar {
         self.notify("exit", Value::Null);
         let status = self.wait();
         assert_eq!(status.code(), Some(0));
-        assert_eq!(self.try_recv(Duration::from_millis(50)), None, "unexpected message after exit");
+        // Notifications may still be on their way; nothing else may be.
+        self.skipped.clear();
+        while let Some(m) = self.try_recv(Duration::from_millis(50)) {
+            assert!(is_notification(&m), "unexpected message after exit: {m}");
+        }
     }
+}
+
+/// A message with a method and no id.
+pub fn is_notification(m: &Value) -> bool {
+    m.get("method").is_some() && m.get("id").is_none()
 }
 
 impl Drop for Sidecar {

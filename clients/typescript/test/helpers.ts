@@ -7,6 +7,9 @@ import { ToolregClient, type SpawnOptions, type ToolEntry } from '../src/index.j
 const here = path.dirname(fileURLToPath(import.meta.url)); // dist/test
 const pkgDir = path.resolve(here, '../..');
 export const BIN = path.resolve(pkgDir, process.env.TOOLREG_BIN ?? '../../target/release/toolreg');
+/** The embedding model `scripts/embedding-model.sh` fetches: always `<checkout>/target/embedding`,
+ *  whatever `CARGO_TARGET_DIR` (and so BIN's folder) is, as for the Rust and Python tests. */
+export const MODEL_DIR = path.resolve(pkgDir, '../../target/embedding');
 /** The project's fixture MCP server (built with the sidecar): env TOOLREG_FIXTURE_MCP, else next to BIN. */
 export const FIXTURE_MCP = path.resolve(pkgDir, process.env.TOOLREG_FIXTURE_MCP ?? path.join(path.dirname(BIN), 'toolreg-fixture-mcp'));
 

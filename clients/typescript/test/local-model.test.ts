@@ -1,6 +1,6 @@
 // The local model found by the client (localModel), against the REAL binary and the REAL model
 // (all-MiniLM-L6-v2 int8, scripts/embedding-model.sh). Here it is found through
-// TOOLREG_EMBEDDING_DIR (target/embedding); the npm layout (@toolreg/model-minilm and
+// TOOLREG_EMBEDDING_DIR (<checkout>/target/embedding, helpers.ts MODEL_DIR); the npm layout (@toolreg/model-minilm and
 // onnxruntime-node installed beside toolreg-client) is checked by scripts/package.sh as a new user.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -8,9 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { EMBEDDING_DIR_ENV, LEXICAL_NOTICE, findLocalModel } from '../src/index.js';
-import { BIN, entry, sleep, spawnReal } from './helpers.js';
-
-const MODEL_DIR = path.resolve(path.dirname(BIN), '../embedding');
+import { MODEL_DIR, entry, sleep, spawnReal } from './helpers.js';
 
 // The queries share no word with the tool they need (tests/semantic.rs).
 const TOOLS: [string, string][] = [
