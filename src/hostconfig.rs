@@ -23,6 +23,9 @@ pub struct HostConfig {
     pub entries: Vec<crate::registry::ToolEntry>,
     #[serde(default)]
     pub servers: Vec<ServerSnapshot>,
+    /// The same `search` as `toolreg mcp` takes: `toolreg plan` says what it would use.
+    #[serde(default)]
+    pub search: Option<crate::settings::SearchSettings>,
 }
 
 /// A configured MCP server plus its cached tool list.

@@ -260,11 +260,7 @@ fn plan(config: Option<PathBuf>, context_window: Option<i64>, model: Option<Stri
         }
     };
     // The same `search` as `toolreg mcp` takes: said below the table, refused like the rest.
-    #[derive(serde::Deserialize)]
-    struct Search {
-        search: Option<toolreg::protocol::SearchSettings>,
-    }
-    let search = match serde_json::from_str::<Search>(&text).map_err(|e| e.to_string()).and_then(|s| toolreg::gateway::describe_search(s.search.as_ref())) {
+    let search = match toolreg::gateway::describe_search(cfg.search.as_ref()) {
         Ok(line) => line,
         Err(e) => {
             eprintln!("toolreg: {origin} is not a valid host config: {e}");

@@ -3,7 +3,7 @@
 //! `crate::` references (and `super::` paths that climb to the crate root) outside comments
 //! and string literals, and fails on any reference that points up or sideways out of order.
 //! Beyond the order: domain code never names the boundary, the catalog only the leaves, and the
-//! MCP face (`gateway`) never the sidecar's (`server`).
+//! MCP face (`gateway`) never the sidecar's (`server`) nor its wire types (`protocol`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,6 +19,7 @@ const ORDER: &[&str] = &[
     "repair",
     "tokenize",
     "sandbox",
+    "settings",
     "logging",
     "catalog",
     "embed",
@@ -267,6 +268,8 @@ fn check(src_dir: &Path, files: &BTreeMap<PathBuf, String>) -> (Vec<Violation>, 
                 Some(_) if DOMAIN.contains(&from.as_str()) && BOUNDARY.contains(&to.as_str()) => bad.push((shown.clone(), from.clone(), to)),
                 Some(_) if from == "catalog" && to != "secret" && to != "invisible" => bad.push((shown.clone(), from.clone(), to)),
                 Some(_) if (from.as_str(), to.as_str()) == (FACES.1, FACES.0) => bad.push((shown.clone(), from.clone(), to)),
+                // The MCP face never names the sidecar's wire types; settings both read sit in `settings`.
+                Some(_) if from == FACES.1 && to == "protocol" => bad.push((shown.clone(), from.clone(), to)),
                 Some(_) => {}
             }
         }
@@ -309,6 +312,9 @@ fn the_check_catches_a_reference_back_up_the_order() {
         ("upstream.rs", "use crate::server::Mcp;\n"),
         ("invoke.rs", "fn f(c: &crate::catalog::Catalog) { crate::upstream::Mcp(Some(c)); }\n"),
         ("gateway/session.rs", "fn f(c: &crate::catalog::Catalog) { crate::server::Mcp(Some(c)); }\n"),
+        // The MCP face taking the sidecar's wire types (issue 38).
+        ("gateway/search.rs", "use crate::protocol::SearchSettings;\n"),
+        ("gateway/config.rs", "fn f(_: crate::protocol::UsagePolicy) {}\n"),
     ];
     for (file, line) in cases {
         let mut changed = files.clone();

@@ -19,7 +19,7 @@ pub struct GatewayConfig {
     pub servers: Vec<ServerConfig>,
     pub gateway: Gateway,
     /// `tool_search`'s semantic signal, as `initialize` takes it (`search.rs`); fixed at start.
-    pub search: Option<crate::protocol::SearchSettings>,
+    pub search: Option<crate::settings::SearchSettings>,
     /// The file this was read from (absolute), for the commands the gateway tells a user to
     /// run (`toolreg pins --config <path> --approve ...`, `toolreg auth --config ...`); `None`
     /// when parsed from text.
@@ -33,7 +33,7 @@ struct Added {
     #[serde(default)]
     gateway: Gateway,
     #[serde(default)]
-    search: Option<crate::protocol::SearchSettings>,
+    search: Option<crate::settings::SearchSettings>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -79,7 +79,7 @@ pub struct Gateway {
     /// List the most used deferred tools inline (`{maxTools?, budgetTokens?}`; `{}` takes the
     /// defaults). Off when absent. Picked per gateway session (`usage.rs`).
     #[serde(default)]
-    pub usage: Option<crate::protocol::UsagePolicy>,
+    pub usage: Option<crate::settings::UsagePolicy>,
     /// The key the gateway's calls are counted under in the state dir's usage file (default
     /// `gateway`): gateways that share a state dir share their counts unless they differ.
     #[serde(default)]
@@ -90,7 +90,7 @@ pub struct Gateway {
 /// is not one of them is refused, so a misspelt limit is not silently the default).
 fn code_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<crate::sandbox::Limits>, D::Error> {
     use serde::de::Error;
-    use crate::protocol::CodeModeLimits;
+    use crate::settings::CodeModeLimits;
     const KEYS: [&str; 4] = ["memoryMb", "timeoutMs", "maxCalls", "maxOutputBytes"];
     let shape = || D::Error::custom("gateway.codeMode must be true, false or an object {memoryMb, timeoutMs, maxCalls, maxOutputBytes}");
     match serde_json::Value::deserialize(d)? {

@@ -3,7 +3,7 @@
 //! started once, with the gateway: a change waits for the next start.
 
 use crate::embed::{self, onnx::OnnxPaths, Embedder, Semantic};
-use crate::protocol::{EmbeddingSource, SearchSettings};
+use crate::settings::{EmbeddingSource, SearchSettings};
 use std::sync::Arc;
 use std::time::Duration;
 

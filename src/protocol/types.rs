@@ -7,6 +7,7 @@ use crate::exposition::{Include, Plan, ToolDefinition};
 use crate::invoke::{ApprovalRequest, Repair};
 use crate::output::ModelOutput;
 use crate::registry::{EntrySummary, ToolEntry, Warning};
+use crate::settings::{CodeModeLimits, SearchSettings};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -104,47 +105,6 @@ pub struct InitializeParams {
     pub code_mode: Option<CodeModeLimits>,
 }
 
-/// Bounds of one `tool_exec` run. Defaults: 32 MiB, 10,000 ms, 50 calls, 65,536 bytes.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CodeModeLimits {
-    /// The script's heap (1 to 1,024).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_mb: Option<u32>,
-    /// The script's own running time; waiting for a tool call (or its approval) is not counted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<u64>,
-    /// Host calls a script may make (`tools.call`, `tools.search`, `tools.inspect` together).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_calls: Option<u32>,
-    /// The most bytes kept of the returned JSON, and of the console output, each.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_output_bytes: Option<u64>,
-}
-
-/// The longest timeout honoured: a year, which is "never" for a session. Longer values (up to
-/// `u64::MAX` ms) would overflow `Instant + Duration` wherever a deadline is computed.
-pub const MAX_TIMEOUT_MS: u64 = 365 * 24 * 3600 * 1000;
-
-impl CodeModeLimits {
-    /// The limits over the defaults; `Err((field, why))` for a limit of 0 or a heap over 1 GiB.
-    pub fn limits(&self) -> Result<crate::sandbox::Limits, (&'static str, &'static str)> {
-        let d = crate::sandbox::Limits::default();
-        match self {
-            CodeModeLimits { memory_mb: Some(mb), .. } if *mb == 0 || *mb > 1024 => return Err(("memoryMb", "must be 1 to 1024")),
-            CodeModeLimits { timeout_ms: Some(0), .. } => return Err(("timeoutMs", "must be above 0")),
-            CodeModeLimits { max_output_bytes: Some(0), .. } => return Err(("maxOutputBytes", "must be above 0")),
-            _ => {}
-        }
-        Ok(crate::sandbox::Limits {
-            memory_bytes: self.memory_mb.map_or(d.memory_bytes, |mb| (mb as usize) << 20),
-            timeout: self.timeout_ms.map_or(d.timeout, |ms| std::time::Duration::from_millis(ms.min(MAX_TIMEOUT_MS))),
-            max_calls: self.max_calls.unwrap_or(d.max_calls),
-            max_output_bytes: self.max_output_bytes.map_or(d.max_output_bytes, |b| usize::try_from(b).unwrap_or(usize::MAX)),
-        })
-    }
-}
-
 /// `exposition/plan`'s `codeMode`: `sandbox` adds `tool_exec`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -152,51 +112,6 @@ pub enum CodeMode {
     Sandbox,
 }
 
-/// How `tool_search` ranks: BM25F alone (the default), or fused with sentence embeddings.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SearchSettings {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub embeddings: Option<EmbeddingSource>,
-    /// Weight of the cosine beside the lexical score scaled to 1 (default 4.0, chosen on the
-    /// development set's tune half; see BENCHMARKS.md). 0 turns the blend off.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub semantic_weight: Option<f32>,
-    /// How well the model reads Chinese and Japanese, 0 to 1: a query's `semanticWeight` is
-    /// scaled by the share of its letters the model reads, a CJK one counting this much (default
-    /// 0 for a local ONNX model, as the packaged one is English; 1 for the host's embeddings).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub semantic_cjk: Option<f32>,
-    /// How long a search waits for its query's vector before answering lexically (default 1,000 ms).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub query_timeout_ms: Option<u64>,
-}
-
-/// Where embeddings come from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-pub enum EmbeddingSource {
-    /// The host embeds: the sidecar sends `host/embed` requests.
-    Host,
-    /// A local sentence-embedding model in ONNX (e.g. all-MiniLM-L6-v2), run in the sidecar.
-    Onnx {
-        /// The `.onnx` file (inputs `input_ids`, `attention_mask`, optionally `token_type_ids`;
-        /// first output the last hidden state, mean-pooled).
-        model: String,
-        /// The model's `tokenizer.json` (Hugging Face tokenizers format).
-        tokenizer: String,
-        /// The ONNX Runtime shared library (`libonnxruntime.so`, e.g. from the `onnxruntime`
-        /// wheel); default: `ORT_DYLIB_PATH`, else the system's.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        runtime: Option<String>,
-    },
-    /// The local model installed beside toolreg, found by the sidecar: `$TOOLREG_EMBEDDING_DIR`
-    /// (`model.onnx`, `tokenizer.json`, `libonnxruntime.so`), else the `toolreg[semantic]` extra
-    /// in the Python environment of the binary, else `@toolreg/model-minilm` and
-    /// `onnxruntime-node` in the `node_modules` of the binary. None found: lexical, said once in
-    /// the log. The clients find the packaged model themselves and send `onnx` paths.
-    Auto,
-}
 
 /// `host/embed`: vectors for texts, from the host's embedding model.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -3,19 +3,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// `exposition/plan`'s `usage`: the most used deferred tools of the plan's usage key go inline.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct UsagePolicy {
-    /// At most this many tools go inline for their usage (default 5).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_tools: Option<u32>,
-    /// Their definitions cost at most this many tokens together (default 5% of the context
-    /// window).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub budget_tokens: Option<u64>,
-}
-
 /// `usage/list` and `usage/reset`: one usage key, or (absent) every key.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
