@@ -12,7 +12,7 @@
 # Here a scenario passes only when the suite printed its result (`Passed: N/M, F failed, W
 # warnings`) with at least one check, all of them passed, no warning, and the suite exited 0.
 
-# The MCP specification versions toolreg is judged at on both faces (README). Set the variable to
+# The MCP specification versions toolreg is judged at on both faces (docs/ci.md). Set the variable to
 # one of them to run that version alone.
 CONFORMANCE_SPECS="${CONFORMANCE_SPECS:-2025-11-25 2026-07-28}"
 # One scenario may take this long (seconds) before it is killed and counted as no result: the

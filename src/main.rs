@@ -49,7 +49,7 @@ enum Command {
     /// the configured MCP servers' tools, planned, behind one server.
     Mcp {
         /// The host config JSON (as `toolreg plan` reads it, with each server's transport), plus
-        /// an optional `gateway` block (see README "toolreg mcp").
+        /// an optional `gateway` block (see docs/gateway.md).
         #[arg(long)]
         config: PathBuf,
         /// Serve Streamable HTTP on this loopback address (e.g. 127.0.0.1:8931) instead of stdio.

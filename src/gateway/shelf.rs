@@ -1,7 +1,7 @@
 //! Every upstream's resources, resource templates and prompts as one set, with names that
 //! never silently pick one server: the naming and routing rule of `toolreg mcp`.
 //!
-//! The rule (documented in README's `toolreg mcp` section):
+//! The rule (documented in docs/gateway.md, "Resources, prompts and completion"):
 //! - A prompt name, resource URI or template URI that only one server offers is listed as is.
 //! - One that two or more servers offer is listed once per server, qualified: a prompt as
 //!   `mcp__<serverId>__<name>` (the tools' wire-name shape), a URI or URI template as
