@@ -111,7 +111,7 @@ impl ClientAuth {
                 return None;
             }
             let gw = self.gw.get()?.upgrade()?;
-            let calling: Vec<_> = super::lock(&gw.calls).values().cloned().collect();
+            let calling: Vec<_> = super::lock(&gw.clients.calls).values().cloned().collect();
             let peers = gw.peers();
             if let Some(p) = calling.into_iter().chain(peers.iter().cloned()).find(shows_urls) {
                 return Some(p);

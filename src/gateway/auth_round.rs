@@ -69,14 +69,14 @@ pub fn target(gw: &Gateway, called: &str, arguments: Option<&JsonObject>) -> Opt
 /// This round's result when `server_id`'s flow waits on a page: the page as a URL request, and
 /// the state the retry must echo. None when no page waits.
 pub fn ask(gw: &Gateway, called: &str, server_id: &str) -> Result<Option<CallToolResponse>, ErrorData> {
-    let Some(page) = gw.auth_pages.current(&gw.catalog, server_id) else { return Ok(None) };
-    let sealer = gw.sealer.as_ref().map_err(|e| ErrorData::internal_error(e.clone(), None))?;
+    let Some(page) = gw.clients.auth_pages.current(&gw.catalog, server_id) else { return Ok(None) };
+    let sealer = gw.rounds.sealer()?;
     let nonce = super::new_token().map_err(|e| ErrorData::internal_error(e, None))?;
     let state = sealer.seal(&purpose(called), json!({"server": server_id, "nonce": nonce}), gw.approval_timeout());
     let params = json!({"mode": "url", "elicitationId": page.elicitation_id, "url": page.url, "message": auth_host::message(&page.reason)});
     let question: InputRequest = serde_json::from_value(json!({"method": "elicitation/create", "params": params}))
         .map_err(|e| ErrorData::internal_error(format!("authorization request: {e}"), None))?;
-    gw.auth_pages.taken(server_id);
+    gw.clients.auth_pages.taken(server_id);
     tracing::info!(server = %server_id, "the authorization page goes to a 2026-07-28 client as a URL request");
     let requests: InputRequests = [(AUTHORIZE_KEY.to_owned(), question)].into_iter().collect();
     Ok(Some(CallToolResponse::InputRequired(InputRequiredResult::new(Some(requests), Some(state)))))

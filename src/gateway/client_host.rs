@@ -197,7 +197,7 @@ impl Questions {
 
     fn peer(&self, call_id: Option<&str>) -> Option<Peer<RoleServer>> {
         let gw = self.0.get()?.upgrade()?;
-        let calls = lock(&gw.calls);
+        let calls = lock(&gw.clients.calls);
         match call_id {
             Some(id) => calls.get(id).cloned(),
             // Without a call id the catalog matched no call; a sole call in flight is it.

@@ -91,21 +91,43 @@ pub struct Listing {
 /// The one gateway behind every client session (one for stdio, one per HTTP session).
 pub struct Gateway {
     pub(crate) catalog: Catalog,
-    registry: RwLock<Arc<Registry>>,
     pub(crate) plans: PlanStore,
-    listing: RwLock<Arc<Listing>>,
     pub(crate) validators: Validators,
     pub(crate) approvals: Arc<Approvals>,
+    /// Calls counted per tool, persisted in the state dir (`usage.rs`).
+    pub(crate) usage: Arc<crate::usage::book::Book>,
+    /// `tool_search`'s semantic signal (the config's `search`), fixed at start.
+    pub(crate) semantic: Option<Arc<crate::embed::Semantic>>,
     /// Replaced whole when the config file changes (`reload.rs`); read through `config()`.
     cfg: RwLock<Arc<GatewayConfig>>,
+    /// The registry and what `tools/list` shows of it, kept current by `resync`.
+    listed: Listed,
+    /// The connected clients and the calls they are waiting on.
+    pub(crate) clients: Clients,
+    /// The state of 2026-07-28 approval rounds (`rounds`).
+    pub(crate) rounds: Rounds,
+    /// The upstreams' resources, templates and prompts, and who subscribed to what.
+    pub(crate) resources: resources::Resources,
     call_seq: AtomicU64,
     started: Instant,
+}
+
+/// The registry and the listing over it: what `resync` changes, under its lock.
+struct Listed {
+    registry: RwLock<Arc<Registry>>,
+    listing: RwLock<Arc<Listing>>,
     /// Whether every server has a list or has failed, as of the last resync: the first
     /// `tools/list` waits on it during warm-up.
     warm: watch::Sender<bool>,
     /// Held through a whole resync, so two (the first, and one for a catalog event) never
     /// interleave and leave an older listing last.
     resyncing: Mutex<()>,
+    /// The next resync starts a new gateway session: its usage-driven tools picked afresh.
+    repick: AtomicBool,
+}
+
+/// Who is connected, and where an upstream's question during a call goes.
+pub(crate) struct Clients {
     /// Connected clients, told when the listing changes.
     peers: Mutex<Vec<Peer<RoleServer>>>,
     /// Bumped when the listing's tools change: each `subscriptions/listen` stream of a
@@ -114,21 +136,24 @@ pub struct Gateway {
     /// Calls in flight by call id, with the client that made them: where an upstream server's
     /// question (elicitation, sampling) during that call goes.
     pub(crate) calls: Mutex<HashMap<String, Peer<RoleServer>>>,
-    /// Seals the `requestState` of 2026-07-28 approval rounds (`rounds`); an error when the
-    /// OS gave no randomness, and then such clients are not asked (their gated calls refused).
-    pub(crate) sealer: Result<seal::Sealer, String>,
-    /// Nonces of approval states already answered, with when: each state runs one call.
-    pub(crate) spent_states: Mutex<HashMap<String, Instant>>,
-    /// The upstreams' resources, templates and prompts, and who subscribed to what.
-    pub(crate) resources: resources::Resources,
-    /// Calls counted per tool, persisted in the state dir (`usage.rs`).
-    pub(crate) usage: Arc<crate::usage::book::Book>,
-    /// The next resync starts a new gateway session: its usage-driven tools picked afresh.
-    repick: AtomicBool,
     /// Authorization pages of running OAuth flows, for 2026-07-28 clients (`auth_round`).
     pub(crate) auth_pages: Arc<auth_host::Pages>,
-    /// `tool_search`'s semantic signal (the config's `search`), fixed at start.
-    pub(crate) semantic: Option<Arc<crate::embed::Semantic>>,
+}
+
+/// What 2026-07-28 approval rounds need between a question and its answer.
+pub(crate) struct Rounds {
+    /// Seals each round's `requestState`; an error when the OS gave no randomness, and then
+    /// such clients are not asked (their gated calls refused).
+    sealer: Result<seal::Sealer, String>,
+    /// Nonces of approval states already answered, with when: each state runs one call.
+    pub(crate) spent_states: Mutex<HashMap<String, Instant>>,
+}
+
+impl Rounds {
+    /// The sealer, or the reason there is none as the MCP error.
+    pub(crate) fn sealer(&self) -> Result<&seal::Sealer, rmcp::ErrorData> {
+        self.sealer.as_ref().map_err(|e| rmcp::ErrorData::internal_error(e.clone(), None))
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -190,26 +215,29 @@ impl Gateway {
         }
         let gw = Arc::new(Gateway {
             catalog,
-            registry: RwLock::new(Arc::new(Registry::default())),
             plans,
-            listing: RwLock::new(empty),
             validators: Validators::new(),
             approvals: Arc::default(),
-            call_seq: AtomicU64::new(0),
-            started: Instant::now(),
-            warm: watch::channel(false).0,
-            resyncing: Mutex::new(()),
-            peers: Mutex::new(Vec::new()),
-            list_changes: watch::channel(0).0,
-            calls: Mutex::new(HashMap::new()),
-            sealer: seal::Sealer::new(),
-            spent_states: Mutex::new(HashMap::new()),
-            resources: resources::Resources::default(),
             usage,
-            repick: AtomicBool::new(true),
-            auth_pages: auth.opener.pages.clone(),
             semantic,
             cfg: RwLock::new(Arc::new(cfg)),
+            listed: Listed {
+                registry: RwLock::new(Arc::new(Registry::default())),
+                listing: RwLock::new(empty),
+                warm: watch::channel(false).0,
+                resyncing: Mutex::new(()),
+                repick: AtomicBool::new(true),
+            },
+            clients: Clients {
+                peers: Mutex::new(Vec::new()),
+                list_changes: watch::channel(0).0,
+                calls: Mutex::new(HashMap::new()),
+                auth_pages: auth.opener.pages.clone(),
+            },
+            rounds: Rounds { sealer: seal::Sealer::new(), spent_states: Mutex::new(HashMap::new()) },
+            resources: resources::Resources::default(),
+            call_seq: AtomicU64::new(0),
+            started: Instant::now(),
         });
         asker.attach(&gw);
         auth.opener.attach(&gw);
@@ -262,11 +290,11 @@ impl Gateway {
     }
 
     pub fn listing(&self) -> Arc<Listing> {
-        self.listing.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.listed.listing.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     pub(crate) fn registry(&self) -> Arc<Registry> {
-        self.registry.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.listed.registry.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     pub(crate) fn next_call_id(&self) -> String {
@@ -276,7 +304,7 @@ impl Gateway {
     /// The listing, after waiting (only during warm-up) for servers with no list yet.
     pub async fn listing_when_warm(&self) -> Arc<Listing> {
         let deadline = self.started + self.config().gateway.warmup_ms.map_or(DEFAULT_WARMUP, Duration::from_millis);
-        let mut warm = self.warm.subscribe();
+        let mut warm = self.listed.warm.subscribe();
         let _ = tokio::time::timeout_at(deadline.into(), warm.wait_for(|w| *w)).await;
         self.listing()
     }
@@ -291,8 +319,8 @@ impl Gateway {
     /// whatever lists it counted, the sync and the shelf then see. Returns whether the
     /// listing's tools changed.
     fn resync(&self, warm: bool) -> bool {
-        let _one = lock(&self.resyncing);
-        let mut reg = self.registry.write().unwrap_or_else(|e| e.into_inner());
+        let _one = lock(&self.listed.resyncing);
+        let mut reg = self.listed.registry.write().unwrap_or_else(|e| e.into_inner());
         let r = Arc::make_mut(&mut reg);
         // Entries already warned about (see below), by what the model reads of them.
         let warned: HashMap<String, u64> =
@@ -332,13 +360,13 @@ impl Gateway {
         if !fresh && self.config().gateway.usage.is_some() && next.tools != self.listing().tools {
             next = self.plan(&snapshot, self.usage_pick(None).as_ref());
         }
-        let mut cur = self.listing.write().unwrap_or_else(|e| e.into_inner());
+        let mut cur = self.listed.listing.write().unwrap_or_else(|e| e.into_inner());
         let changed = cur.tools != next.tools;
         if changed || cur.pool != next.pool {
             *cur = Arc::new(next);
         }
         drop(cur);
-        self.warm.send_replace(warm);
+        self.listed.warm.send_replace(warm);
         changed
     }
 
@@ -433,11 +461,11 @@ impl Gateway {
         }
         let (gw, kept) = (self.clone(), l.picks.clone());
         let replan = tokio::task::spawn_blocking(move || {
-            let _one = lock(&gw.resyncing);
+            let _one = lock(&gw.listed.resyncing);
             // The same session: its usage-driven tools stay.
             let next = gw.plan(&gw.registry(), gw.usage_pick(Some(&kept)).as_ref());
             let id = next.plan_id.clone();
-            *gw.listing.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
+            *gw.listed.listing.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
             id
         });
         // The job only fails by panicking: the call then finds no plan and says so.
@@ -457,7 +485,7 @@ impl Gateway {
         if changed {
             let l = self.listing();
             tracing::info!(tools = l.tools.len(), deferred = l.deferred, tokens = l.tokens, for_usage = l.picks.len(), "tools/list changed");
-            self.list_changes.send_modify(|n| *n = n.wrapping_add(1));
+            self.clients.list_changes.send_modify(|n| *n = n.wrapping_add(1));
             for peer in self.peers() {
                 if let Err(e) = peer.notify_tool_list_changed().await {
                     tracing::debug!("list_changed not delivered: {e}");
@@ -467,13 +495,13 @@ impl Gateway {
     }
 
     pub(crate) fn add_peer(&self, peer: Peer<RoleServer>) {
-        let mut peers = lock(&self.peers);
+        let mut peers = lock(&self.clients.peers);
         peers.retain(|p| !p.is_transport_closed());
         peers.push(peer);
     }
 
     fn peers(&self) -> Vec<Peer<RoleServer>> {
-        let mut peers = lock(&self.peers);
+        let mut peers = lock(&self.clients.peers);
         peers.retain(|p| !p.is_transport_closed());
         peers.clone()
     }

@@ -46,7 +46,7 @@ pub fn open(gw: &Gateway, tool: &str, capabilities: Value, state: Option<&str>, 
         let retry = responses().map(|responses| (None, Retry { responses, state: None }));
         return Ok(Some(Opened { pass: PassThrough { capabilities, retry }, approved: None }));
     };
-    let sealer = gw.sealer.as_ref().map_err(|e| ErrorData::internal_error(e.clone(), None))?;
+    let sealer = gw.rounds.sealer()?;
     let value = match sealer.open(&purpose(tool), state) {
         Ok(v) => v,
         // Sealed for another purpose: maybe an approval round's, which `rounds` opens.
@@ -69,7 +69,7 @@ pub fn open(gw: &Gateway, tool: &str, capabilities: Value, state: Option<&str>, 
 /// This round's result for the client: the upstream's requests, and a state that brings its
 /// retry back to them. `approved`: the digest of the call the user approved this round.
 pub fn ask(gw: &Gateway, tool: &str, asked: InputAsked, approved: Option<&str>) -> Result<CallToolResponse, ErrorData> {
-    let sealer = gw.sealer.as_ref().map_err(|e| ErrorData::internal_error(e.clone(), None))?;
+    let sealer = gw.rounds.sealer()?;
     let mut sealed = json!({"server": asked.server_id, "tool": asked.tool});
     if let Some(state) = &asked.state {
         sealed["state"] = json!(state);
@@ -108,7 +108,7 @@ pub fn open_request(gw: &Gateway, purpose: &str, route: &Route, state: Option<&s
     let Some(state) = state else {
         return Ok(responses.map(|responses| Retry { responses, state: None }));
     };
-    let sealer = gw.sealer.as_ref().map_err(|e| ErrorData::internal_error(e.clone(), None))?;
+    let sealer = gw.rounds.sealer()?;
     let value = sealer.open(purpose, state).map_err(|r| ErrorData::invalid_params(r.0, None))?;
     if value["server"] != route.server.as_str() || value["name"] != route.own.as_str() {
         return Err(ErrorData::invalid_params(super::seal::OTHER_PURPOSE, None));
@@ -119,7 +119,7 @@ pub fn open_request(gw: &Gateway, purpose: &str, route: &Route, state: Option<&s
 /// The input-required result of a prompt or resource for the client: the upstream's requests
 /// and a state sealed for `purpose` holding the route and the upstream's state.
 pub fn ask_request(gw: &Gateway, purpose: &str, route: &Route, requests: Vec<(String, Value)>, state: Option<String>) -> Result<InputRequiredResult, ErrorData> {
-    let sealer = gw.sealer.as_ref().map_err(|e| ErrorData::internal_error(e.clone(), None))?;
+    let sealer = gw.rounds.sealer()?;
     let mut sealed = json!({"server": route.server, "name": route.own});
     if let Some(state) = state {
         sealed["state"] = json!(state);

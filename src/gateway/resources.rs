@@ -280,7 +280,7 @@ async fn ask_upstream(
         (Inputs::PassThrough { capabilities: caller.capabilities.clone(), retry }, None)
     } else {
         let id = gw.next_call_id();
-        lock(&gw.calls).insert(id.clone(), caller.peer.clone());
+        lock(&gw.clients.calls).insert(id.clone(), caller.peer.clone());
         (Inputs::Fulfil, Some(InFlight(gw, id)))
     };
     let call_id = call.as_ref().map(|c| c.1.as_str());

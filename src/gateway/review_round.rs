@@ -43,7 +43,7 @@ pub fn ask(gw: &Gateway, called: &str, server_id: &str, tool: &str) -> Result<Re
         Ok(held) => held,
         Err(verdict) => return Ok(Err(verdict)),
     };
-    let sealer = gw.sealer.as_ref().map_err(|e| ErrorData::internal_error(e.clone(), None))?;
+    let sealer = gw.rounds.sealer()?;
     let nonce = super::new_token().map_err(|e| ErrorData::internal_error(e, None))?;
     let sealed = json!({"server": server_id, "tool": tool, "fingerprint": held.pin.fingerprint, "nonce": nonce});
     let state = sealer.seal(&purpose(called), sealed, gw.approval_timeout());

@@ -25,7 +25,7 @@ fn purpose(tool: &str) -> String {
 /// already used is an invalid-params error (nothing runs); no state is a first round.
 pub fn answered(gw: &Gateway, tool: &str, state: Option<&str>, responses: Option<&InputResponses>) -> Result<ApprovalRound, ErrorData> {
     let Some(state) = state else { return Ok(ApprovalRound::default()) };
-    let sealer = gw.sealer.as_ref().map_err(|e| ErrorData::internal_error(e.clone(), None))?;
+    let sealer = gw.rounds.sealer()?;
     let value = sealer.open(&purpose(tool), state).map_err(|r| ErrorData::invalid_params(r.0, Some(json!({"tool": tool}))))?;
     let (Some(digest), Some(nonce)) = (value["digest"].as_str(), value["nonce"].as_str()) else {
         return Err(ErrorData::invalid_params("the requestState is not an approval of this server", None));
@@ -44,7 +44,7 @@ pub fn answered(gw: &Gateway, tool: &str, state: Option<&str>, responses: Option
 /// another kind (another round's, a pass-through's), an invalid-params error for one that is
 /// altered or expired.
 pub(super) fn open_ours(gw: &Gateway, purpose: &str, called: &str, state: &str) -> Result<Option<serde_json::Value>, ErrorData> {
-    let sealer = gw.sealer.as_ref().map_err(|e| ErrorData::internal_error(e.clone(), None))?;
+    let sealer = gw.rounds.sealer()?;
     match sealer.open(purpose, state) {
         Ok(v) => Ok(Some(v)),
         Err(r) if r.0 == super::seal::OTHER_PURPOSE => Ok(None),
@@ -56,14 +56,14 @@ pub(super) fn open_ours(gw: &Gateway, purpose: &str, called: &str, state: &str) 
 pub(super) fn spend(gw: &Gateway, nonce: &str) -> bool {
     let now = Instant::now();
     let keep = gw.approval_timeout();
-    let mut spent = lock(&gw.spent_states);
+    let mut spent = lock(&gw.rounds.spent_states);
     spent.retain(|_, at| now.duration_since(*at) <= keep);
     spent.insert(nonce.to_owned(), now).is_none()
 }
 
 /// This round's result: the approval form for `asked`, and the state the retry must echo.
 pub fn ask(gw: &Gateway, host: &ClientHost, tool: &str, asked: &ApprovalRequest, ttl: Duration) -> Result<CallToolResponse, ErrorData> {
-    let sealer = gw.sealer.as_ref().map_err(|e| ErrorData::internal_error(e.clone(), None))?;
+    let sealer = gw.rounds.sealer()?;
     let nonce = super::new_token().map_err(|e| ErrorData::internal_error(e, None))?;
     let digest = call_digest(&asked.name, &asked.arguments);
     let state = sealer.seal(&purpose(tool), json!({"digest": digest, "nonce": nonce}), ttl);

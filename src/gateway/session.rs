@@ -62,7 +62,7 @@ pub(crate) struct InFlight<'a>(pub(crate) &'a Gateway, pub(crate) String);
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        super::lock(&self.0.calls).remove(&self.1);
+        super::lock(&self.0.clients.calls).remove(&self.1);
     }
 }
 
@@ -140,7 +140,7 @@ impl ServerHandler for Session {
                 tracing::warn!(%uri, "resource subscription of a listen stream failed: {}", e.message);
             }
         }
-        let mut changes = self.gw.list_changes.subscribe();
+        let mut changes = self.gw.clients.list_changes.subscribe();
         changes.mark_unchanged();
         let mut extras = self.gw.resources.changes.subscribe();
         let mut seen = *extras.borrow_and_update();
@@ -332,7 +332,7 @@ impl Session {
         let count = |ran: &crate::invoke::Ran| gw.count(ran);
         let exec = Executor::new(&host, &mcp, &gw.validators, &gw.approvals, settings, context.ct.clone()).counting(&count);
         let call_id = gw.next_call_id();
-        super::lock(&gw.calls).insert(call_id.clone(), context.peer.clone());
+        super::lock(&gw.clients.calls).insert(call_id.clone(), context.peer.clone());
         let _in_flight = InFlight(gw, call_id.clone());
         let scoped = crate::meta::is_meta(&name) || name == crate::exposition::meta_defs::EXEC;
         let plan_id = if scoped { Some(gw.plan_id().await) } else { None };

@@ -50,10 +50,10 @@ impl Gateway {
     /// Whether the next resync starts a new session whatever the catalog did (set at start
     /// and by a config reload).
     pub(super) fn take_repick(&self) -> bool {
-        self.repick.swap(false, Ordering::AcqRel)
+        self.listed.repick.swap(false, Ordering::AcqRel)
     }
 
     pub(super) fn repick_next(&self) {
-        self.repick.store(true, Ordering::Release);
+        self.listed.repick.store(true, Ordering::Release);
     }
 }
