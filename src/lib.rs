@@ -22,6 +22,7 @@ pub mod route;
 pub mod sandbox;
 pub mod secret;
 pub mod server;
+pub mod service;
 pub mod settings;
 pub mod sync;
 pub mod tokenize;

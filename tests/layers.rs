@@ -33,6 +33,7 @@ const ORDER: &[&str] = &[
     "code_mode",
     "route",
     "hostconfig",
+    "service",
     "protocol",
     "transport",
     "server",

@@ -45,20 +45,19 @@ mod terminal_auth;
 mod token_file;
 mod usage;
 
-use crate::approval::Approvals;
 use crate::catalog::{Catalog, CatalogEvent, CatalogOptions, HostAsks, ServerState};
 use crate::exposition::meta_defs;
-use crate::exposition::plans::{PlanOptions, PlanStore};
+use crate::exposition::plans::PlanOptions;
 use crate::exposition::sessions::{self, Pick, Promote};
 use crate::exposition::{self, PlanInput};
 use crate::registry::{Registry, Source};
-use crate::validate::Validators;
+use crate::service::Service;
 use config::GatewayConfig;
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
@@ -91,13 +90,10 @@ pub struct Listing {
 /// The one gateway behind every client session (one for stdio, one per HTTP session).
 pub struct Gateway {
     pub(crate) catalog: Catalog,
-    pub(crate) plans: PlanStore,
-    pub(crate) validators: Validators,
-    pub(crate) approvals: Arc<Approvals>,
-    /// Calls counted per tool, persisted in the state dir (`usage.rs`).
-    pub(crate) usage: Arc<crate::usage::book::Book>,
-    /// `tool_search`'s semantic signal (the config's `search`), fixed at start.
-    pub(crate) semantic: Option<Arc<crate::embed::Semantic>>,
+    /// The registry, plans, approvals, usage (persisted in the state dir, `usage.rs`), the
+    /// semantic signal (the config's `search`, fixed at start) and the call operation: the
+    /// core this face translates MCP to. Its registry is changed only by `resync`.
+    pub(crate) service: Service,
     /// Replaced whole when the config file changes (`reload.rs`); read through `config()`.
     cfg: RwLock<Arc<GatewayConfig>>,
     /// The registry and what `tools/list` shows of it, kept current by `resync`.
@@ -108,13 +104,11 @@ pub struct Gateway {
     pub(crate) rounds: Rounds,
     /// The upstreams' resources, templates and prompts, and who subscribed to what.
     pub(crate) resources: resources::Resources,
-    call_seq: AtomicU64,
     started: Instant,
 }
 
-/// The registry and the listing over it: what `resync` changes, under its lock.
+/// The listing over the registry: what `resync` changes, under its lock.
 struct Listed {
-    registry: RwLock<Arc<Registry>>,
     listing: RwLock<Arc<Listing>>,
     /// Whether every server has a list or has failed, as of the last resync: the first
     /// `tools/list` waits on it during warm-up.
@@ -197,32 +191,28 @@ impl Gateway {
         if !cfg.host.entries.is_empty() {
             tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
         }
-        let semantic = search::start(cfg.search.as_ref(), cfg.state_dir());
-        let plans = PlanStore::default();
+        let service = Service::new(Registry::default(), "mcp-call-");
+        if let Some(semantic) = search::start(cfg.search.as_ref(), cfg.state_dir()) {
+            service.set_semantic(semantic);
+        }
         let empty = Arc::new(Listing {
             tools: Vec::new(),
             aliases: HashMap::new(),
-            plan_id: plans.create(BTreeSet::new(), BTreeSet::new()).id.clone(),
+            plan_id: service.plans.create(BTreeSet::new(), BTreeSet::new()).id.clone(),
             tokens: 0,
             deferred: 0,
             pool: 0,
             picks: Arc::default(),
         });
         // Usage persists beside the pins; read below, before the first listing is planned.
-        let usage = Arc::new(crate::usage::book::Book::default());
         if let Some(dir) = cfg.state_dir() {
-            usage.begin(&dir);
+            service.usage.begin(&dir);
         }
         let gw = Arc::new(Gateway {
             catalog,
-            plans,
-            validators: Validators::new(),
-            approvals: Arc::default(),
-            usage,
-            semantic,
+            service,
             cfg: RwLock::new(Arc::new(cfg)),
             listed: Listed {
-                registry: RwLock::new(Arc::new(Registry::default())),
                 listing: RwLock::new(empty),
                 warm: watch::channel(false).0,
                 resyncing: Mutex::new(()),
@@ -236,7 +226,6 @@ impl Gateway {
             },
             rounds: Rounds { sealer: seal::Sealer::new(), spent_states: Mutex::new(HashMap::new()) },
             resources: resources::Resources::default(),
-            call_seq: AtomicU64::new(0),
             started: Instant::now(),
         });
         asker.attach(&gw);
@@ -246,7 +235,7 @@ impl Gateway {
         // (the tokenizer may still be loading): both off the reactor.
         let first = gw.clone();
         tokio::task::spawn_blocking(move || {
-            first.usage.load();
+            first.service.usage.load();
             first.catalog.set_servers(first.config().servers.clone());
             let warm = first.all_listed();
             first.resync(warm)
@@ -294,11 +283,11 @@ impl Gateway {
     }
 
     pub(crate) fn registry(&self) -> Arc<Registry> {
-        self.listed.registry.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.service.registry()
     }
 
     pub(crate) fn next_call_id(&self) -> String {
-        format!("mcp-call-{}", self.call_seq.fetch_add(1, Ordering::Relaxed) + 1)
+        self.service.next_call_id()
     }
 
     /// The listing, after waiting (only during warm-up) for servers with no list yet.
@@ -320,7 +309,7 @@ impl Gateway {
     /// listing's tools changed.
     fn resync(&self, warm: bool) -> bool {
         let _one = lock(&self.listed.resyncing);
-        let mut reg = self.listed.registry.write().unwrap_or_else(|e| e.into_inner());
+        let mut reg = self.service.registry_mut();
         let r = Arc::make_mut(&mut reg);
         // Entries already warned about (see below), by what the model reads of them.
         let warned: HashMap<String, u64> =
@@ -393,11 +382,8 @@ impl Gateway {
         let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
         let n_deferred = deferred.len();
         let pool = pool_hash(&deferred, registry);
-        let scope = self.plans.create_with(deferred, inline, PlanOptions { usage_key: self.usage_key(), code, ..PlanOptions::default() });
-        if let Some(semantic) = &self.semantic {
-            // Vectors for the deferred pool, in the background (known ones are skipped at once).
-            semantic.want(crate::meta::embedding_texts(scope.deferred.iter().filter_map(|n| registry.get(n))));
-        }
+        let scope = self.service.plans.create_with(deferred, inline, PlanOptions { usage_key: self.usage_key(), code, ..PlanOptions::default() });
+        self.service.want_vectors(scope.deferred.iter().filter_map(|n| registry.get(n)));
         let shown = self.shown_names(registry);
         let mut aliases = HashMap::new();
         let tools = plan
@@ -456,7 +442,7 @@ impl Gateway {
     /// `resyncing` lock it takes may be held by a resync for as long.
     pub(crate) async fn plan_id(self: &Arc<Self>) -> String {
         let l = self.listing();
-        if self.plans.get(&l.plan_id).is_some() {
+        if self.service.plans.get(&l.plan_id).is_some() {
             return l.plan_id.clone();
         }
         let (gw, kept) = (self.clone(), l.picks.clone());
@@ -563,7 +549,7 @@ pub async fn run(cfg: GatewayConfig, listen: Listen, file: Option<ConfigFile>) -
     };
     let _ = tokio::time::timeout(Duration::from_secs(3), gw.catalog.shutdown()).await;
     // A usage write queued on the blocking pool may never start once the runtime ends.
-    let book = gw.usage.clone();
+    let book = gw.service.usage.clone();
     let _ = tokio::task::spawn_blocking(move || book.flush()).await;
     code
 }

@@ -13,7 +13,8 @@ use super::auth_round::{self, Authorized};
 use super::review_round::{self, Reviewed};
 use super::{passthru, rounds, Gateway};
 use crate::approval::Decision;
-use crate::invoke::{Call, Executor, HostAbilities, InvokeError, Invoked, Settings};
+use crate::invoke::{Call, HostAbilities, InvokeError, Invoked, Settings};
+use crate::service::CallRequest;
 use crate::output::ModelOutput;
 use crate::upstream::{Mcp, PassThrough, Relay};
 use rmcp::model::{
@@ -321,23 +322,22 @@ impl Session {
         let host = ClientHost {
             peer: context.peer.clone(),
             asking,
-            approvals: gw.approvals.clone(),
+            approvals: gw.service.approvals.clone(),
             registry: registry.clone(),
             catalog: gw.catalog.clone(),
             progress_token: context.meta.get_progress_token(),
         };
         let mcp = Mcp(Some(&gw.catalog), Some(&relay));
         let settings = Settings { abilities: HostAbilities { approval: approves, host_tools: false, repair: false }, approval_timeout };
-        // Each tool the call runs counts (usage): a listed one, tool_invoke's, a script's.
-        let count = |ran: &crate::invoke::Ran| gw.count(ran);
-        let exec = Executor::new(&host, &mcp, &gw.validators, &gw.approvals, settings, context.ct.clone()).counting(&count);
         let call_id = gw.next_call_id();
         super::lock(&gw.clients.calls).insert(call_id.clone(), context.peer.clone());
         let _in_flight = InFlight(gw, call_id.clone());
         let scoped = crate::meta::is_meta(&name) || name == crate::exposition::meta_defs::EXEC;
         let plan_id = if scoped { Some(gw.plan_id().await) } else { None };
         let call = Call { name: name.clone(), arguments, call_id, plan_id };
-        let outcome = crate::route::call(&exec, &mcp, &registry, &gw.plans, gw.semantic.as_ref(), call).await;
+        // Each tool the call runs counts (usage): a listed one, tool_invoke's, a script's.
+        let request = CallRequest { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: context.ct.clone(), usage_key: gw.usage_key() };
+        let outcome = gw.service.call(request).await;
         // The call stopped at its approval: the question goes back as this round's result.
         if let Some(asked) = round.as_ref().and_then(|r| super::lock(&r.asked).take()) {
             return rounds::ask(gw, &host, &name, &asked, approval_timeout).map(|r| Step::Done(r.into()));

@@ -18,7 +18,6 @@
 
 use super::Gateway;
 use crate::exposition::sessions::{Pick, Promote};
-use crate::invoke::Ran;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -26,14 +25,10 @@ use std::sync::Arc;
 pub const DEFAULT_KEY: &str = "gateway";
 
 impl Gateway {
+    /// Where a client's calls are counted (directly, through `tool_invoke`, or from a
+    /// `tool_exec` script).
     pub(super) fn usage_key(&self) -> String {
         self.config().gateway.usage_key.clone().unwrap_or_else(|| DEFAULT_KEY.to_string())
-    }
-
-    /// Counts a tool that a client's call ran (directly, through `tool_invoke`, or from a
-    /// `tool_exec` script); the file is written off the async threads.
-    pub(crate) fn count(&self, ran: &Ran) {
-        self.usage.count(&self.usage_key(), &ran.name, ran.via);
     }
 
     /// What a plan of the current session takes from usage: nothing when `gateway.usage` is
@@ -43,7 +38,7 @@ impl Gateway {
         let policy = cfg.gateway.usage.as_ref()?;
         Some(match kept {
             Some(picks) => Pick::Fixed(picks.clone()),
-            None => Pick::fresh(&self.usage, &self.usage_key(), policy.max_tools.map(|n| n as usize), policy.budget_tokens),
+            None => Pick::fresh(&self.service.usage, &self.usage_key(), policy.max_tools.map(|n| n as usize), policy.budget_tokens),
         })
     }
 

@@ -186,7 +186,7 @@ fn debug_methods(t: &mut Table) {
     t.sync::<p::DebugPanic>(Kind::Inline, |_, _| panic!("debug/panic was called"));
     t.sync::<p::DebugOutgoing>(Kind::Inline, |ctx, _| Ok(ctx.out.stats()));
     t.sync::<p::DebugUsageClock>(Kind::Ordered, |ctx, params: p::DebugUsageClockParams| {
-        ctx.usage.advance_clock(params.advance_secs);
+        ctx.service.usage.advance_clock(params.advance_secs);
         Ok(p::Null)
     });
 }

@@ -60,14 +60,14 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
     if let Some(dir) = &p.cache_dir {
         // Read on the blocking pool, not on this main loop: plans meanwhile get no usage-driven
         // tools, and `usage/list` waits for it (`usage::book`).
-        if ctx.usage.begin(Path::new(dir)) {
-            let book = ctx.usage.clone();
+        if ctx.service.usage.begin(Path::new(dir)) {
+            let book = ctx.service.usage.clone();
             tokio::task::spawn_blocking(move || book.load());
         }
     }
     let _ = ctx.catalog.set(Catalog::with_hosts(opts, ctx.catalog_events.clone(), questions, auth_host));
     if let Some(semantic) = semantic {
-        let _ = ctx.semantic.set(semantic);
+        ctx.service.set_semantic(semantic);
     }
     if let Some(client) = &p.client_info {
         tracing::info!(client = %client.name, version = ?client.version, "initialize");
@@ -145,7 +145,7 @@ pub const BIG_REGISTRATION: usize = 100;
 
 pub fn handle_register(ctx: &Ctx, p: RegisterParams) -> Result<RegisterResult, RpcError> {
     let big = p.entries.len() >= BIG_REGISTRATION;
-    let mut reg = ctx.registry.write().unwrap_or_else(|e| e.into_inner());
+    let mut reg = ctx.service.registry_mut();
     let registered = Arc::make_mut(&mut reg).register(p.entries).map_err(registry_error)?;
     if big {
         // The request's parsed entries and the validators' temporaries are freed by now.
@@ -155,7 +155,7 @@ pub fn handle_register(ctx: &Ctx, p: RegisterParams) -> Result<RegisterResult, R
 }
 
 pub fn handle_deregister(ctx: &Ctx, p: DeregisterParams) -> Result<DeregisterResult, RpcError> {
-    let mut reg = ctx.registry.write().unwrap_or_else(|e| e.into_inner());
+    let mut reg = ctx.service.registry_mut();
     Ok(DeregisterResult { removed: Arc::make_mut(&mut reg).deregister(&p.names) })
 }
 
@@ -204,12 +204,12 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
     let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
     let any_deferred = !deferred.is_empty();
     plan.lean(&p.include);
-    let scope = ctx.plans.create_with(deferred, inline, PlanOptions { render: p.render, programmatic: p.programmatic, usage_key, code });
+    let scope = ctx.service.plans.create_with(deferred, inline, PlanOptions { render: p.render, programmatic: p.programmatic, usage_key, code });
     if any_deferred {
         // Build (or fetch) tool_search's index now, after this reply, so the model's first
         // search does not wait for it; on the warm-up thread, so the next plan does not either.
         let (scope, registry) = (scope.clone(), ctx.snapshot());
-        let semantic = ctx.semantic.get().cloned();
+        let semantic = ctx.service.semantic().cloned();
         ctx.work.spawn_warmup(move || {
             crate::meta::plan_index(&scope, &registry);
             // And vectors for the deferred pool (known ones are skipped at once).

@@ -4,7 +4,8 @@ use super::host::Host;
 use super::{current_cancel, Ctx};
 use crate::approval::Decision;
 use crate::catalog::{Catalog, CatalogError, ListToolsResult, ServerStatus};
-use crate::invoke::{Call, Executor, HostAbilities, InvokeError, Settings};
+use crate::invoke::{Call, HostAbilities, InvokeError, Settings};
+use crate::service::CallRequest;
 use crate::protocol::*;
 use crate::registry::hidden;
 use crate::sync::{self, Mode};
@@ -81,11 +82,11 @@ pub fn handle_sync(ctx: &Ctx, p: SyncParams) -> Result<SyncResult, RpcError> {
     let catalog = catalog(ctx)?;
     let mut reg = ctx.current();
     let s = sync::sync(Arc::make_mut(&mut reg), catalog, p.selected_tool_ids.as_deref());
-    *ctx.registry.write().unwrap_or_else(|e| e.into_inner()) = reg.clone();
+    *ctx.service.registry_mut() = reg.clone();
     if s.registered.len() >= super::handlers::BIG_REGISTRATION {
         crate::os::release_freed_memory_soon();
     }
-    if let Some(semantic) = ctx.semantic.get() {
+    if let Some(semantic) = ctx.service.semantic() {
         // Vectors for the synced tools, in the background, before a plan defers them.
         let (semantic, registry) = (semantic.clone(), reg.clone());
         ctx.work.spawn(move || {
@@ -101,7 +102,7 @@ pub fn handle_approval_respond(ctx: &Ctx, p: ApprovalRespondParams) -> Result<Em
         ApprovalDecision::Approve => Decision::Approve,
         ApprovalDecision::Deny => Decision::Deny { reason: p.reason },
     };
-    if ctx.approvals.respond(&p.approval_id, decision) {
+    if ctx.service.approvals.respond(&p.approval_id, decision) {
         Ok(Empty {})
     } else {
         Err(RpcError::new(ErrorCode::UNKNOWN_APPROVAL, format!("no call waits for approval {:?} (unknown, answered, timed out or cancelled)", p.approval_id))
@@ -119,14 +120,13 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
         abilities: HostAbilities { approval: caps.approval, host_tools: caps.host_tools, repair: caps.repair },
         approval_timeout: t.approval_ms.map_or(Settings::APPROVAL_TIMEOUT, Duration::from_millis),
     };
-    // Each tool the call runs (itself, through tool_invoke, or a tool_exec script's calls)
-    // counts under its plan's usage key; a plan that is gone or none: the default key.
-    let usage_key = p.plan_id.as_deref().and_then(|id| ctx.plans.get(id)).map_or_else(|| crate::usage::DEFAULT_KEY.to_string(), |s| s.usage_key.clone());
-    let count = |ran: &crate::invoke::Ran| ctx.usage.count(&usage_key, &ran.name, ran.via);
-    let exec = Executor::new(&host, &mcp, &ctx.validators, &ctx.approvals, settings, current_cancel()).counting(&count);
-    let call_id = p.call_id.unwrap_or_else(|| format!("toolreg-call-{}", ctx.call_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1));
+    // Each tool the call runs counts under its plan's usage key; a plan that is gone or none:
+    // the default key.
+    let usage_key = p.plan_id.as_deref().and_then(|id| ctx.service.plans.get(id)).map_or_else(|| crate::usage::DEFAULT_KEY.to_string(), |s| s.usage_key.clone());
+    let call_id = p.call_id.unwrap_or_else(|| ctx.service.next_call_id());
     let call = Call { name: p.name, arguments: p.arguments, call_id, plan_id: p.plan_id };
-    let result = crate::route::call(&exec, &mcp, &registry, &ctx.plans, ctx.semantic.get(), call).await;
+    let request = CallRequest { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: current_cancel(), usage_key };
+    let result = ctx.service.call(request).await;
     // A held MCP tool is not registered; say why it did not run (pins).
     if let Err(InvokeError::UnknownTool(name)) = &result {
         if let Some(held) = super::handlers_pins::held_invoke_result(&ctx, name) {

@@ -11,7 +11,7 @@ use crate::usage::{self, Tally};
 pub(super) fn usage_pick(ctx: &Ctx, usage_key: &str, session: Option<&str>, policy: &UsagePolicy) -> Pick {
     match session.and_then(|s| ctx.sessions.get(s, usage_key)) {
         Some(picks) => Pick::Fixed(picks),
-        None => Pick::fresh(&ctx.usage, usage_key, policy.max_tools.map(|n| n as usize), policy.budget_tokens),
+        None => Pick::fresh(&ctx.service.usage, usage_key, policy.max_tools.map(|n| n as usize), policy.budget_tokens),
     }
 }
 
@@ -37,8 +37,9 @@ fn tool_usage(t: Tally) -> ToolUsage {
 
 /// `Serial`: waits (on the blocking pool) for the usage file's read that `initialize` began.
 pub fn handle_usage_list(ctx: &Ctx, p: UsageKeyParams) -> Result<UsageListResult, RpcError> {
-    ctx.usage.wait_loaded();
+    ctx.service.usage.wait_loaded();
     let keys = ctx
+        .service
         .usage
         .list(p.usage_key.as_deref())
         .into_iter()
@@ -49,10 +50,10 @@ pub fn handle_usage_list(ctx: &Ctx, p: UsageKeyParams) -> Result<UsageListResult
 
 /// `Serial`, as `usage/list`: a reset before the read ended would be undone by it.
 pub fn handle_usage_reset(ctx: &Ctx, p: UsageKeyParams) -> Result<UsageResetResult, RpcError> {
-    ctx.usage.wait_loaded();
-    let (cleared, save) = ctx.usage.reset(p.usage_key.as_deref());
+    ctx.service.usage.wait_loaded();
+    let (cleared, save) = ctx.service.usage.reset(p.usage_key.as_deref());
     if save {
-        ctx.usage.save();
+        ctx.service.usage.save();
     }
     Ok(UsageResetResult { cleared })
 }

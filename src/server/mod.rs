@@ -19,9 +19,7 @@ pub mod message;
 pub mod outgoing;
 mod pool;
 
-use crate::approval::Approvals;
 use crate::catalog::{Catalog, CatalogEvent};
-use crate::exposition::plans::PlanStore;
 use crate::logging::LogControl;
 use crate::protocol::error::clip;
 use crate::protocol::{ErrorCode, HostCapabilities, RpcError, Timeouts};
@@ -29,7 +27,7 @@ use crate::registry::hidden::visible;
 use crate::registry::Registry;
 use crate::transport::record::{Direction, Recorder};
 use crate::transport::{ContentLengthCodec, Frame};
-use crate::validate::Validators;
+use crate::service::Service;
 use bytes::Bytes;
 use dispatch::{Answer, Handler, Kind, Table};
 use futures::{FutureExt, StreamExt};
@@ -39,7 +37,7 @@ use serde_json::json;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -58,8 +56,9 @@ pub struct ServeOptions {
 /// cannot leave the state behind a lock half-changed; the registry is changed through
 /// `Arc::make_mut` on a value that the domain call validates before it mutates.
 pub struct Ctx {
-    pub registry: RwLock<Arc<Registry>>,
-    pub plans: PlanStore,
+    /// The registry, plans, approvals, usage and semantic signal, and the call operation:
+    /// the core this face translates the host's protocol to.
+    pub service: Service,
     pub host: Mutex<HostCapabilities>,
     pub out: Arc<Outgoing>,
     pub log: Arc<LogControl>,
@@ -70,17 +69,10 @@ pub struct Ctx {
     pub catalog: std::sync::OnceLock<Catalog>,
     pub catalog_events: mpsc::UnboundedSender<CatalogEvent>,
     pub timeouts: Mutex<Timeouts>,
-    pub validators: Validators,
-    pub approvals: Arc<Approvals>,
-    pub call_seq: std::sync::atomic::AtomicU64,
     /// CPU-bound work, off the runtime's threads.
     pub work: pool::Pool,
-    /// tool_search's semantic signal, when `initialize` configured embeddings.
-    pub semantic: std::sync::OnceLock<Arc<crate::embed::Semantic>>,
     /// `tool_exec`'s limits (`initialize.codeMode`, else the defaults).
     pub code_limits: std::sync::OnceLock<crate::sandbox::Limits>,
-    /// Calls counted per usage key (persisted in cacheDir from `initialize`).
-    pub usage: Arc<crate::usage::book::Book>,
     /// The usage-driven tools each session's first plan chose.
     pub sessions: crate::exposition::sessions::Sessions,
 }
@@ -115,7 +107,7 @@ impl Ctx {
     }
 
     fn current(&self) -> Arc<Registry> {
-        self.registry.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.service.registry()
     }
 }
 
@@ -195,8 +187,7 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
     let (events_tx, events_rx) = mpsc::unbounded_channel();
     let forwarder = tokio::spawn(forward_catalog_events(events_rx, out.clone()));
     let ctx = Ctx {
-        registry: RwLock::new(Arc::new(Registry::with_builtins())),
-        plans: PlanStore::default(),
+        service: Service::new(Registry::with_builtins(), "toolreg-call-"),
         host: Mutex::new(HostCapabilities::default()),
         out: out.clone(),
         log: log.clone(),
@@ -205,13 +196,8 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
         catalog: std::sync::OnceLock::new(),
         catalog_events: events_tx,
         timeouts: Mutex::new(Timeouts::default()),
-        validators: Validators::new(),
-        approvals: Arc::default(),
-        call_seq: Default::default(),
         work: pool::Pool::new(),
-        semantic: std::sync::OnceLock::new(),
         code_limits: std::sync::OnceLock::new(),
-        usage: Arc::default(),
         sessions: Default::default(),
     };
     let ctx = Arc::new(ctx);
@@ -285,7 +271,7 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
     }
     tasks.shutdown().await;
     // A usage write queued on the blocking pool may never start once the runtime ends.
-    let book = ctx.usage.clone();
+    let book = ctx.service.usage.clone();
     let _ = tokio::task::spawn_blocking(move || book.flush()).await;
     // MCP children go with us; bounded so a stuck child cannot hold the exit.
     if let Some(catalog) = ctx.catalog.get() {

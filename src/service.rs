@@ -1,0 +1,103 @@
+//! The core both faces serve: the state a host's sidecar or a gateway keeps (the registry,
+//! the plans, the validators, the approvals waiting, usage, the semantic signal) and the
+//! operations both run on it the same way (a tool call, vectors for a pool). Each face owns a
+//! `Service` and only translates its protocol to these operations and back; what is truly one
+//! face's (LSP framing, HTTP sessions, MCP elicitation rounds) stays in that face.
+
+use crate::approval::Approvals;
+use crate::embed::Semantic;
+use crate::exposition::plans::PlanStore;
+use crate::invoke::{Call, Executor, HostPort, InvokeError, Invoked, Ran, Settings};
+use crate::registry::{Registered, Registry};
+use crate::upstream::Mcp;
+use crate::usage::book::Book;
+use crate::validate::Validators;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, RwLock, RwLockWriteGuard};
+use tokio_util::sync::CancellationToken;
+
+pub struct Service {
+    registry: RwLock<Arc<Registry>>,
+    pub plans: PlanStore,
+    /// Compiled input schemas, by a tool's definition.
+    pub validators: Validators,
+    /// Calls waiting for the user's approval.
+    pub approvals: Arc<Approvals>,
+    /// Calls counted per usage key (persisted where the face says: cacheDir, the state dir).
+    pub usage: Arc<Book>,
+    /// `tool_search`'s semantic signal, once the face's settings have started one.
+    semantic: OnceLock<Arc<Semantic>>,
+    call_seq: AtomicU64,
+    /// What a call id the face makes up starts with.
+    call_prefix: &'static str,
+}
+
+/// One tool call as a face hands it over: the call, the registry it sees, and the ports that
+/// reach its caller (`host`) and the upstream servers (`mcp`).
+pub struct CallRequest<'a, H> {
+    pub call: Call,
+    pub registry: &'a Arc<Registry>,
+    pub host: &'a H,
+    pub mcp: &'a Mcp<'a>,
+    pub settings: Settings,
+    pub cancel: CancellationToken,
+    /// Every tool the call runs (itself, through `tool_invoke`, a script's calls) counts here.
+    pub usage_key: String,
+}
+
+impl Service {
+    /// `call_prefix` starts the ids of calls whose caller gave none.
+    pub fn new(registry: Registry, call_prefix: &'static str) -> Service {
+        Service {
+            registry: RwLock::new(Arc::new(registry)),
+            plans: PlanStore::default(),
+            validators: Validators::new(),
+            approvals: Arc::default(),
+            usage: Arc::default(),
+            semantic: OnceLock::new(),
+            call_seq: AtomicU64::new(0),
+            call_prefix,
+        }
+    }
+
+    /// The registry as it is now.
+    pub fn registry(&self) -> Arc<Registry> {
+        self.registry.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The registry to change: `Arc::make_mut` on it, readers keep their snapshot.
+    pub fn registry_mut(&self) -> RwLockWriteGuard<'_, Arc<Registry>> {
+        self.registry.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn semantic(&self) -> Option<&Arc<Semantic>> {
+        self.semantic.get()
+    }
+
+    /// Set once; a second signal is ignored (the first one's vectors are the ones kept).
+    pub fn set_semantic(&self, semantic: Arc<Semantic>) {
+        let _ = self.semantic.set(semantic);
+    }
+
+    /// A fresh call id for a call whose caller named none.
+    pub fn next_call_id(&self) -> String {
+        format!("{}{}", self.call_prefix, self.call_seq.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+
+    /// Runs one call: the direct path, a meta-tool scoped to its plan, or a `tool_exec` script
+    /// (`route::call`), each tool it runs counted under the request's usage key.
+    pub async fn call<H: HostPort>(&self, req: CallRequest<'_, H>) -> Result<Invoked, InvokeError> {
+        let usage_key = req.usage_key;
+        let count = |ran: &Ran| self.usage.count(&usage_key, &ran.name, ran.via);
+        let exec = Executor::new(req.host, req.mcp, &self.validators, &self.approvals, req.settings, req.cancel).counting(&count);
+        crate::route::call(&exec, req.mcp, req.registry, &self.plans, self.semantic(), req.call).await
+    }
+
+    /// Vectors for these tools, in the background (known ones are skipped at once): asked
+    /// before a plan defers them, so the model's first search finds them embedded.
+    pub fn want_vectors<'r>(&self, tools: impl IntoIterator<Item = &'r Arc<Registered>>) {
+        if let Some(semantic) = self.semantic() {
+            semantic.want(crate::meta::embedding_texts(tools));
+        }
+    }
+}
