@@ -2,45 +2,27 @@
 //! takes, less `host` (an MCP client answers no `host/embed`). Checked when the file is read;
 //! started once, with the gateway: a change waits for the next start.
 
-use crate::embed::{self, onnx::OnnxPaths, Embedder, Semantic};
+use crate::embed::{self, Semantic};
+use crate::service::semantic::onnx_paths;
 use crate::settings::{EmbeddingSource, SearchSettings};
 use std::sync::Arc;
-use std::time::Duration;
-
-/// An hour: past that a search is not waiting for its query's vector, it is stuck.
-const MAX_QUERY_TIMEOUT_MS: u64 = 3_600_000;
 
 /// Why `search` cannot be used, naming the field; paths must be files now.
 pub(crate) fn check(search: &SearchSettings) -> Result<(), String> {
-    embed::options(settings(search, None), None).map_err(|(field, msg)| format!("search.{field}: {msg}"))?;
+    let values = embed::Settings { weight: search.semantic_weight, cjk: search.semantic_cjk, query_timeout: None, host: false };
+    embed::options(values, None).map_err(|(field, msg)| format!("search.{field}: {msg}"))?;
     match &search.embeddings {
         Some(EmbeddingSource::Host) => Err("search.embeddings: kind \"host\" needs a host that answers host/embed; toolreg mcp has none (use \"onnx\" with paths, or \"auto\")".into()),
-        Some(EmbeddingSource::Onnx { model, tokenizer, runtime }) => paths(model, tokenizer, runtime.as_deref()).check().map_err(|(field, msg)| format!("search.embeddings.{field}: {msg}")),
+        Some(EmbeddingSource::Onnx { model, tokenizer, runtime }) => onnx_paths(model, tokenizer, runtime.as_deref()).check().map_err(|(field, msg)| format!("search.embeddings.{field}: {msg}")),
         Some(EmbeddingSource::Auto) | None => Ok(()),
     }
 }
 
-/// The semantic settings of `search` (a `toolreg mcp` config has no host embeddings).
-fn settings(search: &SearchSettings, query_timeout: Option<Duration>) -> embed::Settings {
-    embed::Settings { weight: search.semantic_weight, cjk: search.semantic_cjk, query_timeout, host: false }
-}
-
-fn paths(model: &str, tokenizer: &str, runtime: Option<&str>) -> OnnxPaths {
-    OnnxPaths { model: model.into(), tokenizer: tokenizer.into(), runtime: runtime.map(Into::into) }
-}
-
 /// The semantic signal the config asks for, its vectors kept in the state directory; none when
-/// it asks for none, or `auto` found no model (said once in the log).
+/// it asks for none, or `auto` found no model (said once in the log). `check` refused the rest
+/// when the file was read.
 pub(crate) fn start(search: Option<&SearchSettings>, state_dir: Option<std::path::PathBuf>) -> Option<Arc<Semantic>> {
-    let search = search?;
-    let embedder: Arc<dyn Embedder> = match search.embeddings.as_ref()? {
-        EmbeddingSource::Onnx { model, tokenizer, runtime } => Arc::new(embed::onnx::Onnx::start(paths(model, tokenizer, runtime.as_deref()))),
-        EmbeddingSource::Auto => embed::packaged_model()?,
-        EmbeddingSource::Host => return None,
-    };
-    let timeout = search.query_timeout_ms.map(|ms| Duration::from_millis(ms.min(MAX_QUERY_TIMEOUT_MS)));
-    let opts = embed::options(settings(search, timeout), state_dir).ok()?;
-    Some(Semantic::start(embedder, opts))
+    crate::service::semantic::start(search?, None, state_dir).ok().flatten()
 }
 
 /// What `toolreg plan` says of a config's `search`: how its tool_search would rank (the

@@ -92,28 +92,12 @@ fn code_limits(c: &CodeModeLimits) -> Result<crate::sandbox::Limits, RpcError> {
     })
 }
 
-/// tool_search's semantic signal as the host configured it. Paths are checked now (a clear
-/// error); a model that then fails to load, or `auto` finding none, only leaves the search lexical.
+/// tool_search's semantic signal as the host configured it (`service::semantic`); a refused
+/// value names its field.
 fn start_semantic(ctx: &Ctx, search: &SearchSettings, cache_dir: Option<&str>) -> Result<Option<Arc<crate::embed::Semantic>>, RpcError> {
-    use crate::embed::{onnx, Embedder, Semantic};
-    let Some(source) = &search.embeddings else { return Ok(None) };
-    let bad = |field: &str, msg: String| RpcError::new(ErrorCode::INVALID_PARAMS, msg).with_data(serde_json::json!({"field": format!("search.{field}")}));
-    let timeout = search.query_timeout_ms.map(|ms| Duration::from_millis(ms.min(MAX_TIMEOUT_MS)));
-    let settings = crate::embed::Settings { weight: search.semantic_weight, cjk: search.semantic_cjk, query_timeout: timeout, host: matches!(source, EmbeddingSource::Host) };
-    let opts = crate::embed::options(settings, cache_dir.map(std::path::PathBuf::from)).map_err(|(f, m)| bad(f, m))?;
-    let embedder: Arc<dyn Embedder> = match source {
-        EmbeddingSource::Host => Arc::new(super::host::HostEmbedder(ctx.out.clone())),
-        EmbeddingSource::Onnx { model, tokenizer, runtime } => {
-            let paths = onnx::OnnxPaths { model: model.into(), tokenizer: tokenizer.into(), runtime: runtime.as_ref().map(Into::into) };
-            paths.check().map_err(|(field, msg)| bad(&format!("embeddings.{field}"), msg))?;
-            Arc::new(onnx::Onnx::start(paths))
-        }
-        EmbeddingSource::Auto => match crate::embed::packaged_model() {
-            Some(e) => e,
-            None => return Ok(None),
-        },
-    };
-    Ok(Some(Semantic::start(embedder, opts)))
+    let host: Arc<dyn crate::embed::Embedder> = Arc::new(super::host::HostEmbedder(ctx.out.clone()));
+    crate::service::semantic::start(search, Some(host), cache_dir.map(std::path::PathBuf::from))
+        .map_err(|(field, msg)| RpcError::new(ErrorCode::INVALID_PARAMS, msg).with_data(serde_json::json!({"field": format!("search.{field}")})))
 }
 
 fn clamp(t: &Timeouts) -> Timeouts {

@@ -4,6 +4,8 @@
 //! `Service` and only translates its protocol to these operations and back; what is truly one
 //! face's (LSP framing, HTTP sessions, MCP elicitation rounds) stays in that face.
 
+pub mod semantic;
+
 use crate::approval::Approvals;
 use crate::embed::Semantic;
 use crate::exposition::plans::PlanStore;
