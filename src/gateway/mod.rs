@@ -49,9 +49,8 @@ use crate::catalog::{Catalog, CatalogEvent, CatalogOptions, HostAsks, ServerStat
 use crate::exposition::meta_defs;
 use crate::exposition::plans::PlanOptions;
 use crate::exposition::sessions::{self, Pick, Promote};
-use crate::exposition::{self, PlanInput};
 use crate::registry::{Registry, Source};
-use crate::service::Service;
+use crate::service::{PlanAsk, Service};
 use config::GatewayConfig;
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{json, Value};
@@ -364,25 +363,13 @@ impl Gateway {
     /// list for their use (`usage.rs`).
     fn plan(&self, registry: &Registry, usage: Option<&Pick>) -> Listing {
         let cfg = self.config();
-        let (active, _) = registry.select_active(&cfg.host.scope);
-        let mut plan = exposition::plan(&PlanInput {
-            active: &active,
-            context_window: cfg.host.context_window,
-            model: cfg.host.model.as_deref(),
-            client_tools: &[],
-            usage: usage.map(Pick::input),
-        });
-        let picks = Arc::new(sessions::chosen(&plan));
         // `gateway.codeMode`: tool_exec listed too, within the file's limits.
         let code = cfg.gateway.code_mode;
-        if let Some(limits) = &code {
-            crate::code_mode::offer(&mut plan, &active, limits);
-        }
-        let deferred: BTreeSet<String> = plan.deferred_names().map(str::to_string).collect();
-        let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
-        let n_deferred = deferred.len();
-        let pool = pool_hash(&deferred, registry);
-        let scope = self.service.plans.create_with(deferred, inline, PlanOptions { usage_key: self.usage_key(), code, ..PlanOptions::default() });
+        let ask = PlanAsk { scope: &cfg.host.scope, context_window: cfg.host.context_window, model: cfg.host.model.as_deref(), client_tools: &[], usage, code: code.as_ref() };
+        let plan = self.service.plan(registry, &ask).plan;
+        let picks = Arc::new(sessions::chosen(&plan));
+        let scope = self.service.scope(&plan, PlanOptions { usage_key: self.usage_key(), code, ..PlanOptions::default() });
+        let (n_deferred, pool) = (scope.deferred.len(), pool_hash(&scope.deferred, registry));
         self.service.want_vectors(scope.deferred.iter().filter_map(|n| registry.get(n)));
         let shown = self.shown_names(registry);
         let mut aliases = HashMap::new();

@@ -3,13 +3,12 @@
 use super::Ctx;
 use crate::exposition::render::{self, RenderError};
 use crate::exposition::plans::PlanOptions;
-use crate::exposition::{self, PlanInput};
 use crate::protocol::error::clip;
 use crate::protocol::*;
 use crate::registry::{EntrySummary, RegistryError};
-use std::collections::BTreeSet;
 use std::path::Path;
 use crate::catalog::{Catalog, CatalogOptions, HostAsks};
+use crate::service::{PlanAsk, Planned};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -158,23 +157,15 @@ pub fn handle_select_active(ctx: &Ctx, p: SelectActiveParams) -> Result<SelectAc
 
 pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
     let scope_json = scope_value(&p.scope);
-    let (active, warnings) = ctx.snapshot().select_active(&scope_json);
+    let registry = ctx.snapshot();
     let usage_key = p.usage_key.clone().unwrap_or_else(|| crate::usage::key_for_scope(&scope_json));
     let pick = p.usage.as_ref().map(|u| super::handlers_usage::usage_pick(ctx, &usage_key, p.session.as_deref(), u));
-    let mut plan = exposition::plan(&PlanInput {
-        active: &active,
-        context_window: p.context_window,
-        model: p.model.as_deref(),
-        client_tools: &p.client_tools,
-        usage: pick.as_ref().map(|k| k.input()),
-    });
+    // tool_exec is offered before rendering, so a native rendering carries it as one more function.
+    let code = p.code_mode.map(|_| ctx.code_limits.get().copied().unwrap_or_default());
+    let ask = PlanAsk { scope: &scope_json, context_window: p.context_window, model: p.model.as_deref(), client_tools: &p.client_tools, usage: pick.as_ref(), code: code.as_ref() };
+    let Planned { mut plan, active, warnings } = ctx.service.plan(&registry, &ask);
     if let (Some(session), Some(pick)) = (&p.session, &pick) {
         super::handlers_usage::fix_session(ctx, session, &usage_key, pick, &plan);
-    }
-    // Before rendering, so a native rendering carries tool_exec as one more function.
-    let code = p.code_mode.map(|_| ctx.code_limits.get().copied().unwrap_or_default());
-    if let Some(limits) = &code {
-        crate::code_mode::offer(&mut plan, &active, limits);
     }
     let gated = |r: &crate::registry::Registered| asks_approval_now(ctx, r);
     let marking = p.programmatic.map(|programmatic| render::Marking { programmatic, gated: &gated });
@@ -184,15 +175,12 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
         RenderError::ProgrammaticNeedsNative => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(serde_json::json!({"field": "programmatic"})),
         RenderError::NameTaken(name) => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(serde_json::json!({"field": "programmatic", "name": name})),
     })?;
-    let deferred: BTreeSet<String> = plan.deferred_names().map(str::to_string).collect();
-    let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
-    let any_deferred = !deferred.is_empty();
+    let scope = ctx.service.scope(&plan, PlanOptions { render: p.render, programmatic: p.programmatic, usage_key, code });
     plan.lean(&p.include);
-    let scope = ctx.service.plans.create_with(deferred, inline, PlanOptions { render: p.render, programmatic: p.programmatic, usage_key, code });
-    if any_deferred {
+    if !scope.deferred.is_empty() {
         // Build (or fetch) tool_search's index now, after this reply, so the model's first
         // search does not wait for it; on the warm-up thread, so the next plan does not either.
-        let (scope, registry) = (scope.clone(), ctx.snapshot());
+        let scope = scope.clone();
         let semantic = ctx.service.semantic().cloned();
         ctx.work.spawn_warmup(move || {
             crate::meta::plan_index(&scope, &registry);

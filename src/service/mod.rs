@@ -8,9 +8,13 @@ pub mod semantic;
 
 use crate::approval::Approvals;
 use crate::embed::Semantic;
-use crate::exposition::plans::PlanStore;
+use crate::exposition::plans::{PlanOptions, PlanScope, PlanStore};
+use crate::exposition::sessions::Pick;
+use crate::exposition::{Plan, PlanInput, ToolDefinition};
 use crate::invoke::{Call, Executor, HostPort, InvokeError, Invoked, Ran, Settings};
-use crate::registry::{Registered, Registry};
+use crate::registry::{Registered, Registry, Warning};
+use serde_json::Value;
+use std::collections::BTreeSet;
 use crate::upstream::Mcp;
 use crate::usage::book::Book;
 use crate::validate::Validators;
@@ -45,6 +49,27 @@ pub struct CallRequest<'a, H> {
     pub cancel: CancellationToken,
     /// Every tool the call runs (itself, through `tool_invoke`, a script's calls) counts here.
     pub usage_key: String,
+}
+
+/// What a face asks a plan of: the request's scope and model, and what it adds.
+pub struct PlanAsk<'a> {
+    pub scope: &'a Value,
+    pub context_window: Option<i64>,
+    pub model: Option<&'a str>,
+    pub client_tools: &'a [ToolDefinition],
+    /// The usage-driven tools to place inline: a session's picks, or the counts now.
+    pub usage: Option<&'a Pick>,
+    /// Code mode's limits: `tool_exec` is offered within them.
+    pub code: Option<&'a crate::sandbox::Limits>,
+}
+
+/// A plan over the active entries, before a face renders it.
+pub struct Planned {
+    pub plan: Plan,
+    /// The entries the scope made active, in registry order.
+    pub active: Vec<Arc<Registered>>,
+    /// Entries whose `applies` could not be read, and so are not active.
+    pub warnings: Vec<Warning>,
 }
 
 impl Service {
@@ -93,6 +118,31 @@ impl Service {
         let count = |ran: &Ran| self.usage.count(&usage_key, &ran.name, ran.via);
         let exec = Executor::new(req.host, req.mcp, &self.validators, &self.approvals, req.settings, req.cancel).counting(&count);
         crate::route::call(&exec, req.mcp, req.registry, &self.plans, self.semantic(), req.call).await
+    }
+
+    /// The plan over what `ask.scope` makes active: the policy and its gates
+    /// (`exposition::plan`), the usage-driven tools, and `tool_exec` when code mode is on.
+    pub fn plan(&self, registry: &Registry, ask: &PlanAsk<'_>) -> Planned {
+        let (active, warnings) = registry.select_active(ask.scope);
+        let mut plan = crate::exposition::plan(&PlanInput {
+            active: &active,
+            context_window: ask.context_window,
+            model: ask.model,
+            client_tools: ask.client_tools,
+            usage: ask.usage.map(Pick::input),
+        });
+        if let Some(limits) = ask.code {
+            crate::code_mode::offer(&mut plan, &active, limits);
+        }
+        Planned { plan, active, warnings }
+    }
+
+    /// The plan's scope for its meta-tools and `tool_exec` (its deferred pool and inline
+    /// tools, kept in the plan store under a new id).
+    pub fn scope(&self, plan: &Plan, options: PlanOptions) -> Arc<PlanScope> {
+        let deferred: BTreeSet<String> = plan.deferred_names().map(str::to_string).collect();
+        let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
+        self.plans.create_with(deferred, inline, options)
     }
 
     /// Vectors for these tools, in the background (known ones are skipped at once): asked
