@@ -5,11 +5,11 @@
 //! host repair do not exist here (`HostAbilities` says so).
 
 use super::{lock, Gateway};
-use crate::approval::{Approvals, Decision};
+use crate::service::{Approvals, Decision};
 use crate::catalog::{AskHost, Catalog, ElicitAction, ElicitMode, ElicitParams, ElicitResult, SampleParams};
-use crate::registry::hidden;
-use crate::registry::{Registry, Source};
-use crate::invoke::{ApprovalRequest, HostPort};
+use crate::service::hidden;
+use crate::service::{Registry, Source};
+use crate::service::{ApprovalRequest, HostPort};
 use futures::future::BoxFuture;
 #[allow(deprecated)] // logging: deprecated by SEP-2577, still in 2025-11-25
 use rmcp::model::LoggingMessageNotificationParam;

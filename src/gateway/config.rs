@@ -6,7 +6,7 @@
 
 use crate::catalog::ServerConfig;
 use crate::hostconfig::HostConfig;
-use crate::registry::Defer;
+use crate::service::Defer;
 use serde::Deserialize;
 use std::path::PathBuf;
 
@@ -69,7 +69,7 @@ pub struct Gateway {
     /// sandbox): `true` with the default limits, or the limits as `initialize.codeMode` takes
     /// them (`{memoryMb, timeoutMs, maxCalls, maxOutputBytes}`, each optional). `None`: off.
     #[serde(default, deserialize_with = "code_mode")]
-    pub code_mode: Option<crate::sandbox::Limits>,
+    pub code_mode: Option<crate::service::Limits>,
     /// `--http` only: a tool call still running after this many milliseconds has its SSE stream
     /// closed with a `retry` hint, and the client resumes it with `Last-Event-ID` (SEP-1699
     /// polling, `sse_poll.rs`). Off when absent: a client that does not resume would lose the
@@ -88,13 +88,13 @@ pub struct Gateway {
 
 /// `gateway.codeMode`: a bool, or the limits (checked as `initialize` checks them; a key that
 /// is not one of them is refused, so a misspelt limit is not silently the default).
-fn code_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<crate::sandbox::Limits>, D::Error> {
+fn code_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<crate::service::Limits>, D::Error> {
     use serde::de::Error;
     use crate::settings::CodeModeLimits;
     const KEYS: [&str; 4] = ["memoryMb", "timeoutMs", "maxCalls", "maxOutputBytes"];
     let shape = || D::Error::custom("gateway.codeMode must be true, false or an object {memoryMb, timeoutMs, maxCalls, maxOutputBytes}");
     match serde_json::Value::deserialize(d)? {
-        serde_json::Value::Bool(on) => Ok(on.then(crate::sandbox::Limits::default)),
+        serde_json::Value::Bool(on) => Ok(on.then(crate::service::Limits::default)),
         serde_json::Value::Object(m) => {
             if let Some(k) = m.keys().find(|k| !KEYS.contains(&k.as_str())) {
                 return Err(D::Error::custom(format!("gateway.codeMode has no limit named {k}; the limits are {}", KEYS.join(", "))));
@@ -219,7 +219,7 @@ mod tests {
 
     #[test]
     fn code_mode_is_a_bool_or_limits_checked_as_initialize_checks_them() {
-        use crate::sandbox::Limits;
+        use crate::service::Limits;
         let cm = |v: &str| GatewayConfig::parse(&format!(r#"{{"gateway": {{"codeMode": {v}}}}}"#)).map(|c| c.gateway.code_mode);
         assert_eq!(GatewayConfig::parse("{}").unwrap().gateway.code_mode, None);
         assert_eq!(cm("false").unwrap(), None);

@@ -46,10 +46,10 @@ mod token_file;
 mod usage;
 
 use crate::catalog::{Catalog, CatalogEvent, CatalogOptions, HostAsks, ServerState};
-use crate::exposition::meta_defs;
-use crate::exposition::plans::PlanOptions;
-use crate::exposition::sessions::{self, Pick, Promote};
-use crate::registry::{Registry, Source};
+use crate::service::meta_defs;
+use crate::service::PlanOptions;
+use crate::service::sessions::{self, Pick, Promote};
+use crate::service::{Registry, Source};
 use crate::service::{PlanAsk, Service};
 use config::GatewayConfig;
 use rmcp::service::{Peer, RoleServer};
@@ -229,7 +229,7 @@ impl Gateway {
         });
         asker.attach(&gw);
         auth.opener.attach(&gw);
-        crate::tokenize::preload();
+        crate::service::preload_tokenizer();
         // The catalog reads its cacheDir as it takes the servers, and planning counts tokens
         // (the tokenizer may still be loading): both off the reactor.
         let first = gw.clone();
@@ -274,7 +274,7 @@ impl Gateway {
 
     /// How long a user may take to answer an approval, and so how long its round's state lives.
     pub(crate) fn approval_timeout(&self) -> Duration {
-        self.config().gateway.approval_timeout_ms.map_or(crate::invoke::Settings::APPROVAL_TIMEOUT, Duration::from_millis)
+        self.config().gateway.approval_timeout_ms.map_or(crate::service::Settings::APPROVAL_TIMEOUT, Duration::from_millis)
     }
 
     pub fn listing(&self) -> Arc<Listing> {
@@ -313,14 +313,14 @@ impl Gateway {
         // Entries already warned about (see below), by what the model reads of them.
         let warned: HashMap<String, u64> =
             r.iter().filter(|e| e.hidden > 0 || e.refused.is_some()).map(|e| (e.entry.name.clone(), e.content_hash)).collect();
-        let synced = crate::sync::sync(r, &self.catalog, None);
+        let synced = crate::service::sync_mcp(r, &self.catalog, None);
         // Said once per entry, when it comes in or what the model reads of it changes, not at
         // every resync (a re-placed entry is registered again each time).
         for name in &synced.registered {
             match r.get(name) {
                 Some(e) if warned.get(name) == Some(&e.content_hash) => {}
                 Some(e) if e.refused.is_some() => tracing::warn!(tool = %name, "not offered: {}", e.refused.as_deref().unwrap_or_default()),
-                Some(e) if e.hidden > 0 => tracing::warn!(tool = %name, "{}", crate::registry::hidden_message(e)),
+                Some(e) if e.hidden > 0 => tracing::warn!(tool = %name, "{}", crate::service::hidden_message(e)),
                 _ => {}
             }
         }
@@ -418,7 +418,7 @@ impl Gateway {
         by_own
             .into_iter()
             .filter(|(own, wires)| {
-                wires.len() == 1 && !crate::registry::RESERVED.contains(own) && registry.get(own).is_none() && crate::registry::wire_name::is_valid(own)
+                wires.len() == 1 && !crate::service::RESERVED.contains(own) && registry.get(own).is_none() && crate::service::wire_name::is_valid(own)
             })
             .map(|(own, wires)| (wires[0], own))
             .collect()
@@ -544,7 +544,7 @@ pub async fn run(cfg: GatewayConfig, listen: Listen, file: Option<ConfigFile>) -
 #[cfg(test)]
 mod tests {
     use super::pool_hash;
-    use crate::registry::{Registry, ToolEntry};
+    use crate::service::{Registry, ToolEntry};
     use serde_json::json;
     use std::collections::BTreeSet;
 

@@ -8,7 +8,7 @@
 
 use super::client_host::{call_digest, decision_of, ApprovalRound, ClientHost};
 use super::{lock, Gateway};
-use crate::invoke::ApprovalRequest;
+use crate::service::ApprovalRequest;
 use rmcp::model::{CallToolResponse, InputRequest, InputRequests, InputRequiredResult, InputResponses};
 use rmcp::ErrorData;
 use serde_json::json;

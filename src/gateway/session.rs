@@ -12,11 +12,11 @@ use super::review::{self, Review};
 use super::auth_round::{self, Authorized};
 use super::review_round::{self, Reviewed};
 use super::{passthru, rounds, Gateway};
-use crate::approval::Decision;
-use crate::invoke::{Call, HostAbilities, InvokeError, Invoked, Settings};
+use crate::service::Decision;
+use crate::service::{Call, HostAbilities, InvokeError, Invoked, Settings};
 use crate::service::CallRequest;
-use crate::output::ModelOutput;
-use crate::upstream::{Mcp, PassThrough, Relay};
+use crate::service::ModelOutput;
+use crate::service::{Mcp, PassThrough, Relay};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, DiscoverResult, ErrorCode,
     GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
@@ -332,7 +332,7 @@ impl Session {
         let call_id = gw.next_call_id();
         super::lock(&gw.clients.calls).insert(call_id.clone(), context.peer.clone());
         let _in_flight = InFlight(gw, call_id.clone());
-        let scoped = crate::meta::is_meta(&name) || name == crate::exposition::meta_defs::EXEC;
+        let scoped = crate::service::is_meta(&name) || name == crate::service::meta_defs::EXEC;
         let plan_id = if scoped { Some(gw.plan_id().await) } else { None };
         let call = Call { name: name.clone(), arguments, call_id, plan_id };
         // Each tool the call runs counts (usage): a listed one, tool_invoke's, a script's.
@@ -345,7 +345,7 @@ impl Session {
         let done = |r: CallToolResult| Ok(Step::Done(r.into()));
         match outcome {
             Ok(done_) => done(to_result(done_)),
-            Err(InvokeError::UnknownTool(_)) => match crate::sync::held_tool(&registry, &gw.catalog, &name) {
+            Err(InvokeError::UnknownTool(_)) => match crate::service::held_tool(&registry, &gw.catalog, &name) {
                 Some((server_id, tool)) => held(gw, &called, &server_id, &tool, elicits, stateless, context).await,
                 // A tool of a server waiting for authorization: say how to give it.
                 None => match super::auth_host::refusal(&gw.catalog, &super::auth_host::config_path(&gw.config()), &name) {
@@ -372,15 +372,15 @@ impl Session {
 /// the plan with the listing), or a tool the registry still has from an older list while the
 /// catalog holds it (a cached list synced before the pins were read). Either is put before the
 /// person as a held tool's direct call is, never refused with the catalog's own wording.
-fn held_target(gw: &Gateway, registry: &crate::registry::Registry, name: &str, arguments: &Value) -> Option<(String, String)> {
-    let invoked = name == crate::exposition::meta_defs::INVOKE;
+fn held_target(gw: &Gateway, registry: &crate::service::Registry, name: &str, arguments: &Value) -> Option<(String, String)> {
+    let invoked = name == crate::service::meta_defs::INVOKE;
     let target = if invoked { arguments.get("name")?.as_str()? } else { name };
     match registry.get(target).map(|r| &r.entry.source) {
-        Some(crate::registry::Source::Mcp { server_id, tool_name }) => {
+        Some(crate::service::Source::Mcp { server_id, tool_name }) => {
             gw.catalog.held_tools(server_id)?.contains(tool_name).then(|| (server_id.clone(), tool_name.clone()))
         }
         Some(_) => None,
-        None if invoked => crate::sync::held_tool(registry, &gw.catalog, target),
+        None if invoked => crate::service::held_tool(registry, &gw.catalog, target),
         None => None,
     }
 }

@@ -17,7 +17,7 @@
 //! window), so a listing never changes between runs unless its config asks for it.
 
 use super::Gateway;
-use crate::exposition::sessions::{Pick, Promote};
+use crate::service::sessions::{Pick, Promote};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 

@@ -1,11 +1,11 @@
 //! Handlers: from protocol types, call the domain, back to protocol types. Nothing else.
 
 use super::Ctx;
-use crate::exposition::render::{self, RenderError};
-use crate::exposition::plans::PlanOptions;
+use crate::service::render::{self, RenderError};
+use crate::service::PlanOptions;
 use crate::protocol::error::clip;
 use crate::protocol::*;
-use crate::registry::{EntrySummary, RegistryError};
+use crate::service::{EntrySummary, RegistryError};
 use std::path::Path;
 use crate::catalog::{Catalog, CatalogOptions, HostAsks};
 use crate::service::{PlanAsk, Planned};
@@ -72,7 +72,7 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         tracing::info!(client = %client.name, version = ?client.version, "initialize");
     }
     // The tokenizer takes ~150 ms to build: start now, off the request path.
-    crate::tokenize::preload();
+    crate::service::preload_tokenizer();
     Ok(InitializeResult {
         server_info: ServerInfo { name: "toolreg".into(), version: env!("CARGO_PKG_VERSION").into() },
         protocol_version: PROTOCOL_VERSION.into(),
@@ -85,7 +85,7 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
 }
 
 /// `initialize.codeMode` over the defaults; a limit of 0, or a heap over 1 GiB, is refused.
-fn code_limits(c: &CodeModeLimits) -> Result<crate::sandbox::Limits, RpcError> {
+fn code_limits(c: &CodeModeLimits) -> Result<crate::service::Limits, RpcError> {
     c.limits().map_err(|(field, why)| {
         RpcError::new(ErrorCode::INVALID_PARAMS, format!("codeMode.{field} {why}")).with_data(serde_json::json!({"field": format!("codeMode.{field}")}))
     })
@@ -93,8 +93,8 @@ fn code_limits(c: &CodeModeLimits) -> Result<crate::sandbox::Limits, RpcError> {
 
 /// tool_search's semantic signal as the host configured it (`service::semantic`); a refused
 /// value names its field.
-fn start_semantic(ctx: &Ctx, search: &SearchSettings, cache_dir: Option<&str>) -> Result<Option<Arc<crate::embed::Semantic>>, RpcError> {
-    let host: Arc<dyn crate::embed::Embedder> = Arc::new(super::host::HostEmbedder(ctx.out.clone()));
+fn start_semantic(ctx: &Ctx, search: &SearchSettings, cache_dir: Option<&str>) -> Result<Option<Arc<crate::service::Semantic>>, RpcError> {
+    let host: Arc<dyn crate::service::Embedder> = Arc::new(super::host::HostEmbedder(ctx.out.clone()));
     crate::service::semantic::start(search, Some(host), cache_dir.map(std::path::PathBuf::from))
         .map_err(|(field, msg)| RpcError::new(ErrorCode::INVALID_PARAMS, msg).with_data(serde_json::json!({"field": format!("search.{field}")})))
 }
@@ -158,7 +158,7 @@ pub fn handle_select_active(ctx: &Ctx, p: SelectActiveParams) -> Result<SelectAc
 pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
     let scope_json = scope_value(&p.scope);
     let registry = ctx.snapshot();
-    let usage_key = p.usage_key.clone().unwrap_or_else(|| crate::usage::key_for_scope(&scope_json));
+    let usage_key = p.usage_key.clone().unwrap_or_else(|| crate::service::key_for_scope(&scope_json));
     let pick = p.usage.as_ref().map(|u| super::handlers_usage::usage_pick(ctx, &usage_key, p.session.as_deref(), u));
     // tool_exec is offered before rendering, so a native rendering carries it as one more function.
     let code = p.code_mode.map(|_| ctx.code_limits.get().copied().unwrap_or_default());
@@ -167,7 +167,7 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
     if let (Some(session), Some(pick)) = (&p.session, &pick) {
         super::handlers_usage::fix_session(ctx, session, &usage_key, pick, &plan);
     }
-    let gated = |r: &crate::registry::Registered| asks_approval_now(ctx, r);
+    let gated = |r: &crate::service::Registered| asks_approval_now(ctx, r);
     let marking = p.programmatic.map(|programmatic| render::Marking { programmatic, gated: &gated });
     let rendered = render::render(&mut plan, &active, p.render, p.search, marking.as_ref()).map_err(|e| match &e {
         RenderError::TooManyDeferred { deferred, max } => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string())
@@ -183,11 +183,11 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
         let scope = scope.clone();
         let semantic = ctx.service.semantic().cloned();
         ctx.work.spawn_warmup(move || {
-            crate::meta::plan_index(&scope, &registry);
+            crate::service::plan_index(&scope, &registry);
             // And vectors for the deferred pool (known ones are skipped at once).
             if let Some(semantic) = semantic {
                 let pool: Vec<_> = scope.deferred.iter().filter_map(|n| registry.get(n)).collect();
-                semantic.want(crate::meta::embedding_texts(pool));
+                semantic.want(crate::service::embedding_texts(pool));
             }
         });
     }
@@ -207,11 +207,11 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
 
 /// Whether a call of `r` would ask the user now: its entry says so, or its MCP server's current
 /// rules do. Fails closed: a tool of a server no longer configured counts as gated.
-fn asks_approval_now(ctx: &Ctx, r: &crate::registry::Registered) -> bool {
-    use crate::invoke::McpPort;
+fn asks_approval_now(ctx: &Ctx, r: &crate::service::Registered) -> bool {
+    use crate::service::McpPort;
     match &r.entry.source {
-        crate::registry::Source::Mcp { server_id, tool_name } => {
-            r.entry.approval || crate::upstream::Mcp(ctx.catalog.get(), None).asks_approval(server_id, tool_name) != Some(false)
+        crate::service::Source::Mcp { server_id, tool_name } => {
+            r.entry.approval || crate::service::Mcp(ctx.catalog.get(), None).asks_approval(server_id, tool_name) != Some(false)
         }
         _ => r.entry.approval,
     }

@@ -4,9 +4,9 @@
 use super::handlers_tools::{catalog, catalog_error};
 use super::Ctx;
 use crate::catalog::{CatalogError, ToolPin};
-use crate::output::ModelOutput;
+use crate::service::ModelOutput;
 use crate::protocol::*;
-use crate::registry::hidden;
+use crate::service::hidden;
 use serde_json::json;
 
 /// The names a refusal quotes, as the user was shown them (`catalog/pins`).
@@ -52,6 +52,6 @@ pub fn handle_approve_tools(ctx: &Ctx, p: ApproveToolsParams) -> Result<PinsResu
 /// `tool/invoke` of a name that is not registered because its MCP tool is held: a result the
 /// model can read, instead of an unknown-tool error.
 pub fn held_invoke_result(ctx: &Ctx, name: &str) -> Option<InvokeResult> {
-    let text = crate::sync::held_refusal(&ctx.snapshot(), ctx.catalog.get()?, name)?;
+    let text = crate::service::held_refusal(&ctx.snapshot(), ctx.catalog.get()?, name)?;
     Some(InvokeResult { output: ModelOutput::error(text), is_error: true, raw: None, repaired: None, provider_output: None })
 }

@@ -2,14 +2,14 @@
 
 use super::host::Host;
 use super::{current_cancel, Ctx};
-use crate::approval::Decision;
+use crate::service::Decision;
 use crate::catalog::{Catalog, CatalogError, ListToolsResult, ServerStatus};
-use crate::invoke::{Call, HostAbilities, InvokeError, Settings};
+use crate::service::{Call, HostAbilities, InvokeError, Settings};
 use crate::service::CallRequest;
 use crate::protocol::*;
-use crate::registry::hidden;
-use crate::sync::{self, Mode};
-use crate::upstream::Mcp;
+use crate::service::hidden;
+use crate::service::{resolve, sync_mcp, SyncMode as Mode};
+use crate::service::Mcp;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -73,7 +73,7 @@ pub fn handle_resolve(ctx: &Ctx, p: ResolveParams) -> Result<ResolveResult, RpcE
         McpMode::Auto => Mode::Auto,
         McpMode::Manual => Mode::Manual,
     };
-    Ok(ResolveResult { tool_ids: sync::resolve(&ctx.snapshot(), catalog(ctx)?, mode, &p.assistant.mcp_server_ids) })
+    Ok(ResolveResult { tool_ids: resolve(&ctx.snapshot(), catalog(ctx)?, mode, &p.assistant.mcp_server_ids) })
 }
 
 /// `SerialRegistry`: on the blocking pool, the only writer while it runs. The new registry is
@@ -81,7 +81,7 @@ pub fn handle_resolve(ctx: &Ctx, p: ResolveParams) -> Result<ResolveResult, RpcE
 pub fn handle_sync(ctx: &Ctx, p: SyncParams) -> Result<SyncResult, RpcError> {
     let catalog = catalog(ctx)?;
     let mut reg = ctx.current();
-    let s = sync::sync(Arc::make_mut(&mut reg), catalog, p.selected_tool_ids.as_deref());
+    let s = sync_mcp(Arc::make_mut(&mut reg), catalog, p.selected_tool_ids.as_deref());
     *ctx.service.registry_mut() = reg.clone();
     if s.registered.len() >= super::handlers::BIG_REGISTRATION {
         crate::os::release_freed_memory_soon();
@@ -90,8 +90,8 @@ pub fn handle_sync(ctx: &Ctx, p: SyncParams) -> Result<SyncResult, RpcError> {
         // Vectors for the synced tools, in the background, before a plan defers them.
         let (semantic, registry) = (semantic.clone(), reg.clone());
         ctx.work.spawn(move || {
-            let mcp: Vec<_> = registry.iter().filter(|r| matches!(r.entry.source, crate::registry::Source::Mcp { .. })).cloned().collect();
-            semantic.want(crate::meta::embedding_texts(&mcp));
+            let mcp: Vec<_> = registry.iter().filter(|r| matches!(r.entry.source, crate::service::Source::Mcp { .. })).cloned().collect();
+            semantic.want(crate::service::embedding_texts(&mcp));
         });
     }
     Ok(SyncResult { registered: s.registered, evicted: s.evicted })
@@ -122,7 +122,7 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
     };
     // Each tool the call runs counts under its plan's usage key; a plan that is gone or none:
     // the default key.
-    let usage_key = p.plan_id.as_deref().and_then(|id| ctx.service.plans.get(id)).map_or_else(|| crate::usage::DEFAULT_KEY.to_string(), |s| s.usage_key.clone());
+    let usage_key = p.plan_id.as_deref().and_then(|id| ctx.service.plans.get(id)).map_or_else(|| crate::service::DEFAULT_USAGE_KEY.to_string(), |s| s.usage_key.clone());
     let call_id = p.call_id.unwrap_or_else(|| ctx.service.next_call_id());
     let call = Call { name: p.name, arguments: p.arguments, call_id, plan_id: p.plan_id };
     let request = CallRequest { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: current_cancel(), usage_key };

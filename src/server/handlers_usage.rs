@@ -3,10 +3,10 @@
 //! where they run (`handle_invoke`'s executor, `Book::count`).
 
 use super::Ctx;
-use crate::exposition::sessions::{self, Pick};
-use crate::exposition::Plan;
+use crate::service::sessions::{self, Pick};
+use crate::service::Plan;
 use crate::protocol::*;
-use crate::usage::{self, Tally};
+use crate::service::{Tally, HALF_LIFE_DAYS, WINDOW_DAYS};
 
 pub(super) fn usage_pick(ctx: &Ctx, usage_key: &str, session: Option<&str>, policy: &UsagePolicy) -> Pick {
     match session.and_then(|s| ctx.sessions.get(s, usage_key)) {
@@ -45,7 +45,7 @@ pub fn handle_usage_list(ctx: &Ctx, p: UsageKeyParams) -> Result<UsageListResult
         .into_iter()
         .map(|(usage_key, tallies)| UsageKeyListing { usage_key, tools: tallies.into_iter().map(tool_usage).collect() })
         .collect();
-    Ok(UsageListResult { half_life_days: usage::HALF_LIFE_DAYS, window_days: usage::WINDOW_DAYS, keys })
+    Ok(UsageListResult { half_life_days: HALF_LIFE_DAYS, window_days: WINDOW_DAYS, keys })
 }
 
 /// `Serial`, as `usage/list`: a reset before the read ended would be undone by it.

@@ -5,7 +5,7 @@
 
 use super::outgoing::Outgoing;
 use crate::catalog::{AskHost, ElicitParams, ElicitResult, RootsParams, RootsResult, SampleParams};
-use crate::invoke::{ApprovalRequest, HostPort};
+use crate::service::{ApprovalRequest, HostPort};
 use crate::protocol::{
     ApprovalRequestNotification, ApprovalWithdrawn, HostElicit, HostEmbed, HostExecuteTool, HostRepairToolCall, HostRoots, HostSample, Notification, Request,
 };
@@ -22,7 +22,7 @@ pub struct Host<'a> {
 impl HostPort for Host<'_> {
     fn approval_request(&self, mut req: ApprovalRequest) {
         // The user reads the arguments: hidden characters the model sent are shown (`\u{202E}`).
-        crate::registry::hidden::show(&mut req.arguments);
+        crate::service::hidden::show(&mut req.arguments);
         self.out.notify(ApprovalRequestNotification::METHOD, req);
     }
 
@@ -86,18 +86,18 @@ impl AskHost for Questions {
 /// tool_search's embeddings from the host (`host/embed`), for `search.embeddings.kind: host`.
 pub struct HostEmbedder(pub Arc<Outgoing>);
 
-impl crate::embed::Embedder for HostEmbedder {
-    fn embed(&self, texts: Vec<String>, purpose: crate::embed::Purpose) -> BoxFuture<'static, Result<crate::embed::Embedded, String>> {
+impl crate::service::Embedder for HostEmbedder {
+    fn embed(&self, texts: Vec<String>, purpose: crate::service::Purpose) -> BoxFuture<'static, Result<crate::service::Embedded, String>> {
         let out = self.0.clone();
         let purpose = match purpose {
-            crate::embed::Purpose::Query => crate::protocol::EmbedPurpose::Query,
-            crate::embed::Purpose::Document => crate::protocol::EmbedPurpose::Document,
+            crate::service::Purpose::Query => crate::protocol::EmbedPurpose::Query,
+            crate::service::Purpose::Document => crate::protocol::EmbedPurpose::Document,
         };
         Box::pin(async move {
             let v = out.request(HostEmbed::METHOD, crate::protocol::EmbedParams { texts, purpose }).await.map_err(|e| format!("{} failed: {}", HostEmbed::METHOD, e.message))?;
             let r: crate::protocol::EmbedResult =
                 serde_json::from_value(v).map_err(|e| format!("the host's answer to {} is not an EmbedResult: {e}", HostEmbed::METHOD))?;
-            Ok(crate::embed::Embedded { vectors: r.vectors, model: format!("host:{}", r.model) })
+            Ok(crate::service::Embedded { vectors: r.vectors, model: format!("host:{}", r.model) })
         })
     }
 

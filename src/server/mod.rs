@@ -23,8 +23,8 @@ use crate::catalog::{Catalog, CatalogEvent};
 use crate::logging::LogControl;
 use crate::protocol::error::clip;
 use crate::protocol::{ErrorCode, HostCapabilities, RpcError, Timeouts};
-use crate::registry::hidden::visible;
-use crate::registry::Registry;
+use crate::service::hidden::visible;
+use crate::service::Registry;
 use crate::transport::record::{Direction, Recorder};
 use crate::transport::{ContentLengthCodec, Frame};
 use crate::service::Service;
@@ -72,9 +72,9 @@ pub struct Ctx {
     /// CPU-bound work, off the runtime's threads.
     pub work: pool::Pool,
     /// `tool_exec`'s limits (`initialize.codeMode`, else the defaults).
-    pub code_limits: std::sync::OnceLock<crate::sandbox::Limits>,
+    pub code_limits: std::sync::OnceLock<crate::service::Limits>,
     /// The usage-driven tools each session's first plan chose.
-    pub sessions: crate::exposition::sessions::Sessions,
+    pub sessions: crate::service::sessions::Sessions,
 }
 
 tokio::task_local! {

@@ -6,16 +6,33 @@
 
 pub mod semantic;
 
-use crate::approval::Approvals;
-use crate::embed::Semantic;
-use crate::exposition::plans::{PlanOptions, PlanScope, PlanStore};
+// What the faces name of the domain: the types they translate to and from their protocol and
+// the ports they implement (as rust-analyzer's `ide` re-exports what its LSP layer names).
+// The faces reach the domain through these and the operations below, never by a domain
+// module's path (tests/layers.rs); a change behind them is a change here, not in two faces.
+pub use crate::approval::{Approvals, Decision};
+pub use crate::embed::{Embedded, Embedder, Purpose};
+pub use crate::exposition::plans::PlanOptions;
+pub use crate::exposition::{meta_defs, render, sessions};
+pub use crate::invoke::{ApprovalRequest, Call, HostAbilities, HostPort, InputAsked, InvokeError, Invoked, McpPort, Settings};
+pub use crate::meta::{embedding_texts, is_meta, plan_index};
+pub use crate::output::ModelOutput;
+pub use crate::registry::{hidden, hidden_message, wire_name, Defer, EntrySummary, Registered, Registry, RegistryError, Source, ToolEntry, RESERVED};
+pub use crate::sandbox::Limits;
+pub use crate::sync::{held_refusal, held_tool, resolve, sync as sync_mcp, Mode as SyncMode};
+pub use crate::tokenize::preload as preload_tokenizer;
+pub use crate::upstream::{Mcp, PassThrough, Relay};
+pub use crate::usage::{key_for_scope, Tally, DEFAULT_KEY as DEFAULT_USAGE_KEY, HALF_LIFE_DAYS, WINDOW_DAYS};
+
+pub use crate::embed::Semantic;
+use crate::exposition::plans::{PlanScope, PlanStore};
 use crate::exposition::sessions::Pick;
-use crate::exposition::{Plan, PlanInput, ToolDefinition};
-use crate::invoke::{Call, Executor, HostPort, InvokeError, Invoked, Ran, Settings};
-use crate::registry::{Registered, Registry, Warning};
+pub use crate::exposition::Plan;
+use crate::exposition::{PlanInput, ToolDefinition};
+use crate::invoke::{Executor, Ran};
+use crate::registry::Warning;
 use serde_json::Value;
 use std::collections::BTreeSet;
-use crate::upstream::Mcp;
 use crate::usage::book::Book;
 use crate::validate::Validators;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -37,6 +37,25 @@ pub fn start(search: &SearchSettings, host: Option<Arc<dyn Embedder>>, cache_dir
     Ok(Some(Semantic::start(embedder, opts)))
 }
 
+/// Why `search` cannot be used, checked without starting anything: its values, and a local
+/// model's paths (they must be files now). `kind: "host"` is the caller's to judge.
+pub fn check(search: &SearchSettings) -> Result<(), Refused> {
+    let host = matches!(search.embeddings, Some(EmbeddingSource::Host));
+    let values = embed::Settings { weight: search.semantic_weight, cjk: search.semantic_cjk, query_timeout: None, host };
+    embed::options(values, None).map_err(|(field, why)| (field.to_string(), why))?;
+    match &search.embeddings {
+        Some(EmbeddingSource::Onnx { model, tokenizer, runtime }) => {
+            onnx_paths(model, tokenizer, runtime.as_deref()).check().map_err(|(field, why)| (format!("embeddings.{field}"), why))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Where `kind: "auto"` finds the packaged model's file, or where it looked.
+pub fn packaged_model_file() -> Result<PathBuf, String> {
+    embed::packaged::find().map(|p| p.model)
+}
+
 /// The files of a local model as `search.embeddings` names them.
 pub fn onnx_paths(model: &str, tokenizer: &str, runtime: Option<&str>) -> onnx::OnnxPaths {
     onnx::OnnxPaths { model: model.into(), tokenizer: tokenizer.into(), runtime: runtime.map(Into::into) }
