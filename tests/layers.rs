@@ -3,7 +3,8 @@
 //! `crate::` references (and `super::` paths that climb to the crate root) outside comments
 //! and string literals, and fails on any reference that points up or sideways out of order.
 //! Beyond the order: domain code never names the boundary, the catalog only the leaves, and the
-//! MCP face (`gateway`) never the sidecar's (`server`) nor its wire types (`protocol`).
+//! MCP face (`gateway`) never the sidecar's (`server`) nor its wire types (`protocol`); both faces
+//! reach the domain only through `service` (`FACE_MAY_NAME` says what else they may name, and why).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -47,6 +48,14 @@ const DOMAIN: &[&str] = &[
 const BOUNDARY: &[&str] = &["protocol", "server", "transport", "gateway"];
 /// The two faces over the core: neither reaches into the other; what both need sits below them.
 const FACES: (&str, &str) = ("server", "gateway");
+/// What a face may name besides the service (`service`), through which it reaches the domain:
+/// - `catalog`: the connection to the servers, which each face configures from its own
+///   settings and whose status, pins and authorization each presents in its own protocol;
+/// - `settings`: plain data both faces read (`initialize`, the gateway's config file);
+/// - `hostconfig`: the host part of a gateway config, the shape `toolreg plan` reads;
+/// - `secret`, `invisible`, `os`, `logging`: leaves of the process, no domain;
+/// - the sidecar's own `protocol` and `transport` (the gateway never names them).
+const FACE_MAY_NAME: &[&str] = &["service", "catalog", "settings", "hostconfig", "secret", "invisible", "os", "logging", "protocol", "transport"];
 
 /// A reference that breaks the order: (file, from, to).
 type Violation = (String, String, String);
@@ -271,6 +280,8 @@ fn check(src_dir: &Path, files: &BTreeMap<PathBuf, String>) -> (Vec<Violation>, 
                 Some(_) if (from.as_str(), to.as_str()) == (FACES.1, FACES.0) => bad.push((shown.clone(), from.clone(), to)),
                 // The MCP face never names the sidecar's wire types; settings both read sit in `settings`.
                 Some(_) if from == FACES.1 && to == "protocol" => bad.push((shown.clone(), from.clone(), to)),
+                // A face reaches the domain only through the service.
+                Some(_) if [FACES.0, FACES.1].contains(&from.as_str()) && !FACE_MAY_NAME.contains(&to.as_str()) => bad.push((shown.clone(), from.clone(), to)),
                 Some(_) => {}
             }
         }
@@ -316,6 +327,10 @@ fn the_check_catches_a_reference_back_up_the_order() {
         // The MCP face taking the sidecar's wire types (issue 38).
         ("gateway/search.rs", "use crate::protocol::SearchSettings;\n"),
         ("gateway/config.rs", "fn f(_: crate::protocol::UsagePolicy) {}\n"),
+        // A face composing the domain itself instead of asking the service (issue 38).
+        ("server/handlers_tools.rs", "fn f() { let _ = crate::route::call; }\n"),
+        ("gateway/session.rs", "use crate::invoke::Executor;\n"),
+        ("server/handlers.rs", "use crate::exposition::{self, PlanInput};\n"),
     ];
     for (file, line) in cases {
         let mut changed = files.clone();
