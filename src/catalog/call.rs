@@ -38,7 +38,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::config::CatalogError;
+use super::error::CatalogError;
 use super::mrtr::Retry;
 use super::result_cap;
 

@@ -39,14 +39,18 @@ pub(crate) mod canonical;
 mod child;
 mod client;
 mod config;
+mod error;
 mod mrtr;
 pub mod elicit;
 mod listen;
 pub mod pins;
+mod policy;
 mod refresh;
 pub mod resources;
 mod result_cap;
+mod status;
 mod stdio;
+mod tool;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -57,15 +61,15 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-pub use config::{
-    ApprovalHints, ApprovalPolicy,
-    CatalogError, CatalogEvent, CatalogOptions, HeldTools, ListState, ListToolsResult, McpTool,
-    ProtocolChoice, ReviewHint, ServerConfig, ServerState, ServerStatus, Transport,
-};
+pub use config::{CatalogOptions, ProtocolChoice, ReviewHint, ServerConfig, Transport};
+pub use error::CatalogError;
+pub use policy::{ApprovalHints, ApprovalPolicy, Trust};
+pub use status::{CatalogEvent, HeldTools, ServerState, ServerStatus};
+pub use tool::{ListState, ListToolsResult, McpTool};
 pub use elicit::{AskHost, ElicitAction, ElicitMode, ElicitParams, ElicitResult, HostAsks, Root, RootsParams, RootsResult, SampleParams};
 pub use mrtr::{Answer, Inputs, Retry};
 pub use auth::{AuthHost, NoAuthHost, OAuthConfig};
-pub use pins::{PinDiff, PinState, ToolPin, Trust};
+pub use pins::{PinDiff, PinState, ToolPin};
 pub use resources::{Ask, Extras, Features};
 use refresh::{Server, Shared};
 

@@ -25,7 +25,7 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 use super::call::{Deadline, METHOD};
-use super::config::CatalogError;
+use super::error::CatalogError;
 use super::elicit::{Asker, CallOrigin, ElicitParams, RootsParams, SampleParams, Unanswered};
 
 /// What a retry adds to the call's params.

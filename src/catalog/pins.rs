@@ -37,7 +37,9 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::canonical::canonical;
-use super::config::{ApprovalHints, ApprovalPolicy, McpTool, ServerConfig};
+use super::config::ServerConfig;
+use super::policy::{ApprovalHints, ApprovalPolicy, Trust};
+use super::tool::McpTool;
 
 /// 2: fingerprints cover the approval hints. A format 1 file (fingerprints without them) is
 /// read and its fingerprints recomputed from the stored definitions, which hold the hints.
@@ -86,16 +88,6 @@ pub fn fingerprint(t: &McpTool) -> String {
 /// The fingerprint format 1 stored (no hints), to check a format 1 file.
 fn fingerprint_v1(t: &McpTool) -> String {
     HEXLOWER.encode(&Sha256::digest(canonical(&pinned_part(t, false)).as_bytes()))
-}
-
-/// `pinned`: changed and new tools are held until approved (the default). `auto`: every list
-/// is approved as it comes.
-#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Trust {
-    #[default]
-    Pinned,
-    Auto,
 }
 
 /// What a server's pins are checked under: its trust, and its approval settings (which decide

@@ -38,10 +38,10 @@ use super::lock;
 use super::pins::{self, Held, Pins, Rules, ToolPin};
 use super::resources::Extras;
 use super::client::{self, Connection, Listed};
-use super::config::{
-    now_rfc3339, CatalogError, CatalogEvent, CatalogOptions, HeldTools, McpTool, ServerConfig,
-    ServerState, ServerStatus, Transport,
-};
+use super::config::{CatalogOptions, ServerConfig, Transport};
+use super::error::CatalogError;
+use super::status::{now_rfc3339, CatalogEvent, HeldTools, ServerState, ServerStatus};
+use super::tool::McpTool;
 
 /// Bounds of a ttl-scheduled refresh: a server asking every millisecond is re-read once a
 /// second; one asking for a day is still re-read hourly.
