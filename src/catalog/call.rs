@@ -48,6 +48,19 @@ pub(crate) const METHOD: &str = "tools/call";
 pub(crate) const TIMED_OUT: &str = "request timeout";
 pub(crate) const CANCELLED: &str = "cancelled by the host";
 
+/// One `tools/call` as its caller asks for it (`Catalog::call_tool`).
+pub struct CallRequest<'a> {
+    pub server: &'a str,
+    pub tool: &'a str,
+    pub arguments: Value,
+    /// Cancelling it sends the server `notifications/cancelled`.
+    pub cancel: CancellationToken,
+    /// Where the server's progress notifications for the call go.
+    pub progress: Option<mpsc::UnboundedSender<Value>>,
+    /// Names the call in the questions the server asks meanwhile (`elicit.rs`).
+    pub call_id: Option<&'a str>,
+}
+
 /// How long a call may take and how much of its result is handed on.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Limits {

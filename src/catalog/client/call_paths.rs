@@ -13,11 +13,10 @@ use rmcp::service::PeerRequestOptions;
 use rmcp::ClientHandler;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::handler::{token_key, Handler};
 use super::Connection;
-use crate::catalog::call;
+use crate::catalog::call::{self, CallRequest};
 use crate::catalog::call_logs::CallLogs;
 use crate::catalog::elicit::{CallOrigin, InFlightGuard};
 use crate::catalog::error::CatalogError;
@@ -31,17 +30,8 @@ impl Connection {
     /// `Err`. `call_id` names the call in the questions the server asks meanwhile, whether as
     /// requests (2025-11-25) or as input-required results (2026-07-28, `mrtr.rs`), which are
     /// asked of the host or, under `Inputs::PassThrough`, handed back as `Answer::InputRequired`.
-    #[allow(clippy::too_many_arguments)]
-    pub async fn call_tool(
-        &self,
-        tool: &str,
-        arguments: Value,
-        limits: call::Limits,
-        cancel: CancellationToken,
-        progress: Option<mpsc::UnboundedSender<Value>>,
-        call_id: Option<&str>,
-        inputs: &mrtr::Inputs,
-    ) -> Result<mrtr::Answer, CatalogError> {
+    pub async fn call_tool(&self, request: CallRequest<'_>, limits: call::Limits, inputs: &mrtr::Inputs) -> Result<mrtr::Answer, CatalogError> {
+        let CallRequest { tool, arguments, cancel, progress, call_id, .. } = request;
         let arguments = call::arguments(arguments)?;
         if cancel.is_cancelled() {
             return Err(CatalogError::Cancelled);
