@@ -1,6 +1,6 @@
 //! One `tools/call`, whichever way it travels: through rmcp's service (Streamable HTTP) or the
 //! direct stdio path (`stdio::DirectCalls`). The rules a call obeys are written here once;
-//! each path in `client.rs` keeps only how its request is sent and its answer awaited.
+//! each path in `client/call_paths.rs` keeps only how its request is sent and its answer awaited.
 //!
 //! The rules:
 //! - Arguments are a JSON object, or absent (`null`).
@@ -23,7 +23,7 @@
 //! - Progress notifications reach the call that sent their token (`Progress`).
 //!
 //! Around a call, outside this file: `Catalog::call_tool` refuses disabled and held tools first
-//! and passes every error through `ServerConfig::redact`; `client.rs` matches the server's
+//! and passes every error through `ServerConfig::redact`; `client/handler.rs` matches the server's
 //! questions to the call (`elicit::InFlight`); `output.rs` reads `isError` and
 //! `structuredContent` for the model. No rmcp type here: the paths hand in JSON.
 

@@ -8,7 +8,7 @@
 //! - Work is driven in the background: warming at `set_servers` (bounded concurrency), a cold
 //!   read, `tools/list_changed`, back-off retries. See `refresh.rs` for the per-server rules.
 //! - The last-known-good list survives failures and restarts (`cache.rs`).
-//! - Children die with us (`client.rs`).
+//! - Children die with us (`client/`, `child.rs`).
 //! - Tools whose definition changed (approval hints that would spare a question included), or
 //!   that appeared, after the user accepted a server's tools are held (`pins.rs`): `held_tools` names them for sync, and `call_tool` refuses
 //!   them against the current list, whatever the registry still holds.

@@ -3,7 +3,7 @@
 //! "input_required"`, `inputRequests`: key → `elicitation/create` | `sampling/createMessage` |
 //! `roots/list`, and an opaque `requestState`). We fulfil each request through the host (the
 //! same `Asker` that serves 2025-11-25 servers' questions) and send the call again, with a new
-//! request id, `inputResponses` and the state. Both call paths of `client.rs` run their rounds
+//! request id, `inputResponses` and the state. Both call paths of `client/call_paths.rs` run their rounds
 //! here; they only send a round and hand back its `result` as JSON. No rmcp, no JSON-RPC.
 //!
 //! Invariants:
