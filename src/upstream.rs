@@ -5,7 +5,7 @@
 //! adds a `Relay`: its caller is an MCP client, which gets the JSON-RPC errors it can act on
 //! with their codes and, from 2026-07-28, answers the upstream's input requests itself.
 
-use crate::catalog::{Answer, Catalog, CatalogError, Inputs, Retry, ServerState};
+use crate::catalog::{Answer, CallRequest, Catalog, CatalogError, Inputs, Retry, ServerState};
 use crate::invoke::{InputAsked, McpCallError, McpPort};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -51,7 +51,8 @@ impl McpPort for Mcp<'_> {
     ) -> Result<Value, McpCallError> {
         let Some(catalog) = self.0 else { return Err(McpCallError::Failed("no MCP catalog".into())) };
         let inputs = self.inputs(server_id, tool);
-        match catalog.call_tool_with(server_id, tool, arguments, cancel, Some(progress), Some(call_id), &inputs).await {
+        let request = CallRequest { server: server_id, tool, arguments, cancel, progress: Some(progress), call_id: Some(call_id) };
+        match catalog.call_tool_with(request, &inputs).await {
             Ok(Answer::Complete(v)) => Ok(v),
             Ok(Answer::InputRequired { requests, state }) => {
                 Err(McpCallError::InputRequired(InputAsked { server_id: server_id.to_owned(), tool: tool.to_owned(), requests, state }))

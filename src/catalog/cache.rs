@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::config::McpTool;
+use super::tool::McpTool;
 use super::resources::Extras;
 
 const FORMAT_VERSION: u32 = 1;

@@ -1,6 +1,6 @@
 //! One `tools/call`, whichever way it travels: through rmcp's service (Streamable HTTP) or the
 //! direct stdio path (`stdio::DirectCalls`). The rules a call obeys are written here once;
-//! each path in `client.rs` keeps only how its request is sent and its answer awaited.
+//! each path in `client/call_paths.rs` keeps only how its request is sent and its answer awaited.
 //!
 //! The rules:
 //! - Arguments are a JSON object, or absent (`null`).
@@ -23,7 +23,7 @@
 //! - Progress notifications reach the call that sent their token (`Progress`).
 //!
 //! Around a call, outside this file: `Catalog::call_tool` refuses disabled and held tools first
-//! and passes every error through `ServerConfig::redact`; `client.rs` matches the server's
+//! and passes every error through `ServerConfig::redact`; `client/handler.rs` matches the server's
 //! questions to the call (`elicit::InFlight`); `output.rs` reads `isError` and
 //! `structuredContent` for the model. No rmcp type here: the paths hand in JSON.
 
@@ -38,7 +38,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::config::CatalogError;
+use super::error::CatalogError;
 use super::mrtr::Retry;
 use super::result_cap;
 
@@ -47,6 +47,19 @@ pub(crate) const METHOD: &str = "tools/call";
 /// Why the server is told to stop (`notifications/cancelled`).
 pub(crate) const TIMED_OUT: &str = "request timeout";
 pub(crate) const CANCELLED: &str = "cancelled by the host";
+
+/// One `tools/call` as its caller asks for it (`Catalog::call_tool`).
+pub struct CallRequest<'a> {
+    pub server: &'a str,
+    pub tool: &'a str,
+    pub arguments: Value,
+    /// Cancelling it sends the server `notifications/cancelled`.
+    pub cancel: CancellationToken,
+    /// Where the server's progress notifications for the call go.
+    pub progress: Option<mpsc::UnboundedSender<Value>>,
+    /// Names the call in the questions the server asks meanwhile (`elicit.rs`).
+    pub call_id: Option<&'a str>,
+}
 
 /// How long a call may take and how much of its result is handed on.
 #[derive(Clone, Copy, Debug)]

@@ -1,6 +1,6 @@
 //! The `subscriptions/listen` stream of a 2026-07-28 session: such a server sends
 //! `notifications/tools/list_changed` only there (a 2025-11-25 one sends it on the session, to
-//! `client.rs`'s handler). Each notice runs the same callback as the legacy one (`refresh.rs`
+//! `client/handler.rs`). Each notice runs the same callback as the legacy one (`refresh.rs`
 //! `on_list_changed`).
 //!
 //! Resources' and prompts' `list_changed` come the same way and run the same callback (one
@@ -9,7 +9,7 @@
 //! A resource subscription to such a server is a stream of its own, filtered on that one URI
 //! (`resourceSubscriptions`, which replaces `resources/subscribe` in 2026-07-28): opened by
 //! `open_resource` when the first subscriber comes, run by the same `run`, ended (cancelled)
-//! when the last one leaves (`client.rs` `watch_resource`).
+//! when the last one leaves (`client/mod.rs` `watch_resource`).
 //!
 //! Invariants: one stream per connection, opened only when the server's capabilities say
 //! `listChanged` for tools, resources or prompts; it ends with the connection (its token is cancelled when the

@@ -8,7 +8,7 @@
 //! - Work is driven in the background: warming at `set_servers` (bounded concurrency), a cold
 //!   read, `tools/list_changed`, back-off retries. See `refresh.rs` for the per-server rules.
 //! - The last-known-good list survives failures and restarts (`cache.rs`).
-//! - Children die with us (`client.rs`).
+//! - Children die with us (`client/`, `child.rs`).
 //! - Tools whose definition changed (approval hints that would spare a question included), or
 //!   that appeared, after the user accepted a server's tools are held (`pins.rs`): `held_tools` names them for sync, and `call_tool` refuses
 //!   them against the current list, whatever the registry still holds.
@@ -39,14 +39,18 @@ pub(crate) mod canonical;
 mod child;
 mod client;
 mod config;
+mod error;
 mod mrtr;
 pub mod elicit;
 mod listen;
 pub mod pins;
+mod policy;
 mod refresh;
 pub mod resources;
 mod result_cap;
+mod status;
 mod stdio;
+mod tool;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -55,17 +59,17 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, Semaphore};
-use tokio_util::sync::CancellationToken;
 
-pub use config::{
-    ApprovalHints, ApprovalPolicy,
-    CatalogError, CatalogEvent, CatalogOptions, HeldTools, ListState, ListToolsResult, McpTool,
-    ProtocolChoice, ReviewHint, ServerConfig, ServerState, ServerStatus, Transport,
-};
+pub use config::{CatalogOptions, ProtocolChoice, ReviewHint, ServerConfig, Transport};
+pub use call::CallRequest;
+pub use error::CatalogError;
+pub use policy::{ApprovalHints, ApprovalPolicy, Trust};
+pub use status::{CatalogEvent, HeldTools, ServerState, ServerStatus};
+pub use tool::{ListState, ListToolsResult, McpTool};
 pub use elicit::{AskHost, ElicitAction, ElicitMode, ElicitParams, ElicitResult, HostAsks, Root, RootsParams, RootsResult, SampleParams};
 pub use mrtr::{Answer, Inputs, Retry};
 pub use auth::{AuthHost, NoAuthHost, OAuthConfig};
-pub use pins::{PinDiff, PinState, ToolPin, Trust};
+pub use pins::{PinDiff, PinState, ToolPin};
 pub use resources::{Ask, Extras, Features};
 use refresh::{Server, Shared};
 
@@ -382,21 +386,12 @@ impl Catalog {
     }
 
     /// `tools/call` through the server's session (connecting if it has none). The result is
-    /// the MCP `CallToolResult` as JSON; `isError: true` results are `Ok`. Cancelling `cancel`
-    /// sends `notifications/cancelled`; the server's progress notifications go to `progress`.
-    /// `call_id` names the call in the questions the server asks meanwhile (`elicit.rs`). The
-    /// rules the call obeys whichever way it travels (timeout, result checks, size cap) are in
+    /// the MCP `CallToolResult` as JSON; `isError: true` results are `Ok`. What the caller gives
+    /// (cancellation, a progress sink, the id naming the call in the server's questions) is
+    /// described on `CallRequest`. The rules the call obeys whichever way it travels (timeout, result checks, size cap) are in
     /// `call.rs`.
-    pub async fn call_tool(
-        &self,
-        server_id: &str,
-        tool: &str,
-        arguments: Value,
-        cancel: CancellationToken,
-        progress: Option<mpsc::UnboundedSender<Value>>,
-        call_id: Option<&str>,
-    ) -> Result<Value, CatalogError> {
-        match self.call_tool_with(server_id, tool, arguments, cancel, progress, call_id, &Inputs::Fulfil).await? {
+    pub async fn call_tool(&self, request: CallRequest<'_>) -> Result<Value, CatalogError> {
+        match self.call_tool_with(request, &Inputs::Fulfil).await? {
             Answer::Complete(v) => Ok(v),
             // `Fulfil` answers every input request itself.
             Answer::InputRequired { .. } => Err(CatalogError::Mcp(format!("{}: the server still asks for input", call::METHOD))),
@@ -405,17 +400,8 @@ impl Catalog {
 
     /// `call_tool`, with what to do about the server's input requests (`Inputs`): under
     /// `PassThrough` they come back as `Answer::InputRequired`, for the caller to answer.
-    #[allow(clippy::too_many_arguments)]
-    pub async fn call_tool_with(
-        &self,
-        server_id: &str,
-        tool: &str,
-        arguments: Value,
-        cancel: CancellationToken,
-        progress: Option<mpsc::UnboundedSender<Value>>,
-        call_id: Option<&str>,
-        inputs: &Inputs,
-    ) -> Result<Answer, CatalogError> {
+    pub async fn call_tool_with(&self, request: CallRequest<'_>, inputs: &Inputs) -> Result<Answer, CatalogError> {
+        let (server_id, tool, cancel) = (request.server, request.tool, &request.cancel);
         let server = self.enabled_server(server_id)?;
         let config = server.config();
         if config.disabled_tools.iter().any(|t| crate::invisible::names(t, tool)) {
@@ -436,7 +422,7 @@ impl Catalog {
         let conn = conn.inspect_err(|e| server.record_failure(e.to_string())).map_err(|e| e.redacted(&config))?;
         let opts = &self.inner.shared.opts;
         let limits = call::Limits { timeout: opts.call_timeout, max_result_bytes: opts.max_result_bytes };
-        conn.call_tool(tool, arguments, limits, cancel, progress, call_id, inputs)
+        conn.call_tool(request, limits, inputs)
             .await
             .inspect_err(|e| {
                 if let CatalogError::NeedsAuth(why) = e {

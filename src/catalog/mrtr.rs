@@ -3,7 +3,7 @@
 //! "input_required"`, `inputRequests`: key → `elicitation/create` | `sampling/createMessage` |
 //! `roots/list`, and an opaque `requestState`). We fulfil each request through the host (the
 //! same `Asker` that serves 2025-11-25 servers' questions) and send the call again, with a new
-//! request id, `inputResponses` and the state. Both call paths of `client.rs` run their rounds
+//! request id, `inputResponses` and the state. Both call paths of `client/call_paths.rs` run their rounds
 //! here; they only send a round and hand back its `result` as JSON. No rmcp, no JSON-RPC.
 //!
 //! Invariants:
@@ -25,7 +25,7 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 use super::call::{Deadline, METHOD};
-use super::config::CatalogError;
+use super::error::CatalogError;
 use super::elicit::{Asker, CallOrigin, ElicitParams, RootsParams, SampleParams, Unanswered};
 
 /// What a retry adds to the call's params.

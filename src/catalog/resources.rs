@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::call::Deadline;
 use super::client::Connection;
-use super::config::CatalogError;
+use super::error::CatalogError;
 use super::elicit::CallOrigin;
 use super::mrtr::{self, Answer, Inputs, Retry};
 use super::{lock, Catalog};

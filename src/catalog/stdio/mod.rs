@@ -26,20 +26,22 @@
 //!   cancellation notices) still goes through rmcp.
 //! - When the server's stdout ends or the transport is dropped, every direct call still
 //!   waiting fails at once as a closed connection.
+//!
+//! Here the reader and rmcp's `Transport`; `direct.rs` holds `DirectCalls` and `LineWrite`,
+//! `id_scan.rs` the scan for an oversized line's id.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+mod direct;
+mod id_scan;
+
 use std::sync::Arc;
 
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::oneshot;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 
-use super::lock;
+pub(crate) use direct::{DirectCalls, Pending};
+use id_scan::IdScan;
 
 /// The default bound on one message from an MCP server: rmcp's own stdio and SSE limit.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -56,220 +58,6 @@ pub(crate) struct BoundedStdio<R: AsyncRead> {
 struct Oversized {
     bytes: usize,
     scan: IdScan,
-}
-
-/// The answer to a direct call: its `result`, or its `error` object.
-pub(crate) type Reply = Result<Box<RawValue>, Value>;
-
-type Writer = Box<dyn AsyncWrite + Send + Unpin>;
-type SharedWriter = Arc<tokio::sync::Mutex<Option<Writer>>>;
-
-/// The writing half of the session and the direct calls waiting for their response.
-pub(crate) struct DirectCalls {
-    writer: SharedWriter,
-    waiting: std::sync::Mutex<HashMap<String, oneshot::Sender<Reply>>>,
-    next: AtomicU64,
-    closed: AtomicBool,
-    /// Takes a notification line off rmcp's path (true: taken), see `on_notice`.
-    notice: std::sync::OnceLock<NoticeHook>,
-}
-
-type NoticeHook = Box<dyn Fn(&[u8]) -> bool + Send + Sync>;
-
-/// Where a direct call's response will arrive.
-pub(crate) struct Pending {
-    pub id: String,
-    pub reply: oneshot::Receiver<Reply>,
-}
-
-const DIRECT_ID_PREFIX: &str = "toolreg-";
-
-impl DirectCalls {
-    fn new(writer: Writer) -> Self {
-        DirectCalls {
-            writer: Arc::new(tokio::sync::Mutex::new(Some(writer))),
-            waiting: std::sync::Mutex::new(HashMap::new()),
-            next: AtomicU64::new(1),
-            closed: AtomicBool::new(false),
-            notice: std::sync::OnceLock::new(),
-        }
-    }
-
-    /// Lets `hook` take notification lines as they are read, before the responses that follow
-    /// them. rmcp runs each notification's handler in a task of its own while a direct call's
-    /// response is handed back at once, so a server's last log message of a call could be
-    /// handled after the call had ended and no longer found it (then dropped).
-    pub fn on_notice(&self, hook: impl Fn(&[u8]) -> bool + Send + Sync + 'static) {
-        let _ = self.notice.set(Box::new(hook));
-    }
-
-    fn take_notice(&self, text: &[u8]) -> bool {
-        self.notice.get().is_some_and(|hook| hook(text))
-    }
-
-    /// A fresh id and the receiver of its response; `None` once the server's stdout ended.
-    pub fn register(&self) -> Option<Pending> {
-        if self.closed.load(Ordering::Acquire) {
-            return None;
-        }
-        let id = format!("{DIRECT_ID_PREFIX}{}", self.next.fetch_add(1, Ordering::Relaxed));
-        let (tx, reply) = oneshot::channel();
-        lock(&self.waiting).insert(id.clone(), tx);
-        // The reader may have closed between the check and the insert.
-        if self.closed.load(Ordering::Acquire) {
-            lock(&self.waiting).remove(&id);
-            return None;
-        }
-        Some(Pending { id, reply })
-    }
-
-    /// Stops waiting for `id` (timed out, cancelled, or its request could not be written).
-    pub fn forget(&self, id: &str) {
-        lock(&self.waiting).remove(id);
-    }
-
-    /// Writes one whole line (the caller ends it with `\n`).
-    pub async fn write_line(&self, line: &[u8]) -> std::io::Result<()> {
-        let mut writer = self.writer.lock().await;
-        let w = writer.as_mut().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotConnected, "transport is closed"))?;
-        w.write_all(line).await?;
-        w.flush().await
-    }
-
-    /// Waits for the writer, then holds it for `line` (the caller ends it with `\n`). Nothing is
-    /// written before `LineWrite::run`, so dropping this wait sends nothing.
-    pub async fn start_line(&self, line: Vec<u8>) -> LineWrite {
-        LineWrite { writer: Some(self.writer.clone().lock_owned().await), line, done: 0 }
-    }
-
-    /// Writes `line` when the writer is free, in a task of its own: for a notice (a call's
-    /// cancellation) that must not hold its sender up behind a server that does not read.
-    pub fn send_later(&self, line: Vec<u8>) {
-        let writer = self.writer.clone();
-        tokio::spawn(async move {
-            let mut rest = LineWrite { writer: Some(writer.lock_owned().await), line, done: 0 };
-            let _ = rest.run().await;
-        });
-    }
-
-    /// The response for a waiting direct call, if `text` is one. Called with every line read.
-    fn deliver(&self, text: &[u8]) -> bool {
-        #[derive(Deserialize)]
-        struct Probe<'a> {
-            #[serde(borrow)]
-            id: Option<&'a RawValue>,
-            method: Option<serde::de::IgnoredAny>,
-            result: Option<Box<RawValue>>,
-            error: Option<Value>,
-        }
-        // Only a line that names one of our ids is parsed twice.
-        if lock(&self.waiting).is_empty() || memchr::memmem::find(text, DIRECT_ID_PREFIX.as_bytes()).is_none() {
-            return false;
-        }
-        let Ok(probe) = serde_json::from_slice::<Probe>(text) else { return false };
-        let Some(Ok(id)) = probe.id.map(|raw| serde_json::from_str::<String>(raw.get())) else { return false };
-        // A request from the server that happens to use such an id is not an answer.
-        if !id.starts_with(DIRECT_ID_PREFIX) || probe.method.is_some() {
-            return false;
-        }
-        let reply = match (probe.result, probe.error) {
-            (Some(r), None) => Ok(r),
-            (None, Some(e)) => Err(e),
-            _ => Err(json!({"code": -32603, "message": "the server's response has neither a result nor an error"})),
-        };
-        match lock(&self.waiting).remove(&id) {
-            Some(tx) => {
-                let _ = tx.send(reply);
-            }
-            None => tracing::debug!(%id, "response to a call no longer waited for; dropped"),
-        }
-        true
-    }
-
-    /// An error for a waiting direct call (an oversized response).
-    fn deliver_error(&self, id: &Value, error: Value) -> bool {
-        let Some(id) = id.as_str() else { return false };
-        match lock(&self.waiting).remove(id) {
-            Some(tx) => {
-                let _ = tx.send(Err(error));
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// No more responses will come: every waiting call fails (its sender is dropped).
-    fn close_reading(&self) {
-        self.closed.store(true, Ordering::Release);
-        lock(&self.waiting).clear();
-    }
-}
-
-/// One line on its way out, holding the writer. `run` is cancel-safe: the bytes written so far
-/// are counted here, so waiting can stop at any point; a line begun and not finished is then
-/// finished in a task of its own (`stop_waiting`, or on drop), never left half-way.
-pub(crate) struct LineWrite {
-    writer: Option<tokio::sync::OwnedMutexGuard<Option<Writer>>>,
-    line: Vec<u8>,
-    done: usize,
-}
-
-impl LineWrite {
-    /// Writes the rest of the line and flushes. After an error the writer is let go unfinished:
-    /// the pipe is broken, there is no reader left to confuse.
-    pub async fn run(&mut self) -> std::io::Result<()> {
-        let result = self.write_rest().await;
-        if result.is_err() {
-            self.writer = None;
-        }
-        result
-    }
-
-    async fn write_rest(&mut self) -> std::io::Result<()> {
-        let closed = || std::io::Error::new(std::io::ErrorKind::NotConnected, "transport is closed");
-        let w = self.writer.as_mut().ok_or_else(closed)?.as_mut().ok_or_else(closed)?;
-        while self.done < self.line.len() {
-            // `write` is cancel-safe: bytes are written and counted in the same poll.
-            match w.write(&self.line[self.done..]).await? {
-                0 => return Err(std::io::ErrorKind::WriteZero.into()),
-                n => self.done += n,
-            }
-        }
-        w.flush().await
-    }
-
-    /// The caller stops waiting. A line none of which was written is dropped unsent (false);
-    /// otherwise it may reach the server (true): its rest is written in a task of its own,
-    /// then `then`, under the same hold of the writer so that nothing comes between.
-    pub fn stop_waiting(mut self, then: Vec<u8>) -> bool {
-        if self.done == 0 {
-            return false;
-        }
-        self.finish_later(Some(then));
-        true
-    }
-
-    fn finish_later(&mut self, then: Option<Vec<u8>>) {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        let mut rest = LineWrite { writer: self.writer.take(), line: std::mem::take(&mut self.line), done: self.done };
-        runtime.spawn(async move {
-            if rest.run().await.is_ok() {
-                if let Some(then) = then {
-                    (rest.line, rest.done) = (then, 0);
-                    let _ = rest.run().await;
-                }
-            }
-        });
-    }
-}
-
-impl Drop for LineWrite {
-    fn drop(&mut self) {
-        // The call's future itself was dropped mid-line.
-        if self.writer.is_some() && self.done > 0 && self.done < self.line.len() {
-            self.finish_later(None);
-        }
-    }
 }
 
 impl<R> BoundedStdio<R>
@@ -408,109 +196,7 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        let writer = self.direct.writer.lock().await.take();
-        match writer {
-            Some(mut w) => w.shutdown().await,
-            None => Ok(()),
-        }
-    }
-}
-
-/// Finds the value of the top-level `"id"` of a JSON object fed in pieces, in constant memory.
-#[derive(Default)]
-struct IdScan {
-    depth: u32,
-    in_str: bool,
-    escaped: bool,
-    expect_key: bool,
-    /// The first bytes of the top-level key being read (three are enough to tell `id`).
-    key: Option<Vec<u8>>,
-    key_is_id: bool,
-    value: Option<Vec<u8>>,
-    found: Option<Vec<u8>>,
-}
-
-const MAX_ID_BYTES: usize = 256;
-
-impl IdScan {
-    fn feed(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            if self.found.is_some() {
-                return;
-            }
-            if self.in_str {
-                if self.escaped {
-                    self.escaped = false;
-                } else if b == b'\\' {
-                    self.escaped = true;
-                } else if b == b'"' {
-                    self.in_str = false;
-                    if let Some(k) = self.key.take() {
-                        self.key_is_id = k == b"id";
-                    }
-                } else if let Some(k) = &mut self.key {
-                    if k.len() < 3 {
-                        k.push(b);
-                    }
-                }
-                self.capture(b);
-                continue;
-            }
-            match b {
-                b'"' => {
-                    self.in_str = true;
-                    if self.depth == 1 && self.expect_key {
-                        self.key = Some(Vec::new());
-                    }
-                }
-                b'{' | b'[' => {
-                    self.depth += 1;
-                    if self.depth == 1 {
-                        self.expect_key = b == b'{';
-                    }
-                }
-                b'}' | b']' if self.depth == 1 => {
-                    self.finish_value();
-                    self.depth = 0;
-                    continue;
-                }
-                b'}' | b']' => self.depth = self.depth.saturating_sub(1),
-                b',' if self.depth == 1 => {
-                    self.finish_value();
-                    self.expect_key = true;
-                    continue;
-                }
-                b':' if self.depth == 1 => {
-                    self.expect_key = false;
-                    if std::mem::take(&mut self.key_is_id) {
-                        self.value = Some(Vec::new());
-                        continue;
-                    }
-                }
-                _ => {}
-            }
-            self.capture(b);
-        }
-    }
-
-    fn capture(&mut self, b: u8) {
-        if let Some(v) = &mut self.value {
-            if v.len() < MAX_ID_BYTES {
-                v.push(b);
-            }
-        }
-    }
-
-    fn finish_value(&mut self) {
-        if let Some(v) = self.value.take() {
-            self.found = Some(v);
-        }
-    }
-
-    /// A string or number id, if one was seen.
-    fn id(&self) -> Option<Value> {
-        let v: Value = serde_json::from_slice(self.found.as_deref()?).ok()?;
-        (v.is_string() || v.is_number()).then_some(v)
+        self.direct.close_writing().await
     }
 }
 
@@ -519,25 +205,6 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-
-    fn id_of(text: &str, piece: usize) -> Option<Value> {
-        let mut scan = IdScan::default();
-        for chunk in text.as_bytes().chunks(piece) {
-            scan.feed(chunk);
-        }
-        scan.id()
-    }
-
-    #[test]
-    fn id_is_found_first_last_and_in_pieces() {
-        for piece in [1, 3, 1000] {
-            assert_eq!(id_of(r#"{"jsonrpc":"2.0","id":7,"result":{"id":9}}"#, piece), Some(json!(7)));
-            assert_eq!(id_of(r#"{"result":{"id":9,"s":"\"id\":3"},"jsonrpc":"2.0","id":"a\"b"}"#, piece), Some(json!("a\"b")));
-            assert_eq!(id_of(r#"{ "idx": 1, "result": [1, {"id": 2}], "id" : 12 }"#, piece), Some(json!(12)));
-            assert_eq!(id_of(r#"{"method":"notifications/progress","params":{"id":1}}"#, piece), None);
-            assert_eq!(id_of(r#"[{"id":1}]"#, piece), None);
-        }
-    }
 
     #[tokio::test]
     async fn a_direct_call_gets_its_response_and_rmcp_gets_the_rest() {

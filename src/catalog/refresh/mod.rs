@@ -21,10 +21,17 @@
 //!   or the rules (trust, approval settings) change, so `held` always describes the current
 //!   list. While the pins are read from disk `held` is `None`: sync keeps what it had and calls
 //!   are refused.
+//!
+//! Here the server, its refresh and its back-off; `session.rs` holds the session slot and the
+//! connect, `approvals.rs` the pins' part of the state, `persist.rs` the reads and writes of
+//! `cacheDir`.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+mod approvals;
+mod persist;
+mod session;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use futures::future::{BoxFuture, FutureExt, Shared as SharedFuture};
@@ -35,13 +42,14 @@ use super::auth::AuthHost;
 use super::authorize::ServerAuth;
 use super::cache::{self, CachedList};
 use super::lock;
-use super::pins::{self, Held, Pins, Rules, ToolPin};
+use super::pins::{self, Held, Pins};
 use super::resources::Extras;
-use super::client::{self, Connection, Listed};
-use super::config::{
-    now_rfc3339, CatalogError, CatalogEvent, CatalogOptions, HeldTools, McpTool, ServerConfig,
-    ServerState, ServerStatus, Transport,
-};
+use super::client::Listed;
+use super::config::{CatalogOptions, ServerConfig, Transport};
+use super::error::CatalogError;
+use super::status::{now_rfc3339, CatalogEvent, HeldTools, ServerState, ServerStatus};
+use super::tool::McpTool;
+use session::Session;
 
 /// Bounds of a ttl-scheduled refresh: a server asking every millisecond is re-read once a
 /// second; one asking for a day is still re-read hourly.
@@ -66,16 +74,6 @@ impl Shared {
 }
 
 pub(crate) type RefreshFuture = SharedFuture<BoxFuture<'static, ServerStatus>>;
-type ConnectFuture = SharedFuture<BoxFuture<'static, Result<Arc<Connection>, CatalogError>>>;
-
-/// The session slot. A std mutex held for a few assignments: the connect itself runs in its
-/// own task, awaited through `Connecting`'s shared future, outside the lock.
-enum Session {
-    Idle,
-    /// `abort` ends the connect early (restart, stop); it is a child of the server's stop token.
-    Connecting { fut: ConnectFuture, abort: CancellationToken },
-    Live(Arc<Connection>),
-}
 
 /// The mutable part of a server, behind a std mutex held only for a few assignments.
 #[derive(Default)]
@@ -192,162 +190,6 @@ impl Server {
         }
         server
     }
-
-    fn apply_cached(self: &Arc<Self>, cached: Option<CachedList>) {
-        let mut d = lock(&self.data);
-        d.loading = false;
-        if let (Some(list), None) = (cached, &d.tools) {
-            d.tools = Some(list.tools);
-            d.refreshed_at = list.refreshed_at;
-            if list.extras.is_some() {
-                d.extras = list.extras;
-                let _ = self.shared.events.send(CatalogEvent::ExtrasChanged { server_id: self.id.clone() });
-            }
-            let persist_pins = self.reevaluate(&mut d);
-            self.publish(&mut d, true);
-            drop(d);
-            if persist_pins {
-                self.persist_pins();
-            }
-        }
-    }
-
-    fn apply_pins(self: &Arc<Self>, loaded: Pins) {
-        let mut d = lock(&self.data);
-        if d.pins.is_none() {
-            d.pins = Some(loaded);
-        }
-        let persist_pins = self.reevaluate(&mut d);
-        self.publish(&mut d, false);
-        drop(d);
-        if persist_pins {
-            self.persist_pins();
-        }
-    }
-
-    fn rules(&self) -> Rules {
-        Rules::of(&lock(&self.config))
-    }
-
-    /// Recompute the held tools after the list, the pins or the rules changed; a list seen
-    /// for the first time (or under `auto`) is approved here. Returns whether the pins changed.
-    fn reevaluate(&self, d: &mut Data) -> bool {
-        let rules = self.rules();
-        let Data { pins, tools, held, .. } = d;
-        match (pins.as_mut(), tools.as_deref()) {
-            (None, _) => {
-                *held = None;
-                false
-            }
-            (Some(_), None) => {
-                *held = Some(Held::default());
-                false
-            }
-            (Some(p), Some(tools)) => {
-                let changed = p.observe(tools, rules.trust);
-                *held = Some(p.held(tools, &rules));
-                changed
-            }
-        }
-    }
-
-    /// The pins, if read (for a successor with the same id).
-    pub fn pins(&self) -> Option<Pins> {
-        lock(&self.data).pins.clone()
-    }
-
-    /// Names of the held tools of the current list; `None` while the pins are read from disk.
-    pub fn held(&self) -> Option<Held> {
-        lock(&self.data).held.clone()
-    }
-
-    fn pins_loading(&self) -> CatalogError {
-        CatalogError::NotConnected(format!(
-            "the approved tool definitions of MCP server {} are still being read; try again",
-            self.id
-        ))
-    }
-
-    /// Every tool of the current list with its pin state (and a diff when changed).
-    pub fn pin_report(&self) -> Result<Vec<ToolPin>, CatalogError> {
-        let rules = self.rules();
-        let d = lock(&self.data);
-        let pins = d.pins.as_ref().ok_or_else(|| self.pins_loading())?;
-        Ok(pins.report(d.tools.as_deref().unwrap_or_default(), &rules))
-    }
-
-    /// Make the current definitions of `names` the approved ones, unless one changed since the
-    /// user reviewed its fingerprint in `reviewed`.
-    pub fn approve(self: &Arc<Self>, names: &[String], reviewed: &BTreeMap<String, String>) -> Result<(), CatalogError> {
-        let mut d = lock(&self.data);
-        let tools = d.tools.clone().unwrap_or_default();
-        let Some(pins) = d.pins.as_mut() else { return Err(self.pins_loading()) };
-        pins.approve(&tools, names, reviewed).map_err(|refused| match refused {
-            pins::Refused::NotInList(tools) => CatalogError::NotInList { server: self.id.clone(), tools },
-            pins::Refused::ChangedSinceReview(tools) => CatalogError::ChangedSinceReview { server: self.id.clone(), tools },
-        })?;
-        self.reevaluate(&mut d);
-        self.publish(&mut d, false);
-        drop(d);
-        self.persist_pins();
-        Ok(())
-    }
-
-    /// Approves the held tools whose current definitions the pins on disk approve: what
-    /// `toolreg pins --approve` (another process) wrote. Only approvals are taken from the
-    /// file, never its absence or its other records, so nothing approved here is lost.
-    /// Returns whether anything was approved.
-    pub fn adopt_disk_approvals(self: &Arc<Self>) -> bool {
-        let Some(dir) = self.shared.opts.cache_dir.clone() else { return false };
-        let disk = pins::load(&dir, &self.id);
-        let rules = self.rules();
-        let mut d = lock(&self.data);
-        let tools = d.tools.clone().unwrap_or_default();
-        let Some(held) = d.held.clone() else { return false };
-        let adopt: Vec<String> = tools.iter().filter(|t| held.contains(&t.name) && disk.approves(t, &rules)).map(|t| t.name.clone()).collect();
-        let Some(pins) = d.pins.as_mut() else { return false };
-        if adopt.is_empty() || pins.approve(&tools, &adopt, &BTreeMap::new()).is_err() {
-            return false;
-        }
-        tracing::info!(server = %self.id, tools = ?adopt, "approved on disk by another process");
-        self.reevaluate(&mut d);
-        self.publish(&mut d, false);
-        drop(d);
-        // The file then holds both processes' approvals.
-        self.persist_pins();
-        true
-    }
-
-    /// Writes the pins now, on this thread (a command that exits next cannot leave it to a
-    /// background task).
-    pub fn store_pins(&self) -> std::io::Result<()> {
-        let Some(dir) = &self.shared.opts.cache_dir else { return Ok(()) };
-        let _guard = lock(&self.persist_lock);
-        let Some(pins) = self.pins() else { return Ok(()) };
-        pins::store(dir, &self.id, &pins)
-    }
-
-    /// Why a call to `tool` must not run now (its current definition is not approved).
-    pub fn refusal(&self, tool: &str) -> Option<String> {
-        let rules = self.rules();
-        let d = lock(&self.data);
-        let Some(pins) = &d.pins else { return Some(self.pins_loading().to_string()) };
-        let current = d.tools.iter().flatten().find(|t| t.name == tool)?;
-        pins.refusal(&self.id, current, &rules, &(self.shared.opts.review.0)(&self.id, tool))
-    }
-
-    /// Whether a call to `tool` waits for the user, under the current configuration. Fails
-    /// closed: it asks if the tool's current annotations ask or its approved ones did, so no
-    /// change of list between this question and the call's pin check spares the question.
-    pub fn asks_approval(&self, tool: &str) -> bool {
-        let config = self.config();
-        let d = lock(&self.data);
-        let current = d.tools.iter().flatten().find(|t| t.name == tool);
-        let approved = d.pins.as_ref().and_then(|p| p.approved_tool(tool));
-        config.asks_approval(tool, current.and_then(|t| t.annotations.as_ref()))
-            || approved.is_some_and(|a| config.asks_approval(tool, a.annotations.as_ref()))
-    }
-
     pub fn config(&self) -> ServerConfig {
         lock(&self.config).clone()
     }
@@ -642,188 +484,6 @@ impl Server {
         }
     }
 
-    /// Write the current list to disk off the async threads; the lock plus reading the list
-    /// inside it means the last write always carries the newest list.
-    fn persist(self: &Arc<Self>) {
-        let Some(dir) = self.shared.opts.cache_dir.clone() else { return };
-        let me = self.clone();
-        let persist_lock = self.persist_lock.clone();
-        tokio::task::spawn_blocking(move || {
-            let _guard = lock(&persist_lock);
-            let Some(list) = me.last_known_good() else { return };
-            let written = if lock(&me.data).private {
-                cache::remove(&dir, &me.id)
-            } else {
-                cache::store(&dir, &me.id, &me.identity, &list)
-            };
-            if let Err(e) = written {
-                tracing::warn!(server = %me.id, error = %e, "cannot write MCP tool cache");
-            }
-        });
-    }
-
-    /// Write the pins to disk off the async threads, like `persist` (same lock, newest value).
-    fn persist_pins(self: &Arc<Self>) {
-        let Some(dir) = self.shared.opts.cache_dir.clone() else { return };
-        let me = self.clone();
-        let persist_lock = self.persist_lock.clone();
-        tokio::task::spawn_blocking(move || {
-            let _guard = lock(&persist_lock);
-            let Some(pins) = me.pins() else { return };
-            if let Err(e) = pins::store(&dir, &me.id, &pins) {
-                tracing::warn!(server = %me.id, error = %e, "cannot write the approved MCP tool definitions");
-            }
-        });
-    }
-
-    /// The live session, connecting if there is none (bounded by the connect timeout). Every
-    /// caller during a connect awaits the same one; no lock is held while it runs, so a
-    /// restart, a stop or a status read never waits behind a slow server's handshake.
-    pub async fn connection(self: &Arc<Self>) -> Result<Arc<Connection>, CatalogError> {
-        let pending = {
-            let mut slot = lock(&self.session);
-            match &*slot {
-                Session::Live(conn) if conn.is_alive() => return Ok(conn.clone()),
-                Session::Connecting { fut, .. } => fut.clone(),
-                Session::Live(_) | Session::Idle => {
-                    if let Session::Live(old) = std::mem::replace(&mut *slot, Session::Idle) {
-                        let grace = self.shared.opts.stop_grace;
-                        tokio::spawn(async move { old.close(grace).await });
-                    }
-                    if self.stop.is_cancelled() {
-                        return Err(CatalogError::NotConnected("server stopped".into()));
-                    }
-                    let abort = self.stop.child_token();
-                    let fut = self.start_connect(abort.clone());
-                    *slot = Session::Connecting { fut: fut.clone(), abort };
-                    fut
-                }
-            }
-        };
-        pending.await
-    }
-
-    /// Spawn one connect; the caller stores the returned future as `Session::Connecting`
-    /// (it holds the slot's lock meanwhile, so the task cannot finish before that).
-    fn start_connect(self: &Arc<Self>, abort: CancellationToken) -> ConnectFuture {
-        {
-            let mut d = lock(&self.data);
-            if d.state != Some(ServerState::Connecting) {
-                d.state = Some(ServerState::Connecting);
-                self.publish(&mut d, false);
-            }
-        }
-        let weak: Weak<Server> = Arc::downgrade(self);
-        let on_list_changed = Box::new(move || {
-            if let Some(s) = weak.upgrade() {
-                s.on_list_changed();
-            }
-        });
-        let (events, server_id) = (self.shared.events.clone(), self.id.clone());
-        let on_updated = Box::new(move |uri| {
-            let _ = events.send(CatalogEvent::ResourceUpdated { server_id: server_id.clone(), uri });
-        });
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let me = self.clone();
-        let fut: ConnectFuture = async move {
-            rx.await.unwrap_or_else(|_| Err(CatalogError::NotConnected("connect abandoned".into())))
-        }
-        .boxed()
-        .shared();
-        let mine = fut.clone();
-        tokio::spawn(async move {
-            let opts = &me.shared.opts;
-            let config = me.config();
-            let connected = tokio::select! {
-                r = client::connect(&config, opts.connect_timeout, opts.max_message_bytes, on_list_changed, on_updated, me.shared.asker(), me.auth.clone(), me.legacy.load(Ordering::Relaxed)) => r,
-                _ = abort.cancelled() => Err("connect abandoned (restart or stop)".into()),
-            };
-            me.legacy.store(connected.as_ref().is_ok_and(|c| c.has_initialize()), Ordering::Relaxed);
-            let result = me.finish_connect(&mine, connected);
-            let _ = tx.send(result);
-        });
-        fut
-    }
-
-    /// Store a finished connect, unless a restart or stop replaced it meanwhile.
-    fn finish_connect(
-        self: &Arc<Self>,
-        mine: &ConnectFuture,
-        connected: Result<Connection, String>,
-    ) -> Result<Arc<Connection>, CatalogError> {
-        let mut slot = lock(&self.session);
-        let current = matches!(&*slot, Session::Connecting { fut, .. } if fut.ptr_eq(mine));
-        let conn = match connected {
-            Ok(c) => Arc::new(c),
-            Err(e) => {
-                if current {
-                    *slot = Session::Idle;
-                }
-                return Err(CatalogError::NotConnected(e));
-            }
-        };
-        if !current || self.stop.is_cancelled() {
-            drop(slot);
-            let grace = self.shared.opts.stop_grace;
-            tokio::spawn(async move { conn.close(grace).await });
-            return Err(CatalogError::NotConnected("the connection was replaced (restart or stop)".into()));
-        }
-        *slot = Session::Live(conn.clone());
-        drop(slot);
-        self.watch_exit(&conn);
-        // Connected outside a refresh (a call): the status is Connecting and a restarted
-        // server may have other tools, so list them now.
-        if lock(&self.data).in_flight.is_none() {
-            self.start_refresh(true);
-        }
-        Ok(conn)
-    }
-
-    /// Take the session out of the slot (aborting a connect in progress).
-    fn take_session(&self) -> Option<Arc<Connection>> {
-        match std::mem::replace(&mut *lock(&self.session), Session::Idle) {
-            Session::Live(conn) => Some(conn),
-            Session::Connecting { abort, .. } => {
-                abort.cancel();
-                None
-            }
-            Session::Idle => None,
-        }
-    }
-
-    /// A child that dies (crash, kill) turns the server to Error at once, not at the next use.
-    fn watch_exit(self: &Arc<Self>, conn: &Arc<Connection>) {
-        let weak = Arc::downgrade(self);
-        let conn_weak = Arc::downgrade(conn);
-        let stop = self.stop.clone();
-        let conn = conn.clone();
-        tokio::spawn(async move {
-            let why = tokio::select! {
-                why = conn.exited() => why,
-                _ = stop.cancelled() => return,
-            };
-            drop(conn);
-            let (Some(me), Some(conn)) = (weak.upgrade(), conn_weak.upgrade()) else { return };
-            let current = matches!(&*lock(&me.session), Session::Live(c) if Arc::ptr_eq(c, &conn));
-            if current && !me.stop.is_cancelled() {
-                me.drop_connection(&conn);
-                me.record_failure(why);
-            }
-        });
-    }
-
-    fn drop_connection(&self, conn: &Arc<Connection>) {
-        {
-            let mut slot = lock(&self.session);
-            if matches!(&*slot, Session::Live(c) if Arc::ptr_eq(c, conn)) {
-                *slot = Session::Idle;
-            }
-        }
-        let conn = conn.clone();
-        let grace = self.shared.opts.stop_grace;
-        tokio::spawn(async move { conn.close(grace).await });
-    }
-
     /// Restart: close the session, forget the back-off, then refresh on a new session.
     pub async fn restart(self: &Arc<Self>) -> Option<ServerStatus> {
         let running = lock(&self.data).in_flight.as_ref().map(|(f, _)| f.clone());
@@ -859,6 +519,3 @@ impl Server {
     }
 }
 
-#[cfg(test)]
-#[path = "refresh_tests.rs"]
-mod tests;

@@ -1,0 +1,234 @@
+//! Opening a session: spawn the child (stdio, under `child.rs`) or reach the URL (Streamable
+//! HTTP, with OAuth when the server asks for it), then the handshake, `server/discover` or
+//! `initialize` per the server's `protocolVersion`. `auto` falls back to `initialize` once
+//! when the probe's answer rules out 2026-07-28 but rmcp did not fall back itself; the whole
+//! connect, both tries, stays within one timeout.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt};
+
+use super::handler::{Handler, HandlerShared};
+use super::Connection;
+use crate::catalog::authorize::ServerAuth;
+use crate::catalog::call;
+use crate::catalog::call_logs;
+use crate::catalog::child::{self, ChildProc};
+use crate::catalog::config::{ProtocolChoice, ServerConfig, Transport};
+use crate::catalog::elicit::{Asker, InFlight};
+use crate::catalog::stdio::BoundedStdio;
+use crate::secret::redactor::Redactor;
+
+/// Why a connect failed: `Verdict` when the server's answer to `server/discover` rules out
+/// 2026-07-28 but rmcp did not fall back (it knows discover but not our version, it answered
+/// with something other than a discover result, or rmcp's own fallback failed on the same
+/// stream), so one more connect with `initialize` alone may still work.
+enum Failed {
+    Verdict(String),
+    Other(String),
+}
+
+impl From<String> for Failed {
+    fn from(why: String) -> Self {
+        Failed::Other(why)
+    }
+}
+
+impl From<&str> for Failed {
+    fn from(why: &str) -> Self {
+        Failed::Other(why.to_owned())
+    }
+}
+
+/// `legacy_known`: an earlier `auto` connect of this server ended on 2025-11-25, so this one
+/// goes straight to `initialize` (a server that ignores `server/discover` costs rmcp's fixed
+/// 10 s probe at every connect otherwise).
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn connect(
+    config: &ServerConfig,
+    timeout: Duration,
+    max_message_bytes: usize,
+    on_list_changed: Box<dyn Fn() + Send + Sync>,
+    on_updated: Box<dyn Fn(String) + Send + Sync>,
+    asker: Asker,
+    auth: Option<Arc<ServerAuth>>,
+    legacy_known: bool,
+) -> Result<Connection, String> {
+    // Registered before the server runs: its first stderr line may quote them.
+    let redactor = Redactor::new(config.secret_values());
+    let handler = Arc::new(HandlerShared {
+        server_id: config.id.clone(),
+        progress: Mutex::new(call::Progress::default()),
+        on_list_changed,
+        on_updated,
+        asker,
+        in_flight: Mutex::new(InFlight::default()),
+        _redactor: redactor.clone(),
+    });
+    let open = Open { config, timeout, deadline: Instant::now() + timeout, max_message_bytes, handler, redactor, auth };
+    let lifecycle = match (config.protocol_version, legacy_known) {
+        (ProtocolChoice::V2025_11_25, _) | (ProtocolChoice::Auto, true) => ClientLifecycleMode::Initialize,
+        (ProtocolChoice::V2026_07_28, _) => ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] },
+        (ProtocolChoice::Auto, false) => ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        },
+    };
+    let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
+    match open.session(lifecycle).await {
+        Ok(c) => Ok(c),
+        Err(Failed::Verdict(why)) if auto => {
+            tracing::info!(server = %config.id, "no 2026-07-28 session ({why}); connecting again with initialize");
+            open.session(ClientLifecycleMode::Initialize).await.map_err(|f| match f {
+                Failed::Verdict(w) | Failed::Other(w) => w,
+            })
+        }
+        Err(Failed::Verdict(why) | Failed::Other(why)) => Err(why),
+    }
+}
+
+/// One connect's inputs; `session` may run twice (the fallback), within one `deadline`.
+struct Open<'a> {
+    config: &'a ServerConfig,
+    timeout: Duration,
+    deadline: Instant,
+    max_message_bytes: usize,
+    handler: Arc<HandlerShared>,
+    redactor: Redactor,
+    auth: Option<Arc<ServerAuth>>,
+}
+
+impl Open<'_> {
+    fn left(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// The handshake's failure as text, classified (`Failed::Verdict`).
+    fn failed(&self, e: &ClientInitializeError) -> Failed {
+        let why = format!("initialize failed: {}", describe(e));
+        match e {
+            ClientInitializeError::NoCompatibleProtocolVersion { .. }
+            | ClientInitializeError::ExpectedInitResult(_)
+            | ClientInitializeError::LegacyFallbackFailed { .. } => Failed::Verdict(why),
+            _ => Failed::Other(why),
+        }
+    }
+
+    async fn session(&self, lifecycle: ClientLifecycleMode) -> Result<Connection, Failed> {
+        let (config, handler, auth) = (self.config, &self.handler, &self.auth);
+        let ms = self.timeout.as_millis();
+        let timed_out = || Failed::Other(format!("initialize timed out after {ms} ms"));
+        match &config.transport {
+            Transport::Stdio { command, args, env, cwd } => {
+                let mut child = child::spawn(&config.id, command, args, env, cwd.as_deref()).await?;
+                let stdin = child.stdin.take().ok_or("child has no stdin")?;
+                let stdout = child.stdout.take().ok_or("child has no stdout")?;
+                if let Some(stderr) = child.stderr.take() {
+                    tokio::spawn(child::forward_stderr(config.id.clone(), stderr, self.redactor.clone()));
+                }
+                let child = ChildProc::own(child);
+                let mut exited = child.exited.clone();
+                let transport = BoundedStdio::new(stdout, stdin, self.max_message_bytes);
+                let direct = transport.direct();
+                let shared = handler.clone();
+                direct.on_notice(move |text| call_logs::take(&shared.in_flight, text));
+                let served = tokio::select! {
+                    r = tokio::time::timeout(self.left(), Handler(handler.clone()).serve_with_lifecycle(transport, lifecycle)) => r,
+                    why = exited.wait_for(|e| e.is_some()) => {
+                        let why = why.map(|w| w.clone().unwrap_or_default()).unwrap_or_default();
+                        return Err(Failed::Other(format!("{why} during initialize")));
+                    }
+                };
+                let service = match served {
+                    Err(_) => return Err(timed_out()),
+                    Ok(Err(e)) => return Err(self.failed(&e)),
+                    Ok(Ok(s)) => s,
+                };
+                let mut connection = Connection::new(service, handler.clone(), Some(child), None);
+                connection.direct = Some(direct);
+                Ok(connection)
+            }
+            Transport::Http { url, headers } => {
+                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+                use rmcp::transport::StreamableHttpClientTransport;
+                let mut map = HashMap::new();
+                for (k, v) in headers {
+                    let name = http::HeaderName::from_bytes(k.as_bytes())
+                        .map_err(|_| format!("invalid HTTP header name {k:?}"))?;
+                    let mut value = http::HeaderValue::from_str(v.expose())
+                        .map_err(|_| format!("invalid value for HTTP header {k:?}"))?;
+                    // Keeps it out of any `Debug` of a request (hyper, reqwest).
+                    value.set_sensitive(true);
+                    map.insert(name, value);
+                }
+                install_tls_provider();
+                let transport_config = StreamableHttpClientTransportConfig::with_uri(url.expose()).custom_headers(map);
+                let served = match auth {
+                    // OAuth: requests carry the server's bearer token; a 401/403 starts authorization.
+                    Some(auth) => {
+                        // Saved tokens are read from the host and their server found again first.
+                        let Ok(client) = tokio::time::timeout(self.left(), auth.http_client()).await else {
+                            return Err(Failed::Other(format!("initialize timed out after {ms} ms (loading saved OAuth tokens)")));
+                        };
+                        let transport = StreamableHttpClientTransport::with_client(client, transport_config);
+                        tokio::time::timeout(self.left(), Handler(handler.clone()).serve_with_lifecycle(transport, lifecycle)).await
+                    }
+                    None => {
+                        let transport = StreamableHttpClientTransport::from_config(transport_config);
+                        tokio::time::timeout(self.left(), Handler(handler.clone()).serve_with_lifecycle(transport, lifecycle)).await
+                    }
+                };
+                let service = match served {
+                    Err(_) => return Err(timed_out()),
+                    Ok(Err(e)) => {
+                        // A 401 (or 403 insufficient_scope) carries the challenge that starts OAuth.
+                        if let (Some(auth), Some(challenge)) = (auth, e.auth_challenge()) {
+                            return Err(Failed::Other(auth.challenged(challenge.to_owned())));
+                        }
+                        return Err(self.failed(&e));
+                    }
+                    Ok(Ok(s)) => s,
+                };
+                Ok(Connection::new(service, handler.clone(), None, auth.clone()))
+            }
+        }
+    }
+}
+
+/// reqwest is built with rustls but no crypto provider (the default one, aws-lc, is a heavy C
+/// build); we install ring once, unless the process already chose a provider.
+fn install_tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// An error and its causes on one line, without rmcp's Rust type names: the root cause
+/// (refused connection, bad certificate) is what a user needs to see.
+fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = String::new();
+    let mut next = Some(e);
+    while let Some(err) = next {
+        let mut text = err.to_string();
+        // rmcp prints `Transport [rmcp::transport::worker::WorkerTransport<...>]`.
+        while let (Some(a), Some(b)) = (text.find(" ["), text.find(']')) {
+            if b < a || !text[a..b].contains("::") {
+                break;
+            }
+            text.replace_range(a..=b, "");
+        }
+        if !out.contains(text.as_str()) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+        next = err.source();
+    }
+    // reqwest quotes the URL it failed on, query (a token) included.
+    crate::secret::redact_urls_in(&out).into_owned()
+}
