@@ -14,7 +14,7 @@ use super::review_round::{self, Reviewed};
 use super::{passthru, rounds, Gateway};
 use crate::service::Decision;
 use crate::service::{Call, HostAbilities, InvokeError, Invoked, Settings};
-use crate::service::CallRequest;
+use crate::service::CallAsk;
 use crate::service::ModelOutput;
 use crate::service::{Mcp, PassThrough, Relay};
 use rmcp::model::{
@@ -336,7 +336,7 @@ impl Session {
         let plan_id = if scoped { Some(gw.plan_id().await) } else { None };
         let call = Call { name: name.clone(), arguments, call_id, plan_id };
         // Each tool the call runs counts (usage): a listed one, tool_invoke's, a script's.
-        let request = CallRequest { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: context.ct.clone(), usage_key: gw.usage_key() };
+        let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: context.ct.clone(), usage_key: gw.usage_key() };
         let outcome = gw.service.call(request).await;
         // The call stopped at its approval: the question goes back as this round's result.
         if let Some(asked) = round.as_ref().and_then(|r| super::lock(&r.asked).take()) {

@@ -5,7 +5,7 @@ use super::{current_cancel, Ctx};
 use crate::service::Decision;
 use crate::catalog::{Catalog, CatalogError, ListToolsResult, ServerStatus};
 use crate::service::{Call, HostAbilities, InvokeError, Settings};
-use crate::service::CallRequest;
+use crate::service::CallAsk;
 use crate::protocol::*;
 use crate::service::hidden;
 use crate::service::{resolve, sync_mcp, SyncMode as Mode};
@@ -125,7 +125,7 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
     let usage_key = p.plan_id.as_deref().and_then(|id| ctx.service.plans.get(id)).map_or_else(|| crate::service::DEFAULT_USAGE_KEY.to_string(), |s| s.usage_key.clone());
     let call_id = p.call_id.unwrap_or_else(|| ctx.service.next_call_id());
     let call = Call { name: p.name, arguments: p.arguments, call_id, plan_id: p.plan_id };
-    let request = CallRequest { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: current_cancel(), usage_key };
+    let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: current_cancel(), usage_key };
     let result = ctx.service.call(request).await;
     // A held MCP tool is not registered; say why it did not run (pins).
     if let Err(InvokeError::UnknownTool(name)) = &result {

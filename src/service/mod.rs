@@ -57,7 +57,7 @@ pub struct Service {
 
 /// One tool call as a face hands it over: the call, the registry it sees, and the ports that
 /// reach its caller (`host`) and the upstream servers (`mcp`).
-pub struct CallRequest<'a, H> {
+pub struct CallAsk<'a, H> {
     pub call: Call,
     pub registry: &'a Arc<Registry>,
     pub host: &'a H,
@@ -130,7 +130,7 @@ impl Service {
 
     /// Runs one call: the direct path, a meta-tool scoped to its plan, or a `tool_exec` script
     /// (`route::call`), each tool it runs counted under the request's usage key.
-    pub async fn call<H: HostPort>(&self, req: CallRequest<'_, H>) -> Result<Invoked, InvokeError> {
+    pub async fn call<H: HostPort>(&self, req: CallAsk<'_, H>) -> Result<Invoked, InvokeError> {
         let usage_key = req.usage_key;
         let count = |ran: &Ran| self.usage.count(&usage_key, &ran.name, ran.via);
         let exec = Executor::new(req.host, req.mcp, &self.validators, &self.approvals, req.settings, req.cancel).counting(&count);
