@@ -519,3 +519,6 @@ impl Server {
     }
 }
 
+
+#[cfg(test)]
+mod tests;
