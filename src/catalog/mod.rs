@@ -41,6 +41,7 @@ mod client;
 mod config;
 mod error;
 mod mrtr;
+mod pages;
 pub mod elicit;
 mod listen;
 pub mod pins;

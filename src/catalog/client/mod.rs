@@ -42,7 +42,6 @@ use rmcp::model::{ClientRequest, ListToolsRequest, PaginatedRequestParams, Proto
 use rmcp::model::RequestMetaObject;
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError};
 use rmcp::ClientHandler;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::authorize::ServerAuth;
@@ -51,6 +50,7 @@ use super::child::{self, kill_group, ChildProc};
 use super::elicit::Asker;
 use super::error::CatalogError;
 use super::lock;
+use super::pages::Pages;
 use super::stdio::DirectCalls;
 use super::tool::McpTool;
 use handler::{Handler, HandlerShared};
@@ -208,7 +208,7 @@ impl Connection {
     /// All tools, following `nextCursor`, within `timeout` for all pages together.
     pub async fn list_tools(&self, timeout: Duration) -> Result<Listed, CatalogError> {
         let deadline = Instant::now() + timeout;
-        let mut tools: Vec<McpTool> = Vec::new();
+        let mut pages = Pages::default();
         let mut hints = Hints::default();
         let mut seen_cursors = std::collections::HashSet::new();
         let mut cursor: Option<String> = None;
@@ -231,16 +231,7 @@ impl Connection {
                 return Err(CatalogError::Mcp("unexpected response to tools/list".into()));
             };
             hints.page(page.ttl_ms, page.cache_scope);
-            for tool in page.tools {
-                let tool = to_mcp_tool(serde_json::to_value(&tool).unwrap_or(Value::Null));
-                match tool {
-                    Some(t) if tools.iter().any(|o| o.name == t.name) => {
-                        tracing::warn!(server = %self.handler.server_id, tool = %t.name, "duplicate tool name; keeping the first");
-                    }
-                    Some(t) => tools.push(t),
-                    None => tracing::warn!(server = %self.handler.server_id, "tool without a name; skipped"),
-                }
-            }
+            pages = pages.add(page.tools, &self.handler.server_id).await?;
             match page.next_cursor {
                 Some(next) if !next.is_empty() => {
                     if !seen_cursors.insert(next.clone()) {
@@ -248,7 +239,7 @@ impl Connection {
                     }
                     cursor = Some(next);
                 }
-                _ => return Ok(hints.listed(tools)),
+                _ => return Ok(hints.listed(pages.tools)),
             }
         }
         Err(CatalogError::Mcp(format!("tools/list has more than {MAX_PAGES} pages")))
@@ -306,18 +297,4 @@ fn service_error(what: &str, timeout: Duration, e: ServiceError) -> CatalogError
         ServiceError::Cancelled { .. } => CatalogError::Cancelled,
         other => CatalogError::Mcp(crate::secret::redact_urls_in(&format!("{what}: {other}")).into_owned()),
     }
-}
-
-fn to_mcp_tool(v: Value) -> Option<McpTool> {
-    let name = v.get("name")?.as_str()?.to_owned();
-    let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-    let nonnull = |k: &str| v.get(k).filter(|x| !x.is_null()).cloned();
-    Some(McpTool {
-        title: text("title"),
-        description: text("description").unwrap_or_default(),
-        input_schema: nonnull("inputSchema").unwrap_or_else(|| serde_json::json!({"type": "object"})),
-        output_schema: nonnull("outputSchema"),
-        annotations: nonnull("annotations"),
-        name,
-    })
 }

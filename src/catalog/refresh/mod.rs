@@ -122,6 +122,17 @@ pub(crate) struct Server {
     legacy: AtomicBool,
 }
 
+impl Drop for Server {
+    fn drop(&mut self) {
+        // A list of thousands of tools, or tens of MB of them, takes milliseconds to free, and
+        // the last reference to a server often goes in a runtime task (its stop, a timer).
+        let data = std::mem::take(self.data.get_mut().unwrap_or_else(|e| e.into_inner()));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn_blocking(move || drop(data));
+        }
+    }
+}
+
 impl Server {
     /// `carry` is the last-known-good list of a previous incarnation with the same identity,
     /// `pins` the approvals of a previous incarnation with the same id.
@@ -357,7 +368,14 @@ impl Server {
             return self.status();
         }
         match result {
-            Ok(listed) => self.record_success(listed),
+            // Comparing a big list with the last one, checking it against the pins and freeing
+            // the old one take milliseconds: off the runtime's threads.
+            Ok(listed) => {
+                let me = self.clone();
+                if let Err(e) = tokio::task::spawn_blocking(move || me.record_success(listed)).await {
+                    self.record_failure(format!("storing the tool list failed: {e}"));
+                }
+            }
             Err(e) => self.record_failure(e),
         }
         self.status()

@@ -13,6 +13,11 @@
 //! - Reading is cancel-safe (rmcp polls `receive` inside a `select!`): partial lines and the
 //!   discard state live on the struct, bytes are consumed only after they were accounted for.
 //! - Lines that are not JSON-RPC are skipped (debug log), as rmcp does.
+//! - A big line never holds a runtime thread: from `BIG_LINE` bytes it is parsed on tokio's
+//!   blocking pool (the next line waits for it, so messages stay in order), and reading yields
+//!   every `YIELD_BYTES`. A 3.5 MB page of `tools/list` took 20-30 ms to parse (rmcp buffers
+//!   its untagged result types), and with both runtime threads on such pages the main loop
+//!   answered nothing meanwhile (`cargo bench --bench faults`).
 //! - Every message goes out as one whole line under one lock, whoever writes it. A direct call
 //!   writes its request through a `LineWrite`, which keeps its progress: the call may stop
 //!   waiting for a write that blocks (a server not reading its stdin, the pipe full), and the
@@ -52,8 +57,19 @@ pub(crate) struct BoundedStdio<R: AsyncRead> {
     max: usize,
     /// Set while the rest of an oversized line is being skipped.
     oversized: Option<Oversized>,
+    /// A big line being parsed on the blocking pool; kept here so `receive` stays cancel-safe.
+    parsing: Option<tokio::task::JoinHandle<Option<RxJsonRpcMessage<RoleClient>>>>,
+    /// Bytes read since `read_line` last yielded.
+    unyielded: usize,
     direct: Arc<DirectCalls>,
 }
+
+/// From this size a line is parsed off the runtime's threads: rmcp's parse of a 200 KB list
+/// took milliseconds; a hop to the blocking pool costs tens of microseconds.
+const BIG_LINE: usize = 64 * 1024;
+
+/// `read_line` lets other tasks run after this many bytes of one line (copied or scanned).
+const YIELD_BYTES: usize = 1024 * 1024;
 
 struct Oversized {
     bytes: usize,
@@ -70,6 +86,8 @@ where
             line: Vec::new(),
             max: max.max(1),
             oversized: None,
+            parsing: None,
+            unyielded: 0,
             direct: Arc::new(DirectCalls::new(Box::new(write))),
         }
     }
@@ -91,7 +109,7 @@ where
                     return Err(None);
                 }
             };
-            let newline = available.iter().position(|b| *b == b'\n');
+            let newline = memchr::memchr(b'\n', available);
             let take = newline.map_or(available.len(), |i| i + 1);
             let chunk = &available[..take];
             if self.oversized.is_none() && self.line.len() + take > self.max {
@@ -108,6 +126,11 @@ where
                 None => self.line.extend_from_slice(chunk),
             }
             self.read.consume(take);
+            self.unyielded += take;
+            if self.unyielded >= YIELD_BYTES {
+                self.unyielded = 0;
+                tokio::task::yield_now().await;
+            }
             if newline.is_none() {
                 continue;
             }
@@ -165,6 +188,18 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
+            if let Some(job) = &mut self.parsing {
+                let parsed = job.await;
+                self.parsing = None;
+                match parsed {
+                    Ok(Some(msg)) => return Some(msg),
+                    Ok(None) => continue,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "parsing a message from the MCP server failed");
+                        continue;
+                    }
+                }
+            }
             match self.read_line().await {
                 Ok(()) => {}
                 Err(None) => {
@@ -174,23 +209,17 @@ where
                 Err(reply) => return reply,
             }
             let line = std::mem::take(&mut self.line);
-            let text = line.strip_suffix(b"\n").unwrap_or(&line);
-            let text = text.strip_suffix(b"\r").unwrap_or(text);
-            let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
-            let parsed = if text.iter().all(u8::is_ascii_whitespace) || self.direct.deliver(text) || self.direct.take_notice(text) {
-                None
-            } else {
-                Some(serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(text))
-            };
-            // Keep the allocation for the next line unless it was a big one.
-            if line.capacity() <= 1 << 20 {
-                self.line = line;
-                self.line.clear();
+            if line.len() >= BIG_LINE {
+                let direct = self.direct.clone();
+                self.parsing = Some(tokio::task::spawn_blocking(move || take_line(&direct, &line)));
+                continue;
             }
-            match parsed {
-                None => {}
-                Some(Ok(msg)) => return Some(msg),
-                Some(Err(e)) => tracing::debug!(error = %e, "ignoring a line from the MCP server that is not JSON-RPC"),
+            let parsed = take_line(&self.direct, &line);
+            // Keep the allocation for the next line (it is not a big one).
+            self.line = line;
+            self.line.clear();
+            if parsed.is_some() {
+                return parsed;
             }
         }
     }
@@ -198,6 +227,20 @@ where
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.direct.close_writing().await
     }
+}
+
+/// A line's message for rmcp; `None` when the line is blank, was a direct call's response or a
+/// notification the hook took, or is not JSON-RPC (skipped).
+fn take_line(direct: &DirectCalls, line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
+    let text = line.strip_suffix(b"\n").unwrap_or(line);
+    let text = text.strip_suffix(b"\r").unwrap_or(text);
+    let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+    if text.iter().all(u8::is_ascii_whitespace) || direct.deliver(text) || direct.take_notice(text) {
+        return None;
+    }
+    serde_json::from_slice(text)
+        .map_err(|e| tracing::debug!(error = %e, "ignoring a line from the MCP server that is not JSON-RPC"))
+        .ok()
 }
 
 #[cfg(test)]
@@ -277,6 +320,20 @@ mod tests {
         let pending = t.direct().register().unwrap();
         drop(t);
         assert!(pending.reply.await.is_err(), "the waiting call is released, not left hanging");
+    }
+
+    #[tokio::test]
+    async fn a_big_line_parsed_off_the_runtime_keeps_its_place() {
+        let big = "x".repeat(BIG_LINE);
+        let input = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{big}\"}}]}}}}\n\
+             {{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"content\":[]}}}}\n"
+        );
+        let mut t = BoundedStdio::new(std::io::Cursor::new(input.into_bytes()), tokio::io::sink(), 1 << 20);
+        let first = serde_json::to_value(t.receive().await.unwrap()).unwrap();
+        assert_eq!((&first["id"], first["result"]["content"][0]["text"].as_str().map(str::len)), (&json!(1), Some(BIG_LINE)));
+        let second = serde_json::to_value(t.receive().await.unwrap()).unwrap();
+        assert_eq!(second["id"], 2);
     }
 
     #[tokio::test]
