@@ -157,7 +157,8 @@ pub fn table() -> Table {
     t.sync::<p::RegistryList>(Scan, handlers::handle_list);
     t.sync::<p::RegistrySelectActive>(Scan, handlers::handle_select_active);
     t.sync::<p::RegistryResolveMcpToolIds>(Scan, tools::handle_resolve);
-    t.sync::<p::CatalogListTools>(Inline, tools::handle_list_tools);
+    // Copies and serialises a server's whole list (some list 35 MB): never on the main loop.
+    t.sync::<p::CatalogListTools>(Heavy, tools::handle_list_tools);
     t.sync::<p::CatalogStatus>(Inline, tools::handle_status);
     t.sync::<p::ExpositionPlan>(Heavy, handlers::handle_plan);
     t.sync::<p::UsageList>(Serial, super::handlers_usage::handle_usage_list);
