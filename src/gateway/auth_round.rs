@@ -59,7 +59,7 @@ pub fn target(gw: &Gateway, called: &str, arguments: Option<&JsonObject>) -> Opt
     if name == meta_defs::INVOKE {
         name = arguments?.get("name")?.as_str()?;
     }
-    match gw.registry().get(name).map(|r| &r.entry.source) {
+    match gw.service.registry().get(name).map(|r| &r.entry.source) {
         Some(Source::Mcp { server_id, .. }) => Some(server_id.clone()),
         Some(_) => None,
         None => auth_host::server_by_name(&gw.catalog, name),

@@ -281,14 +281,6 @@ impl Gateway {
         self.listed.listing.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    pub(crate) fn registry(&self) -> Arc<Registry> {
-        self.service.registry()
-    }
-
-    pub(crate) fn next_call_id(&self) -> String {
-        self.service.next_call_id()
-    }
-
     /// The listing, after waiting (only during warm-up) for servers with no list yet.
     pub async fn listing_when_warm(&self) -> Arc<Listing> {
         let deadline = self.started + self.config().gateway.warmup_ms.map_or(DEFAULT_WARMUP, Duration::from_millis);
@@ -436,7 +428,7 @@ impl Gateway {
         let replan = tokio::task::spawn_blocking(move || {
             let _one = lock(&gw.listed.resyncing);
             // The same session: its usage-driven tools stay.
-            let next = gw.plan(&gw.registry(), gw.usage_pick(Some(&kept)).as_ref());
+            let next = gw.plan(&gw.service.registry(), gw.usage_pick(Some(&kept)).as_ref());
             let id = next.plan_id.clone();
             *gw.listed.listing.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
             id

@@ -279,7 +279,7 @@ async fn ask_upstream(
         let retry = passthru::open_request(gw, &purpose, route, state, responses)?;
         (Inputs::PassThrough { capabilities: caller.capabilities.clone(), retry }, None)
     } else {
-        let id = gw.next_call_id();
+        let id = gw.service.next_call_id();
         lock(&gw.clients.calls).insert(id.clone(), caller.peer.clone());
         (Inputs::Fulfil, Some(InFlight(gw, id)))
     };

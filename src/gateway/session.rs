@@ -315,7 +315,7 @@ impl Session {
             Some(Asking::Round(r)) => Some(r.clone()),
             _ => None,
         };
-        let registry = gw.registry();
+        let registry = gw.service.registry();
         if let Some((server_id, tool)) = held_target(gw, &registry, &name, &arguments) {
             return held(gw, &called, &server_id, &tool, elicits, stateless, context).await;
         }
@@ -329,7 +329,7 @@ impl Session {
         };
         let mcp = Mcp(Some(&gw.catalog), Some(&relay));
         let settings = Settings { abilities: HostAbilities { approval: approves, host_tools: false, repair: false }, approval_timeout };
-        let call_id = gw.next_call_id();
+        let call_id = gw.service.next_call_id();
         super::lock(&gw.clients.calls).insert(call_id.clone(), context.peer.clone());
         let _in_flight = InFlight(gw, call_id.clone());
         let scoped = crate::service::is_meta(&name) || name == crate::service::meta_defs::EXEC;
