@@ -47,7 +47,7 @@ fn a_server_added_to_the_file_is_announced_and_listed_without_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let (path, mut c, before) = serving(dir.path());
     // The first lists may have been announced while the client initialized.
-    c.notes.clear();
+    c.clear_notes();
     save(&path, &serde_json::to_vec(&config(&[fixture("fx", &["--tools", "2"]), fixture("gx", &["--tools", "1"])])).unwrap());
     let mut after = before.clone();
     for _ in 0..3 {

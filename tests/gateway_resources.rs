@@ -185,7 +185,7 @@ fn a_2026_client_subscribes_to_resources_through_subscriptions_listen() {
     // Cancelled: both upstreams are left, so the updates stop.
     c.notify("notifications/cancelled", json!({"requestId": "sub-1"}));
     std::thread::sleep(Duration::from_millis(500));
-    c.notes.clear();
+    c.clear_notes();
     assert!(c.wait_note("notifications/resources/updated", Duration::from_millis(800)).is_none(), "updates after the stream ended");
 
     // A 2025-11-25 client's resources/subscribe of the 2026-07-28 upstream's resource.
@@ -196,6 +196,6 @@ fn a_2026_client_subscribes_to_resources_through_subscriptions_listen() {
     assert_eq!(note["params"]["uri"], new, "{note}");
     s.ok("resources/unsubscribe", json!({"uri": new}));
     std::thread::sleep(Duration::from_millis(500));
-    s.notes.clear();
+    s.clear_notes();
     assert!(s.wait_note("notifications/resources/updated", Duration::from_millis(800)).is_none(), "updates after unsubscribe");
 }

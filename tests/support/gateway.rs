@@ -122,6 +122,15 @@ impl McpClient {
         }
     }
 
+    /// Forgets the notifications received so far, those already sent but not yet read too (they
+    /// wait in the channel): what a test then waits for was sent after this call.
+    pub fn clear_notes(&mut self) {
+        while let Ok(Some(m)) = self.rx.try_recv() {
+            self.handle(&m);
+        }
+        self.notes.clear();
+    }
+
     /// Sends a request and returns its response; notifications are kept in `notes`, server
     /// requests answered by `answer`.
     pub fn request(&mut self, method: &str, params: Value) -> Value {
