@@ -33,7 +33,7 @@ pub fn offer(plan: &mut Plan, active: &[Arc<Registered>], limits: &Limits) {
     let def = meta_defs::exec_definition(&signatures, limits, plan.encoding);
     plan.tokens.inline += plan.encoding.name.count(&def.counted_text()) as u64;
     plan.tools.push(def);
-    plan.placements.insert(EXEC.to_string(), Placement { namespace: None, reason: Reason::Meta, deferred: false, note: None });
+    plan.placements.insert(EXEC.to_string(), Placement { namespace: None, reason: Reason::Meta, deferred: false, note: None, ui: None });
 }
 
 /// One tool call of the run, for the result.

@@ -81,6 +81,7 @@ impl HostConfig {
             model: model.or(self.model.as_deref()),
             client_tools: &[],
             usage: None,
+            views: false,
         });
         Ok((plan, warnings))
     }
@@ -95,6 +96,7 @@ fn reason_text(r: Reason, plan: &Plan) -> String {
         Reason::Always => "defer: always".into(),
         Reason::Meta => "meta-tool".into(),
         Reason::Usage => "usage".into(),
+        Reason::View => "has a view (MCP Apps)".into(),
     }
 }
 

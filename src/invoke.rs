@@ -104,6 +104,9 @@ pub struct Call {
     pub arguments: Value,
     pub call_id: String,
     pub plan_id: Option<String>,
+    /// A call for a view (MCP Apps), not for the model: the server whose view asks. Such a
+    /// call reaches only that server's tools whose visibility has `"app"`.
+    pub app: Option<String>,
 }
 
 /// How the arguments were mended before the tool ran.

@@ -2,6 +2,7 @@
 //! layers (transport, protocol, server, domain) and the invariants between them.
 #![deny(clippy::print_stdout)]
 
+pub mod apps;
 pub mod approval;
 pub mod catalog;
 pub mod code_mode;

@@ -24,6 +24,13 @@ pub async fn call(
     semantic: Option<&Arc<Semantic>>,
     call: Call,
 ) -> Result<Invoked, InvokeError> {
+    if let Some(server) = &call.app {
+        let tool = registry.get(&call.name).ok_or_else(|| InvokeError::UnknownTool(call.name.clone()))?;
+        if let Some(why) = app_refusal(&tool.entry, server) {
+            return Ok(Invoked::error(why));
+        }
+        return direct(exec, tool, call.arguments, &call.call_id).await;
+    }
     if call.name == EXEC {
         let plan_id = call.plan_id.ok_or_else(|| InvokeError::PlanRequired(call.name.clone()))?;
         let plan = plans.get(&plan_id).ok_or(InvokeError::UnknownPlan(plan_id))?;
@@ -55,7 +62,24 @@ pub async fn call(
     let Some(tool) = registry.get(&call.name) else {
         return Err(InvokeError::UnknownTool(call.name));
     };
+    if !crate::apps::model_may_call(tool.entry.ui.as_ref()) {
+        return Ok(Invoked::error(format!("{} is offered to its server's view only (MCP Apps visibility without \"model\"), so it was not run.", call.name)));
+    }
     direct(exec, tool, call.arguments, &call.call_id).await
+}
+
+/// Why a view of `server` may not call `entry`, if it may not: a tool of another server (the
+/// spec's rule: a view reaches its own server only), a host tool, or one whose visibility
+/// lacks `"app"`.
+fn app_refusal(entry: &crate::registry::ToolEntry, server: &str) -> Option<String> {
+    let own = matches!(&entry.source, crate::registry::Source::Mcp { server_id, .. } if server_id == server);
+    if !own {
+        return Some(format!("{} is not a tool of MCP server {server:?}: a view may call its own server's tools only, so it was not run.", entry.name));
+    }
+    if !entry.ui.as_ref().is_none_or(crate::apps::ToolUi::for_app) {
+        return Some(format!("{} is not offered to views (MCP Apps visibility without \"app\"), so it was not run.", entry.name));
+    }
+    None
 }
 
 /// Counts the tool a call ran, if it reached one (usage).

@@ -41,6 +41,7 @@ pub fn mcp_entry(
             output_schema: t.output_schema.as_ref(),
             annotations: t.annotations.as_ref(),
             approval,
+            ui: t.ui.clone(),
         },
         wire,
     )

@@ -43,7 +43,7 @@ fn colliding_names_get_distinct_digests() {
     let mut add = |server: &str, tool: &str| {
         let wire = reg.mcp_wire_name(server, "My Server", tool);
         reg.insert(mcp::entry(
-            &mcp::McpTool { server_id: server, server_name: "My Server", tool_name: tool, title: None, description: "d", input_schema: &schema, output_schema: None, annotations: None, approval: false },
+            &mcp::McpTool { server_id: server, server_name: "My Server", tool_name: tool, title: None, description: "d", input_schema: &schema, output_schema: None, annotations: None, approval: false, ui: None },
             wire.clone(),
         ));
         wire

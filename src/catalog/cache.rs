@@ -179,6 +179,8 @@ mod tests {
                 input_schema: serde_json::json!({"type": "object"}),
                 output_schema: None,
                 annotations: None,
+                meta: None,
+                ui: None,
             }],
             refreshed_at: Some("2026-01-01T00:00:00Z".into()),
             extras: Some(Extras { prompts: vec![serde_json::json!({"name": "p"})], ..Extras::default() }),

@@ -38,6 +38,9 @@ pub struct HostAsks {
     pub sampling: bool,
     /// The host answers `host/roots`: only then are servers offered the `roots` capability.
     pub roots: bool,
+    /// The host renders MCP Apps views: only then do servers hear that the client does
+    /// (extension `io.modelcontextprotocol/ui`), and may answer with views.
+    pub views: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

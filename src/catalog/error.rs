@@ -29,6 +29,10 @@ pub enum CatalogError {
     /// the gateway can answer its own client with them; the sidecar's model reads the text.
     #[error("MCP error: {message} (JSON-RPC error {code})")]
     Rpc { code: i32, message: String, data: Option<Value> },
+    /// The server did not declare the capability `method` needs (resources, prompts,
+    /// completions, subscriptions).
+    #[error("MCP server {server} does not offer {method}")]
+    NotOffered { server: String, method: String },
     #[error("MCP connection closed: {0}")]
     Closed(String),
     /// The tool is held by its pin (changed or new since the user approved the server's tools);

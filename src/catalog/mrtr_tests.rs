@@ -43,7 +43,7 @@ fn asker(host: &Arc<Recorder>, asks: HostAsks) -> Asker {
     Asker { host: Arc::new(host.clone()), asks, timeout: Duration::from_secs(5) }
 }
 
-const ALL: HostAsks = HostAsks { elicitation: true, sampling: true, roots: true };
+const ALL: HostAsks = HostAsks { elicitation: true, sampling: true, roots: true, views: false };
 
 fn origin() -> CallOrigin {
     CallOrigin { call_id: Some("call-1".into()), tool: "t".into(), cancel: CancellationToken::new(), logs: None }

@@ -63,6 +63,8 @@ fn to_mcp_tool(v: Value) -> Option<McpTool> {
         input_schema: nonnull("inputSchema").unwrap_or_else(|| serde_json::json!({"type": "object"})),
         output_schema: nonnull("outputSchema"),
         annotations: nonnull("annotations"),
+        ui: crate::apps::ToolUi::of(v.get("_meta")),
+        meta: nonnull("_meta").filter(Value::is_object),
         name,
     })
 }

@@ -68,6 +68,20 @@ pub struct Extras {
     pub prompts: Vec<Value>,
 }
 
+impl Extras {
+    /// Whether the resources (or templates) and whether the prompts differ from `before`
+    /// (nothing known before: whichever the server offers).
+    pub fn differs_from(&self, before: Option<&Extras>) -> (bool, bool) {
+        match before {
+            None => (self.features.resources, self.features.prompts),
+            Some(b) => (
+                self.resources != b.resources || self.templates != b.templates || self.features.resources != b.features.resources,
+                self.prompts != b.prompts || self.features.prompts != b.features.prompts,
+            ),
+        }
+    }
+}
+
 /// A request about a server's extras; its params are the MCP request's, names as the server
 /// knows them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -239,6 +253,27 @@ impl Catalog {
         extras
     }
 
+    /// What is known of the server's extras, from memory only: `None` while nothing was ever
+    /// listed (a cold server, which gets one background refresh as `list_tools` gives it);
+    /// a listed server that offers none has every feature off.
+    pub fn extras_known(&self, server_id: &str) -> Result<Option<Extras>, CatalogError> {
+        let server = self.enabled_server(server_id)?;
+        let (known, kick) = {
+            let d = lock(&server.data);
+            let known = match (&d.extras, &d.tools) {
+                (Some(e), _) => Some(e.clone()),
+                (None, Some(_)) => Some(Extras::default()),
+                (None, None) => None,
+            };
+            let kick = known.is_none() && d.error.is_none() && !d.kicked && !d.loading;
+            (known, kick)
+        };
+        if kick {
+            server.start_refresh(false);
+        }
+        Ok(known)
+    }
+
     /// `ask` with `params` through the server's session (connecting if it has none), within
     /// the call timeout. The result is the server's, as JSON.
     /// A 2026-07-28 server is subscribed through `subscriptions/listen` instead (it knows no
@@ -314,7 +349,7 @@ impl Catalog {
         let method = ask.method();
         if let Some(known) = lock(&server.data).extras.as_ref().map(|e| e.features) {
             if !ask.offered(&known) {
-                return Err(CatalogError::Mcp(format!("MCP server {server_id} does not offer {method}")));
+                return Err(CatalogError::NotOffered { server: server_id.to_owned(), method: method.to_owned() });
             }
         }
         if let Some(why) = server.needs_user() {
@@ -328,7 +363,7 @@ impl Catalog {
             .inspect_err(|e| server.record_failure(e.to_string()))
             .map_err(|e| e.redacted(&config))?;
         if !ask.offered(&conn.features()) {
-            return Err(CatalogError::Mcp(format!("MCP server {server_id} does not offer {method}")));
+            return Err(CatalogError::NotOffered { server: server_id.to_owned(), method: method.to_owned() });
         }
         Ok((conn, config, deadline, timeout))
     }

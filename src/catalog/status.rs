@@ -59,7 +59,13 @@ pub enum CatalogEvent {
     ToolsChanged { server_id: String },
     /// A different set of resources, resource templates or prompts was stored (`resources.rs`).
     #[serde(rename_all = "camelCase")]
-    ExtrasChanged { server_id: String },
+    ExtrasChanged {
+        server_id: String,
+        /// The resources or resource templates differ.
+        resources: bool,
+        /// The prompts differ.
+        prompts: bool,
+    },
     /// The server sent `notifications/resources/updated` for `uri` (as the server names it).
     #[serde(rename_all = "camelCase")]
     ResourceUpdated { server_id: String, uri: String },

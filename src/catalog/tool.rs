@@ -19,6 +19,12 @@ pub struct McpTool {
     pub output_schema: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
+    /// The tool's `_meta` as the server sent it (MCP Apps' `ui` among other keys).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+    /// The tool's view and who may call it, as `_meta.ui` says (read once, when listed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ui: Option<crate::apps::ToolUi>,
 }
 
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]

@@ -84,6 +84,8 @@ pub enum Reason {
     Meta,
     /// In the deferred pool, but called often enough to stay inline (`note` says how often).
     Usage,
+    /// Its results have a view the host renders (MCP Apps): the host must see the call.
+    View,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -186,6 +188,9 @@ pub struct Placement {
     /// Why, in words, where the reason alone does not say (`usage`: "called 14 times in 7 days").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// An MCP tool's view (MCP Apps): the host renders `resourceUri` for its results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ui: Option<crate::apps::ToolUi>,
 }
 
 pub struct PlanInput<'a> {
@@ -196,6 +201,8 @@ pub struct PlanInput<'a> {
     pub client_tools: &'a [ToolDefinition],
     /// Tools to place inline for their usage, most used first; `None`: usage plays no part.
     pub usage: Option<UsagePick<'a>>,
+    /// The host renders MCP Apps views: tools with a view stay inline.
+    pub views: bool,
 }
 
 /// The usage-driven part of a plan's input.
@@ -292,10 +299,14 @@ pub fn plan(input: &PlanInput) -> Plan {
         .active
         .iter()
         .filter(|r| input.client_tools.is_empty() || !shadowed(&r.entry.name))
+        // A tool only its view may call is never the model's (MCP Apps visibility).
+        .filter(|r| crate::apps::model_may_call(r.entry.ui.as_ref()))
         .map(|r| {
             let e = &r.entry;
+            let view = input.views && crate::apps::has_view(e.ui.as_ref());
             let reason = match (e.approval, e.defer) {
                 (true, _) => Reason::Approval,
+                (false, _) if view => Reason::View,
                 (false, Defer::Never) => Reason::Never,
                 (false, Defer::Always) => Reason::Always,
                 (false, Defer::Auto) => Reason::Auto,
@@ -383,17 +394,18 @@ pub fn plan(input: &PlanInput) -> Plan {
     let mut placements: BTreeMap<String, Placement> = slots
         .iter()
         .map(|s| {
-            let p = Placement { namespace: Some(s.r.entry.namespace.clone()), reason: s.reason, deferred: s.deferred, note: s.note.map(str::to_string) };
+            let (namespace, note, ui) = (Some(s.r.entry.namespace.clone()), s.note.map(str::to_string), s.r.entry.ui.clone());
+            let p = Placement { namespace, reason: s.reason, deferred: s.deferred, note, ui };
             (s.r.entry.name.clone(), p)
         })
         .collect();
     for (t, n) in input.client_tools.iter().zip(&client_tokens) {
         per_tool.insert(t.name.clone(), *n);
-        placements.insert(t.name.clone(), Placement { namespace: None, reason: Reason::Client, deferred: false, note: None });
+        placements.insert(t.name.clone(), Placement { namespace: None, reason: Reason::Client, deferred: false, note: None, ui: None });
     }
     if any_deferred {
         for name in [meta_defs::SEARCH, meta_defs::INSPECT, meta_defs::INVOKE] {
-            placements.insert(name.to_string(), Placement { namespace: None, reason: Reason::Meta, deferred: false, note: None });
+            placements.insert(name.to_string(), Placement { namespace: None, reason: Reason::Meta, deferred: false, note: None, ui: None });
         }
     }
 

@@ -329,7 +329,7 @@ pub fn render(plan: &mut Plan, active: &[Arc<Registered>], rendering: Rendering,
         };
         overhead += count(&search_tool);
         tools.push(search_tool);
-        plan.placements.insert(search_name.to_string(), Placement { namespace: None, reason: Reason::Meta, deferred: false, note: None });
+        plan.placements.insert(search_name.to_string(), Placement { namespace: None, reason: Reason::Meta, deferred: false, note: None, ui: None });
         let rendered = rendered_pool::get_or_render(rendering, programmatic, enc, &pool, || deferred_items(rendering, &deferred, callers, &count));
         overhead += rendered.overhead;
         rendered_deferred = Some(rendered);

@@ -173,7 +173,7 @@ impl Gateway {
         let opts = CatalogOptions {
             // Upstream questions go to the client of the call; `client_host` declines what it
             // cannot ask.
-            host_asks: HostAsks { elicitation: true, sampling: true, roots: false },
+            host_asks: HostAsks { elicitation: true, sampling: true, roots: false, views: false },
             // A held tool reached from a script is refused as a direct call is (`review`).
             review: review::hint(&cfg),
             ..catalog_options(&cfg)
@@ -357,7 +357,7 @@ impl Gateway {
         let cfg = self.config();
         // `gateway.codeMode`: tool_exec listed too, within the file's limits.
         let code = cfg.gateway.code_mode;
-        let ask = PlanAsk { scope: &cfg.host.scope, context_window: cfg.host.context_window, model: cfg.host.model.as_deref(), client_tools: &[], usage, code: code.as_ref() };
+        let ask = PlanAsk { scope: &cfg.host.scope, context_window: cfg.host.context_window, model: cfg.host.model.as_deref(), client_tools: &[], usage, code: code.as_ref(), views: false };
         let plan = self.service.plan(registry, &ask).plan;
         let picks = Arc::new(sessions::chosen(&plan));
         let scope = self.service.scope(&plan, PlanOptions { usage_key: self.usage_key(), code, ..PlanOptions::default() });
@@ -480,7 +480,7 @@ async fn follow_catalog(gw: std::sync::Weak<Gateway>, mut events: mpsc::Unbounde
             CatalogEvent::Progress { .. } => continue,
             CatalogEvent::DidChange { server_id, status, .. } => tracing::debug!(server = %server_id, ?status, "upstream changed"),
             CatalogEvent::ToolsChanged { server_id } => tracing::debug!(server = %server_id, "upstream tools changed"),
-            CatalogEvent::ExtrasChanged { server_id } => tracing::debug!(server = %server_id, "upstream resources or prompts changed"),
+            CatalogEvent::ExtrasChanged { server_id, .. } => tracing::debug!(server = %server_id, "upstream resources or prompts changed"),
             CatalogEvent::ResourceUpdated { server_id, uri } => {
                 gw.resources.updated(server_id, uri).await;
                 continue;

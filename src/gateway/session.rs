@@ -334,7 +334,7 @@ impl Session {
         let _in_flight = InFlight(gw, call_id.clone());
         let scoped = crate::service::is_meta(&name) || name == crate::service::meta_defs::EXEC;
         let plan_id = if scoped { Some(gw.plan_id().await) } else { None };
-        let call = Call { name: name.clone(), arguments, call_id, plan_id };
+        let call = Call { name: name.clone(), arguments, call_id, plan_id, app: None };
         // Each tool the call runs counts (usage): a listed one, tool_invoke's, a script's.
         let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: context.ct.clone(), usage_key: gw.usage_key() };
         let outcome = gw.service.call(request).await;

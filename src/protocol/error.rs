@@ -70,6 +70,9 @@ impl ErrorCode {
     pub const UNKNOWN_APPROVAL: ErrorCode = ErrorCode(-32014);
     /// The MCP server is disabled in the host's config.
     pub const SERVER_DISABLED: ErrorCode = ErrorCode(-32015);
+    /// The MCP server does not offer what was asked (resources, prompts, completions,
+    /// subscriptions): it did not declare the capability.
+    pub const NOT_OFFERED: ErrorCode = ErrorCode(-32016);
 }
 
 /// The one boundary type for errors on the wire: a code, a message, structured data.

@@ -5,6 +5,7 @@
 //! Domain types that travel as they are (`ToolEntry`, `Plan`, ...) are re-used, not copied.
 
 pub mod error;
+mod extras;
 pub mod schema;
 mod types;
 mod usage;
@@ -13,6 +14,7 @@ pub use error::{ErrorCode, RpcError};
 pub use crate::catalog::{ListToolsResult, ServerConfig, ServerStatus};
 // Settings both faces read travel as they are (`crate::settings`).
 pub use crate::settings::{CodeModeLimits, EmbeddingSource, SearchSettings, UsagePolicy, MAX_TIMEOUT_MS};
+pub use extras::*;
 pub use types::*;
 pub use usage::*;
 
@@ -68,6 +70,14 @@ request!(CatalogRestart, "catalog/restart", ServerIdParams, ServerStatus);
 request!(CatalogStatus, "catalog/status", NoParams, CatalogStatusResult);
 request!(CatalogPins, "catalog/pins", ServerIdParams, PinsResult);
 request!(CatalogApproveTools, "catalog/approveTools", ApproveToolsParams, PinsResult);
+request!(CatalogListResources, "catalog/listResources", ExtrasListParams, ResourceList);
+request!(CatalogListResourceTemplates, "catalog/listResourceTemplates", ExtrasListParams, ResourceTemplateList);
+request!(CatalogReadResource, "catalog/readResource", ResourceParams, McpResult);
+request!(CatalogSubscribeResource, "catalog/subscribeResource", ResourceParams, Empty);
+request!(CatalogUnsubscribeResource, "catalog/unsubscribeResource", ResourceParams, Empty);
+request!(CatalogListPrompts, "catalog/listPrompts", ExtrasListParams, PromptList);
+request!(CatalogGetPrompt, "catalog/getPrompt", PromptGetParams, McpResult);
+request!(CatalogComplete, "catalog/complete", CompleteParams, CompleteReply);
 request!(ApprovalRespond, "approval/respond", ApprovalRespondParams, Empty);
 request!(UsageList, "usage/list", UsageKeyParams, UsageListResult);
 request!(UsageReset, "usage/reset", UsageKeyParams, UsageResetResult);
@@ -96,5 +106,8 @@ notification!(CancelRequest, "$/cancelRequest", CancelParams);
 notification!(Progress, "$/progress", ProgressParams);
 notification!(LogMessage, "window/logMessage", LogMessageParams);
 notification!(CatalogDidChange, "catalog/didChange", DidChangeParams);
+notification!(CatalogResourcesChanged, "catalog/resourcesChanged", ServerChanged);
+notification!(CatalogPromptsChanged, "catalog/promptsChanged", ServerChanged);
+notification!(CatalogResourceUpdated, "catalog/resourceUpdated", ResourceUpdated);
 notification!(ApprovalRequestNotification, "approval/request", ApprovalRequestParams);
 notification!(ApprovalWithdrawn, "approval/withdrawn", ApprovalWithdrawnParams);

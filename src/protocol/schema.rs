@@ -81,6 +81,14 @@ pub fn generate() -> BTreeMap<String, String> {
     request::<CatalogStatus>(&mut out, TO);
     request::<CatalogPins>(&mut out, TO);
     request::<CatalogApproveTools>(&mut out, TO);
+    request::<CatalogListResources>(&mut out, TO);
+    request::<CatalogListResourceTemplates>(&mut out, TO);
+    request::<CatalogReadResource>(&mut out, TO);
+    request::<CatalogSubscribeResource>(&mut out, TO);
+    request::<CatalogUnsubscribeResource>(&mut out, TO);
+    request::<CatalogListPrompts>(&mut out, TO);
+    request::<CatalogGetPrompt>(&mut out, TO);
+    request::<CatalogComplete>(&mut out, TO);
     request::<ApprovalRespond>(&mut out, TO);
     request::<UsageList>(&mut out, TO);
     request::<UsageReset>(&mut out, TO);
@@ -100,6 +108,9 @@ pub fn generate() -> BTreeMap<String, String> {
     notification::<Progress>(&mut out, FROM);
     notification::<LogMessage>(&mut out, FROM);
     notification::<CatalogDidChange>(&mut out, FROM);
+    notification::<CatalogResourcesChanged>(&mut out, FROM);
+    notification::<CatalogPromptsChanged>(&mut out, FROM);
+    notification::<CatalogResourceUpdated>(&mut out, FROM);
     notification::<ApprovalRequestNotification>(&mut out, FROM);
     notification::<ApprovalWithdrawn>(&mut out, FROM);
     // The protocol version travels with `initialize`'s schema: the clients' generators read it

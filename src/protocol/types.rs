@@ -1,6 +1,7 @@
 //! Params and results of every method and notification (camelCase on the wire).
 
 pub use crate::catalog::{ElicitAction, ElicitMode, ElicitParams, ElicitResult, Root, RootsParams, RootsResult, SampleParams};
+use super::extras::{AppCall, AppsCapability, ViewRef};
 use crate::catalog::{ServerConfig, ServerState, ServerStatus, ToolPin};
 use crate::exposition::render::{Programmatic, Rendering, SearchBy};
 use crate::exposition::{Include, Plan, ToolDefinition};
@@ -75,6 +76,17 @@ pub struct HostCapabilities {
     /// keychain). Without it tokens live in the sidecar's memory only.
     #[serde(default)]
     pub secrets: bool,
+    /// The host renders MCP Apps views. Only then are servers told the client renders them
+    /// (extension `io.modelcontextprotocol/ui`), and tools with a view never deferred.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apps: Option<AppsCapability>,
+}
+
+impl HostCapabilities {
+    /// The host renders MCP Apps views of the one format servers send.
+    pub fn renders_views(&self) -> bool {
+        self.apps.as_ref().is_some_and(|a| a.mime_types.is_empty() || a.mime_types.iter().any(|m| m == crate::apps::VIEW_MIME))
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -483,6 +495,10 @@ pub struct InvokeParams {
     /// Required for the meta-tools: the plan of the request this call belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_id: Option<String>,
+    /// A call from a view (MCP Apps), not from the model: it reaches only that server's tools
+    /// whose visibility has `"app"`, app-only ones included; approval still applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<AppCall>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -500,6 +516,9 @@ pub struct InvokeResult {
     /// provider (Anthropic: the `tool_result` content; OpenAI: the `tool_search_output` item).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_output: Option<Value>,
+    /// The view to render for this result (MCP Apps), when the tool that ran names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ui: Option<ViewRef>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -17,6 +17,7 @@ fn entry(name: &str, namespace: &str, description: &str, schema: serde_json::Val
         approval: false,
         applies: Some(applies),
         annotations: Some(json!({"readOnlyHint": true})),
+        ui: None,
         source: Source::Builtin,
     }
 }

@@ -59,6 +59,10 @@ pub struct ToolEntry {
     /// MCP tool annotations (hints), kept as the server sent them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
+    /// An MCP tool's view and who may call it (MCP Apps' `_meta.ui`). Set by the sidecar from
+    /// the server's definition: whatever the host sends here is replaced.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub ui: Option<crate::apps::ToolUi>,
     /// Set by the sidecar: whatever the host sends here is replaced.
     #[serde(default, skip_deserializing)]
     pub source: Source,
@@ -88,6 +92,9 @@ pub struct EntrySummary {
     pub defer: Defer,
     pub approval: bool,
     pub source: Source,
+    /// An MCP tool's view and who may call it (MCP Apps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ui: Option<crate::apps::ToolUi>,
 }
 
 impl From<&ToolEntry> for EntrySummary {
@@ -99,6 +106,7 @@ impl From<&ToolEntry> for EntrySummary {
             summary: e.summary().to_string(),
             defer: e.defer,
             approval: e.approval,
+            ui: e.ui.clone(),
             // The host shows it: the server's own name with its hidden characters shown.
             source: match &e.source {
                 Source::Mcp { server_id, tool_name } => Source::Mcp { server_id: server_id.clone(), tool_name: super::hidden::visible(tool_name).into_owned() },

@@ -17,6 +17,8 @@ pub struct McpTool<'a> {
     pub output_schema: Option<&'a Value>,
     pub annotations: Option<&'a Value>,
     pub approval: bool,
+    /// Its view and who may call it (MCP Apps).
+    pub ui: Option<crate::apps::ToolUi>,
 }
 
 /// Who an MCP tool is, for naming: server id and raw name are its identity, the server's
@@ -92,6 +94,7 @@ pub fn entry(t: &McpTool, wire: String) -> ToolEntry {
         approval: t.approval,
         applies: None,
         annotations: t.annotations.cloned(),
+        ui: t.ui.clone(),
         source: Source::Mcp { server_id: t.server_id.to_string(), tool_name: t.tool_name.to_string() },
     }
 }
@@ -116,6 +119,7 @@ mod tests {
             input_schema: schema,
             output_schema: None,
             annotations: None,
+            ui: None,
             approval: false,
         }
     }

@@ -8,6 +8,7 @@
 
 use super::handlers;
 use super::handlers_tools as tools;
+use super::handlers_extras as extras;
 use super::message::{self, Id};
 use super::Ctx;
 use crate::protocol::error::clip;
@@ -166,6 +167,16 @@ pub fn table() -> Table {
     t.concurrent::<p::CatalogRefresh, _, _>(tools::handle_refresh);
     t.concurrent::<p::CatalogRestart, _, _>(tools::handle_restart);
     t.concurrent::<p::ToolInvoke, _, _>(tools::handle_invoke);
+    // What a server offers beside tools: lists from memory (copied and serialised off the
+    // main loop, as catalog/listTools), the rest from the server.
+    t.sync::<p::CatalogListResources>(Heavy, extras::handle_list_resources);
+    t.sync::<p::CatalogListResourceTemplates>(Heavy, extras::handle_list_templates);
+    t.sync::<p::CatalogListPrompts>(Heavy, extras::handle_list_prompts);
+    t.concurrent::<p::CatalogReadResource, _, _>(extras::handle_read_resource);
+    t.concurrent::<p::CatalogGetPrompt, _, _>(extras::handle_get_prompt);
+    t.concurrent::<p::CatalogComplete, _, _>(extras::handle_complete);
+    t.concurrent::<p::CatalogSubscribeResource, _, _>(extras::handle_subscribe);
+    t.concurrent::<p::CatalogUnsubscribeResource, _, _>(extras::handle_unsubscribe);
     if std::env::var_os("TOOLREG_DEBUG_METHODS").is_some() {
         debug_methods(&mut t);
     }

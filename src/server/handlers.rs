@@ -46,7 +46,12 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         call_timeout: ms(t.call_ms, defaults.call_timeout),
         max_message_bytes: p.mcp.max_message_bytes.map_or(defaults.max_message_bytes, |b| b as usize),
         max_result_bytes: p.mcp.max_result_bytes.map_or(defaults.max_result_bytes, |b| b as usize),
-        host_asks: HostAsks { elicitation: p.capabilities.elicitation, sampling: p.capabilities.sampling, roots: p.capabilities.roots },
+        host_asks: HostAsks {
+            elicitation: p.capabilities.elicitation,
+            sampling: p.capabilities.sampling,
+            roots: p.capabilities.roots,
+            views: p.capabilities.renders_views(),
+        },
         elicitation_timeout: ms(t.elicitation_ms, defaults.elicitation_timeout),
         ..defaults
     };
@@ -162,7 +167,8 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
     let pick = p.usage.as_ref().map(|u| super::handlers_usage::usage_pick(ctx, &usage_key, p.session.as_deref(), u));
     // tool_exec is offered before rendering, so a native rendering carries it as one more function.
     let code = p.code_mode.map(|_| ctx.code_limits.get().copied().unwrap_or_default());
-    let ask = PlanAsk { scope: &scope_json, context_window: p.context_window, model: p.model.as_deref(), client_tools: &p.client_tools, usage: pick.as_ref(), code: code.as_ref() };
+    let views = ctx.host.lock().unwrap_or_else(|e| e.into_inner()).renders_views();
+    let ask = PlanAsk { scope: &scope_json, context_window: p.context_window, model: p.model.as_deref(), client_tools: &p.client_tools, usage: pick.as_ref(), code: code.as_ref(), views };
     let Planned { mut plan, active, warnings } = ctx.service.plan(&registry, &ask);
     if let (Some(session), Some(pick)) = (&p.session, &pick) {
         super::handlers_usage::fix_session(ctx, session, &usage_key, pick, &plan);

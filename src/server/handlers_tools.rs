@@ -110,6 +110,14 @@ pub fn handle_approval_respond(ctx: &Ctx, p: ApprovalRespondParams) -> Result<Em
     }
 }
 
+/// The view a host renders for a result of `name` (MCP Apps), when the tool names one.
+fn view_of(registry: &crate::service::Registry, name: &str) -> Option<ViewRef> {
+    let entry = &registry.get(name)?.entry;
+    let crate::service::Source::Mcp { server_id, .. } = &entry.source else { return None };
+    let resource_uri = entry.ui.as_ref()?.resource_uri.clone()?;
+    Some(ViewRef { server_id: server_id.clone(), resource_uri })
+}
+
 pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResult, RpcError> {
     let caps = ctx.host.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let t = ctx.timeouts.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -124,7 +132,7 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
     // the default key.
     let usage_key = p.plan_id.as_deref().and_then(|id| ctx.service.plans.get(id)).map_or_else(|| crate::service::DEFAULT_USAGE_KEY.to_string(), |s| s.usage_key.clone());
     let call_id = p.call_id.unwrap_or_else(|| ctx.service.next_call_id());
-    let call = Call { name: p.name, arguments: p.arguments, call_id, plan_id: p.plan_id };
+    let call = Call { name: p.name, arguments: p.arguments, call_id, plan_id: p.plan_id, app: p.app.map(|a| a.server_id) };
     let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: current_cancel(), usage_key };
     let result = ctx.service.call(request).await;
     // A held MCP tool is not registered; say why it did not run (pins).
@@ -134,7 +142,10 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
         }
     }
     match result {
-        Ok(done) => Ok(InvokeResult { output: done.output, is_error: done.is_error, raw: done.raw, repaired: done.repaired, provider_output: done.provider_output }),
+        Ok(done) => {
+            let ui = done.ran.as_ref().and_then(|ran| view_of(&registry, &ran.name));
+            Ok(InvokeResult { output: done.output, is_error: done.is_error, raw: done.raw, repaired: done.repaired, provider_output: done.provider_output, ui })
+        }
         Err(e) => Err(match &e {
             InvokeError::UnknownTool(name) => RpcError::new(ErrorCode::UNKNOWN_TOOL, e.to_string()).with_data(json!({"name": name})),
             InvokeError::PlanRequired(name) => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(json!({"name": name})),

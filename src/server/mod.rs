@@ -11,6 +11,7 @@
 mod auth_host;
 pub mod dispatch;
 mod handlers;
+mod handlers_extras;
 mod handlers_pins;
 mod handlers_tools;
 mod handlers_usage;
@@ -301,8 +302,15 @@ async fn forward_catalog_events(mut rx: mpsc::UnboundedReceiver<CatalogEvent>, o
             ),
             CatalogEvent::Progress { token, value } => out.notify("$/progress", json!({"token": token, "value": value})),
             CatalogEvent::ToolsChanged { server_id } => tracing::debug!(server = %server_id, "tool list changed"),
-            // The sidecar serves tools only; `toolreg mcp` forwards these.
-            CatalogEvent::ExtrasChanged { .. } | CatalogEvent::ResourceUpdated { .. } => {}
+            CatalogEvent::ExtrasChanged { server_id, resources, prompts } => {
+                if resources {
+                    out.notify("catalog/resourcesChanged", crate::protocol::ServerChanged { server_id: server_id.clone() });
+                }
+                if prompts {
+                    out.notify("catalog/promptsChanged", crate::protocol::ServerChanged { server_id });
+                }
+            }
+            CatalogEvent::ResourceUpdated { server_id, uri } => out.notify("catalog/resourceUpdated", crate::protocol::ResourceUpdated { server_id, uri }),
         }
     }
 }

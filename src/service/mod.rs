@@ -10,6 +10,7 @@ pub mod semantic;
 // the ports they implement (as rust-analyzer's `ide` re-exports what its LSP layer names).
 // The faces reach the domain through these and the operations below, never by a domain
 // module's path (tests/layers.rs); a change behind them is a change here, not in two faces.
+pub use crate::apps;
 pub use crate::approval::{Approvals, Decision};
 pub use crate::embed::{Embedded, Embedder, Purpose};
 pub use crate::exposition::plans::PlanOptions;
@@ -78,6 +79,8 @@ pub struct PlanAsk<'a> {
     pub usage: Option<&'a Pick>,
     /// Code mode's limits: `tool_exec` is offered within them.
     pub code: Option<&'a crate::sandbox::Limits>,
+    /// The client renders MCP Apps views: tools with a view stay inline.
+    pub views: bool,
 }
 
 /// A plan over the active entries, before a face renders it.
@@ -147,6 +150,7 @@ impl Service {
             model: ask.model,
             client_tools: ask.client_tools,
             usage: ask.usage.map(Pick::input),
+            views: ask.views,
         });
         if let Some(limits) = ask.code {
             crate::code_mode::offer(&mut plan, &active, limits);

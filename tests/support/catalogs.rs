@@ -36,6 +36,7 @@ pub fn mcp_entry(server: &str, t: &Value, wire: String) -> ToolEntry {
             output_schema: None,
             annotations: None,
             approval: false,
+            ui: None,
         },
         wire,
     )

@@ -8,6 +8,11 @@ from typing import Any, Literal, TypedDict, Union
 # The protocol version these types describe (MAJOR.MINOR), sent in `initialize`.
 PROTOCOL_VERSION = '0.2'
 
+class AppCall(TypedDict):
+    """`tool/invoke` for a view: the server whose view asks."""
+    serverId: str
+
+
 ApprovalDecision = Literal["approve", "deny"]
 
 
@@ -59,6 +64,12 @@ class ApproveToolsParams(_ApproveToolsParamsRequired, total=False):
     fingerprints: dict[str, str]
     """For each tool the user reviewed, the `fingerprint` `catalog/pins` showed: a tool whose
     definition has changed since is refused (fail closed), and nothing is approved."""
+
+
+class AppsCapability(TypedDict, total=False):
+    """The host renders MCP Apps views (`initialize.capabilities.apps`)."""
+    mimeTypes: list[str]
+    """The view formats the host renders; `text/html;profile=mcp-app` when empty."""
 
 
 class Assistant(TypedDict, total=False):
@@ -134,6 +145,26 @@ class CodeModeLimits(TypedDict, total=False):
     """Host calls a script may make (`tools.call`, `tools.search`, `tools.inspect` together)."""
     maxOutputBytes: Union[int, None]
     """The most bytes kept of the returned JSON, and of the console output, each."""
+
+
+class _CompleteParamsRequired(TypedDict):
+    serverId: str
+    ref: Any
+    """`{type: "ref/prompt", name}` or `{type: "ref/resource", uri}`."""
+    argument: Any
+    """`{name, value}`: the argument being completed."""
+
+
+class CompleteParams(_CompleteParamsRequired, total=False):
+    """`catalog/complete`: MCP `completion/complete` of one server."""
+    context: Any
+    """`{arguments: {..}}`: the arguments already given."""
+
+
+class CompleteReply(TypedDict):
+    """MCP `CompleteResult`."""
+    completion: Any
+    """`{values, total?, hasMore?}`."""
 
 
 class _CreateMessageResultRequired(TypedDict):
@@ -296,8 +327,7 @@ class EncodingChoice(TypedDict):
     exact: bool
 
 
-class EntrySummary(TypedDict):
-    """What `registry/list` and `registry/selectActive` show of an entry."""
+class _EntrySummaryRequired(TypedDict):
     name: str
     namespace: str
     namespaceLabel: str
@@ -305,6 +335,12 @@ class EntrySummary(TypedDict):
     defer: "Defer"
     approval: bool
     source: "Source"
+
+
+class EntrySummary(_EntrySummaryRequired, total=False):
+    """What `registry/list` and `registry/selectActive` show of an entry."""
+    ui: Union["ToolUi", None]
+    """An MCP tool's view and who may call it (MCP Apps)."""
 
 
 # Where an entry came from; set by the sidecar, never by the host.
@@ -325,10 +361,26 @@ class SourceMcp(TypedDict):
     toolName: str
 
 
+class ToolUi(TypedDict, total=False):
+    """A tool's view and who may call the tool, as its `_meta.ui` says."""
+    resourceUri: Union[str, None]
+    """The `ui://` resource the host renders for this tool's results."""
+    visibility: Union[list[str], None]
+    """Who may call the tool: `"model"`, `"app"` (its view). Absent: both."""
+
+
 class ExecuteToolParams(TypedDict):
     name: str
     arguments: Any
     callId: str
+
+
+class ExtrasListParams(TypedDict, total=False):
+    """`catalog/listResources`, `catalog/listResourceTemplates`, `catalog/listPrompts`."""
+    serverId: Union[str, None]
+    """One server's; absent: every enabled server that offers them."""
+    cursor: Union[str, None]
+    """`nextCursor` of the page before."""
 
 
 class HostCapabilities(TypedDict, total=False):
@@ -355,6 +407,9 @@ class HostCapabilities(TypedDict, total=False):
     secrets: bool
     """The host answers `host/secrets/get|set|delete` (keeps OAuth tokens, e.g. in the OS
     keychain). Without it tokens live in the sidecar's memory only."""
+    apps: Union["AppsCapability", None]
+    """The host renders MCP Apps views. Only then are servers told the client renders them
+    (extension `io.modelcontextprotocol/ui`), and tools with a view never deferred."""
 
 
 HostRepairToolCallResult = Union["RepairToolCallResult", None]
@@ -465,6 +520,9 @@ class InvokeParams(_InvokeParamsRequired, total=False):
     """The model's tool-call id; echoed in approval requests, host requests and progress."""
     planId: Union[str, None]
     """Required for the meta-tools: the plan of the request this call belongs to."""
+    app: Union["AppCall", None]
+    """A call from a view (MCP Apps), not from the model: it reaches only that server's tools
+    whose visibility has `"app"`, app-only ones included; approval still applies."""
 
 
 class _InvokeResultRequired(TypedDict):
@@ -480,6 +538,8 @@ class InvokeResult(_InvokeResultRequired, total=False):
     providerOutput: Any
     """`tool_search` under a natively rendered plan: the exact value to send back to the
     provider (Anthropic: the `tool_result` content; OpenAI: the `tool_search_output` item)."""
+    ui: Union["ViewRef", None]
+    """The view to render for this result (MCP Apps), when the tool that ran names one."""
 
 
 ModelOutput = Union["ModelOutputText", "ModelOutputJson", "ModelOutputErrorText", "ModelOutputErrorJson"]
@@ -512,6 +572,12 @@ class Repair(TypedDict):
     fixes: list[str]
     arguments: Any
     """The arguments the tool ran with."""
+
+
+class ViewRef(TypedDict):
+    """The view a host renders for a tool's result: read it with `catalog/readResource`."""
+    serverId: str
+    resourceUri: str
 
 
 class ListParams(TypedDict, total=False):
@@ -559,12 +625,20 @@ class McpTool(_McpToolRequired, total=False):
     description: str
     outputSchema: Any
     annotations: Any
+    _meta: Any
+    """The tool's `_meta` as the server sent it (MCP Apps' `ui` among other keys)."""
+    ui: Union["ToolUi", None]
+    """The tool's view and who may call it, as `_meta.ui` says (read once, when listed)."""
 
 
 class LogMessageParams(TypedDict):
     type: int
     """1 error, 2 warning, 3 info, 4 log (LSP's MessageType)."""
     message: str
+
+
+# MCP `ReadResourceResult` / `GetPromptResult`, as the server sent it.
+McpResult = Any
 
 
 class NamespaceTokens(TypedDict):
@@ -670,10 +744,12 @@ class Placement(_PlacementRequired, total=False):
     """The entry's namespace; absent for client tools and meta-tools."""
     note: Union[str, None]
     """Why, in words, where the reason alone does not say (`usage`: "called 14 times in 7 days")."""
+    ui: Union["ToolUi", None]
+    """An MCP tool's view (MCP Apps): the host renders `resourceUri` for its results."""
 
 
 # Why one tool sits where it does.
-Reason = Union[Literal["client"], Literal["never"], Literal["approval"], Literal["always"], Literal["auto"], Literal["meta"], Literal["usage"]]
+Reason = Union[Literal["client"], Literal["never"], Literal["approval"], Literal["always"], Literal["auto"], Literal["meta"], Literal["usage"], Literal["view"]]
 
 
 class PlanParams(TypedDict, total=False):
@@ -861,6 +937,40 @@ class ProgressParams(TypedDict):
     value: Any
 
 
+class _PromptGetParamsRequired(TypedDict):
+    serverId: str
+    name: str
+
+
+class PromptGetParams(_PromptGetParamsRequired, total=False):
+    """`catalog/getPrompt`."""
+    arguments: Union[dict[str, str], None]
+
+
+class _PromptListRequired(TypedDict):
+    prompts: list["ServerPrompt"]
+
+
+class PromptList(_PromptListRequired, total=False):
+    nextCursor: Union[str, None]
+    pending: list[str]
+    """As in `catalog/listResources`."""
+
+
+class _ServerPromptRequired(TypedDict):
+    serverId: str
+    name: str
+
+
+class ServerPrompt(_ServerPromptRequired, total=False):
+    """A server's prompt (MCP `Prompt`) and its server."""
+    title: Union[str, None]
+    description: Union[str, None]
+    arguments: Union[list[Any], None]
+    """MCP `PromptArgument`s: `{name, title?, description?, required?}`."""
+    _meta: Any
+
+
 # `auto` (default): ask the server (`server/discover`) and speak 2026-07-28 if it can, else
 # fall back to the `initialize` handshake of 2025-11-25; a 2025-11-25 verdict is kept while
 # the sidecar runs, so reconnects do not ask again. `2025-11-25`: only `initialize` (for a
@@ -919,6 +1029,70 @@ class ResolveParams(TypedDict, total=False):
 class ResolveResult(TypedDict):
     toolIds: list[str]
     """Wire names, in byte order."""
+
+
+class _ResourceListRequired(TypedDict):
+    resources: list["ServerResource"]
+
+
+class ResourceList(_ResourceListRequired, total=False):
+    nextCursor: Union[str, None]
+    pending: list[str]
+    """Servers that offer resources but whose list is not known yet (never listed, nothing
+    cached): their items are missing, not absent."""
+
+
+class _ServerResourceRequired(TypedDict):
+    serverId: str
+    uri: str
+    name: str
+
+
+class ServerResource(_ServerResourceRequired, total=False):
+    """A server's resource (MCP `Resource`) and the server it is read from."""
+    title: Union[str, None]
+    description: Union[str, None]
+    mimeType: Union[str, None]
+    size: Union[int, None]
+    annotations: Any
+    _meta: Any
+
+
+class ResourceParams(TypedDict):
+    """`catalog/readResource`, `catalog/subscribeResource`, `catalog/unsubscribeResource`."""
+    serverId: str
+    uri: str
+
+
+class _ResourceTemplateListRequired(TypedDict):
+    resourceTemplates: list["ServerResourceTemplate"]
+
+
+class ResourceTemplateList(_ResourceTemplateListRequired, total=False):
+    nextCursor: Union[str, None]
+    pending: list[str]
+    """As in `catalog/listResources`."""
+
+
+class _ServerResourceTemplateRequired(TypedDict):
+    serverId: str
+    uriTemplate: str
+    name: str
+
+
+class ServerResourceTemplate(_ServerResourceTemplateRequired, total=False):
+    """A server's resource template (MCP `ResourceTemplate`) and its server."""
+    title: Union[str, None]
+    description: Union[str, None]
+    mimeType: Union[str, None]
+    annotations: Any
+    _meta: Any
+
+
+class ResourceUpdated(TypedDict):
+    """`catalog/resourceUpdated`: subscribed with `catalog/subscribeResource`."""
+    serverId: str
+    uri: str
 
 
 class _RootRequired(TypedDict):
@@ -982,6 +1156,11 @@ class SelectActiveResult(TypedDict):
     entries: list["EntrySummary"]
     warnings: list["Warning"]
     """Entries whose predicate could not be evaluated (and so are inactive)."""
+
+
+class ServerChanged(TypedDict):
+    """`catalog/resourcesChanged`, `catalog/promptsChanged`."""
+    serverId: str
 
 
 class _ServerConfigRequired(TypedDict):
@@ -1098,13 +1277,24 @@ SCHEMA_METHODS: dict[str, dict[str, Any]] = {
     'approval/respond': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ApprovalRespondParams', 'result': 'Empty', 'python_name': 'approval_respond'},
     'approval/withdrawn': {'kind': 'notification', 'direction': 'sidecarToHost', 'params': 'ApprovalWithdrawnParams', 'result': None, 'python_name': 'approval_withdrawn'},
     'catalog/approveTools': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ApproveToolsParams', 'result': 'PinsResult', 'python_name': 'catalog_approve_tools'},
+    'catalog/complete': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'CompleteParams', 'result': 'CompleteReply', 'python_name': 'catalog_complete'},
     'catalog/didChange': {'kind': 'notification', 'direction': 'sidecarToHost', 'params': 'DidChangeParams', 'result': None, 'python_name': 'catalog_did_change'},
+    'catalog/getPrompt': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'PromptGetParams', 'result': 'McpResult', 'python_name': 'catalog_get_prompt'},
+    'catalog/listPrompts': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ExtrasListParams', 'result': 'PromptList', 'python_name': 'catalog_list_prompts'},
+    'catalog/listResourceTemplates': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ExtrasListParams', 'result': 'ResourceTemplateList', 'python_name': 'catalog_list_resource_templates'},
+    'catalog/listResources': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ExtrasListParams', 'result': 'ResourceList', 'python_name': 'catalog_list_resources'},
     'catalog/listTools': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ListToolsParams', 'result': 'ListToolsResult', 'python_name': 'catalog_list_tools'},
     'catalog/pins': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ServerIdParams', 'result': 'PinsResult', 'python_name': 'catalog_pins'},
+    'catalog/promptsChanged': {'kind': 'notification', 'direction': 'sidecarToHost', 'params': 'ServerChanged', 'result': None, 'python_name': 'catalog_prompts_changed'},
+    'catalog/readResource': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ResourceParams', 'result': 'McpResult', 'python_name': 'catalog_read_resource'},
     'catalog/refresh': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ServerIdParams', 'result': 'ServerStatus', 'python_name': 'catalog_refresh'},
+    'catalog/resourceUpdated': {'kind': 'notification', 'direction': 'sidecarToHost', 'params': 'ResourceUpdated', 'result': None, 'python_name': 'catalog_resource_updated'},
+    'catalog/resourcesChanged': {'kind': 'notification', 'direction': 'sidecarToHost', 'params': 'ServerChanged', 'result': None, 'python_name': 'catalog_resources_changed'},
     'catalog/restart': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ServerIdParams', 'result': 'ServerStatus', 'python_name': 'catalog_restart'},
     'catalog/setServers': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'SetServersParams', 'result': 'Empty', 'python_name': 'catalog_set_servers'},
     'catalog/status': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'NoParams', 'result': 'CatalogStatusResult', 'python_name': 'catalog_status'},
+    'catalog/subscribeResource': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ResourceParams', 'result': 'Empty', 'python_name': 'catalog_subscribe_resource'},
+    'catalog/unsubscribeResource': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ResourceParams', 'result': 'Empty', 'python_name': 'catalog_unsubscribe_resource'},
     'exit': {'kind': 'notification', 'direction': 'hostToSidecar', 'params': 'NoParams', 'result': None, 'python_name': 'exit'},
     'exposition/plan': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'PlanParams', 'result': 'PlanReply', 'python_name': 'exposition_plan'},
     'host/elicit': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'ElicitParams', 'result': 'ElicitResult', 'python_name': 'host_elicit'},

@@ -62,6 +62,11 @@ impl ClientHandler for Handler {
         if asks.roots {
             caps.roots = Some(RootsCapabilities::default());
         }
+        if asks.views {
+            let mut ui = serde_json::Map::new();
+            ui.insert("mimeTypes".into(), serde_json::json!([crate::apps::VIEW_MIME]));
+            caps.extensions.get_or_insert_with(Default::default).insert(crate::apps::EXTENSION.into(), ui);
+        }
         ClientConfig::new(caps, Implementation::new("toolreg", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }

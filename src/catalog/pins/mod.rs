@@ -64,7 +64,19 @@ fn pinned_part(t: &McpTool, with_hints: bool) -> Value {
     if with_hints && hints != ApprovalHints::default() {
         part["annotations"] = json!(hints);
     }
+    // Only when declared, likewise: a view acts with the user's authority, so which view a tool
+    // names and who may call it are part of what the user approved.
+    if let Some(ui) = view_part(t) {
+        part["ui"] = ui;
+    }
     part
+}
+
+/// The tool's `_meta` keys of MCP Apps, as the server sent them, when it has any.
+fn view_part(t: &McpTool) -> Option<Value> {
+    let meta = t.meta.as_ref()?.as_object()?;
+    let keys: serde_json::Map<String, Value> = ["ui", "ui/resourceUri"].iter().filter_map(|k| Some((k.to_string(), meta.get(*k)?.clone()))).collect();
+    (!keys.is_empty()).then_some(Value::Object(keys))
 }
 
 /// Whether two definitions agree on everything `pinned_part` covers but the hints (maps
@@ -74,6 +86,7 @@ fn same_definition(a: &McpTool, b: &McpTool) -> bool {
         && a.description == b.description
         && a.input_schema == b.input_schema
         && a.output_schema.as_ref().unwrap_or(&Value::Null) == b.output_schema.as_ref().unwrap_or(&Value::Null)
+        && view_part(a) == view_part(b)
 }
 
 /// Why `approve` approved nothing: the names it refused.

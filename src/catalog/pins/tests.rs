@@ -11,6 +11,8 @@ fn tool(name: &str, description: &str, schema: Value) -> McpTool {
         input_schema: schema,
         output_schema: None,
         annotations: None,
+        meta: None,
+        ui: None,
     }
 }
 

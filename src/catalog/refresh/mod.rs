@@ -413,8 +413,9 @@ impl Server {
         let Listed { tools, ttl, private } = listed;
         let mut d = lock(&self.data);
         if let Some(extras) = extras.filter(|e| d.extras.as_ref() != Some(e)) {
+            let (resources, prompts) = extras.differs_from(d.extras.as_ref());
             d.extras = Some(extras);
-            let _ = self.shared.events.send(CatalogEvent::ExtrasChanged { server_id: self.id.clone() });
+            let _ = self.shared.events.send(CatalogEvent::ExtrasChanged { server_id: self.id.clone(), resources, prompts });
         }
         let changed = d.tools.as_ref() != Some(&tools);
         d.tools = Some(tools);

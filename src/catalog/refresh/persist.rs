@@ -17,9 +17,10 @@ impl Server {
         if let (Some(list), None) = (cached, &d.tools) {
             d.tools = Some(list.tools);
             d.refreshed_at = list.refreshed_at;
-            if list.extras.is_some() {
-                d.extras = list.extras;
-                let _ = self.shared.events.send(CatalogEvent::ExtrasChanged { server_id: self.id.clone() });
+            if let Some(extras) = list.extras {
+                let (resources, prompts) = extras.differs_from(None);
+                d.extras = Some(extras);
+                let _ = self.shared.events.send(CatalogEvent::ExtrasChanged { server_id: self.id.clone(), resources, prompts });
             }
             let persist_pins = self.reevaluate(&mut d);
             self.publish(&mut d, true);

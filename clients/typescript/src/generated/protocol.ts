@@ -97,6 +97,10 @@ export type ModelOutput =
     };
 export type ListState = 'ready' | 'cold' | 'error';
 /**
+ * MCP `ReadResourceResult` / `GetPromptResult`, as the server sent it.
+ */
+export type McpResult = unknown;
+/**
  * A `null` result.
  */
 export type Null = null;
@@ -104,7 +108,7 @@ export type PinState = 'approved' | 'changed' | 'new';
 /**
  * Why one tool sits where it does.
  */
-export type Reason = 'client' | 'never' | 'approval' | 'always' | 'auto' | 'meta' | 'usage';
+export type Reason = 'client' | 'never' | 'approval' | 'always' | 'auto' | 'meta' | 'usage' | 'view';
 /**
  * Which provider's request shape a plan is rendered in.
  */
@@ -179,6 +183,7 @@ export type Trust = 'pinned' | 'auto';
  * Every type of the protocol (a holder for the generator; not sent on the wire).
  */
 export interface ProtocolTypes {
+  AppCall?: AppCall;
   ApprovalDecision?: ApprovalDecision;
   ApprovalHints?: ApprovalHints;
   ApprovalPolicy?: ApprovalPolicy;
@@ -186,6 +191,7 @@ export interface ProtocolTypes {
   ApprovalRespondParams?: ApprovalRespondParams;
   ApprovalWithdrawnParams?: ApprovalWithdrawnParams;
   ApproveToolsParams?: ApproveToolsParams;
+  AppsCapability?: AppsCapability;
   Assistant?: Assistant;
   CallToolResult?: CallToolResult;
   CancelParams?: CancelParams;
@@ -194,6 +200,8 @@ export interface ProtocolTypes {
   CodeExecution?: CodeExecution;
   CodeMode?: CodeMode;
   CodeModeLimits?: CodeModeLimits;
+  CompleteParams?: CompleteParams;
+  CompleteReply?: CompleteReply;
   CreateMessageResult?: CreateMessageResult;
   Decision?: Decision;
   Defer?: Defer;
@@ -214,6 +222,7 @@ export interface ProtocolTypes {
   EncodingChoice?: EncodingChoice;
   EntrySummary?: EntrySummary;
   ExecuteToolParams?: ExecuteToolParams;
+  ExtrasListParams?: ExtrasListParams;
   Gate?: Gate;
   HostCapabilities?: HostCapabilities;
   HostRepairToolCallResult?: HostRepairToolCallResult;
@@ -231,6 +240,7 @@ export interface ProtocolTypes {
   LogSettings?: LogSettings;
   McpLimits?: McpLimits;
   McpMode?: McpMode;
+  McpResult?: McpResult;
   McpTool?: McpTool;
   ModelOutput?: ModelOutput;
   NamespaceTokens?: NamespaceTokens;
@@ -249,6 +259,8 @@ export interface ProtocolTypes {
   Predicate?: Predicate;
   Programmatic?: Programmatic;
   ProgressParams?: ProgressParams;
+  PromptGetParams?: PromptGetParams;
+  PromptList?: PromptList;
   ProtocolChoice?: ProtocolChoice;
   Reason?: Reason;
   RegisterParams?: RegisterParams;
@@ -259,6 +271,10 @@ export interface ProtocolTypes {
   RepairToolCallResult?: RepairToolCallResult;
   ResolveParams?: ResolveParams;
   ResolveResult?: ResolveResult;
+  ResourceList?: ResourceList;
+  ResourceParams?: ResourceParams;
+  ResourceTemplateList?: ResourceTemplateList;
+  ResourceUpdated?: ResourceUpdated;
   Root?: Root;
   RootsParams?: RootsParams;
   RootsResult?: RootsResult;
@@ -272,9 +288,13 @@ export interface ProtocolTypes {
   SelectActiveParams?: SelectActiveParams;
   SelectActiveResult?: SelectActiveResult;
   ServerCapabilities?: ServerCapabilities;
+  ServerChanged?: ServerChanged;
   ServerConfig?: ServerConfig;
   ServerIdParams?: ServerIdParams;
   ServerInfo?: ServerInfo;
+  ServerPrompt?: ServerPrompt;
+  ServerResource?: ServerResource;
+  ServerResourceTemplate?: ServerResourceTemplate;
   ServerState?: ServerState;
   ServerStatus?: ServerStatus;
   SetServersParams?: SetServersParams;
@@ -286,6 +306,7 @@ export interface ProtocolTypes {
   ToolDefinition?: ToolDefinition;
   ToolEntry?: ToolEntry;
   ToolPin?: ToolPin;
+  ToolUi?: ToolUi;
   ToolUsage?: ToolUsage;
   Transport?: Transport;
   Trust?: Trust;
@@ -294,7 +315,14 @@ export interface ProtocolTypes {
   UsageListResult?: UsageListResult;
   UsagePolicy?: UsagePolicy;
   UsageResetResult?: UsageResetResult;
+  ViewRef?: ViewRef;
   Warning?: Warning;
+}
+/**
+ * `tool/invoke` for a view: the server whose view asks.
+ */
+export interface AppCall {
+  serverId: string;
 }
 /**
  * The annotations an approval decision may rest on, as a tool declares them (MCP
@@ -340,6 +368,15 @@ export interface ApproveToolsParams {
   fingerprints?: {
     [k: string]: string;
   };
+}
+/**
+ * The host renders MCP Apps views (`initialize.capabilities.apps`).
+ */
+export interface AppsCapability {
+  /**
+   * The view formats the host renders; `text/html;profile=mcp-app` when empty.
+   */
+  mimeTypes?: string[];
 }
 export interface Assistant {
   mcpMode?: McpMode;
@@ -403,6 +440,33 @@ export interface CodeModeLimits {
    * The most bytes kept of the returned JSON, and of the console output, each.
    */
   maxOutputBytes?: number | null;
+}
+/**
+ * `catalog/complete`: MCP `completion/complete` of one server.
+ */
+export interface CompleteParams {
+  serverId: string;
+  /**
+   * `{type: "ref/prompt", name}` or `{type: "ref/resource", uri}`.
+   */
+  ref: unknown;
+  /**
+   * `{name, value}`: the argument being completed.
+   */
+  argument: unknown;
+  /**
+   * `{arguments: {..}}`: the arguments already given.
+   */
+  context?: unknown;
+}
+/**
+ * MCP `CompleteResult`.
+ */
+export interface CompleteReply {
+  /**
+   * `{values, total?, hasMore?}`.
+   */
+  completion: unknown;
 }
 /**
  * `host/sample` result: the MCP `CreateMessageResult` (`{role, content, model, stopReason?}`),
@@ -541,11 +605,41 @@ export interface EntrySummary {
   defer: Defer;
   approval: boolean;
   source: Source;
+  /**
+   * An MCP tool's view and who may call it (MCP Apps).
+   */
+  ui?: ToolUi | null;
+}
+/**
+ * A tool's view and who may call the tool, as its `_meta.ui` says.
+ */
+export interface ToolUi {
+  /**
+   * The `ui://` resource the host renders for this tool's results.
+   */
+  resourceUri?: string | null;
+  /**
+   * Who may call the tool: `"model"`, `"app"` (its view). Absent: both.
+   */
+  visibility?: string[] | null;
 }
 export interface ExecuteToolParams {
   name: string;
   arguments: unknown;
   callId: string;
+}
+/**
+ * `catalog/listResources`, `catalog/listResourceTemplates`, `catalog/listPrompts`.
+ */
+export interface ExtrasListParams {
+  /**
+   * One server's; absent: every enabled server that offers them.
+   */
+  serverId?: string | null;
+  /**
+   * `nextCursor` of the page before.
+   */
+  cursor?: string | null;
 }
 /**
  * What the host can do for the sidecar.
@@ -589,6 +683,11 @@ export interface HostCapabilities {
    * keychain). Without it tokens live in the sidecar's memory only.
    */
   secrets?: boolean;
+  /**
+   * The host renders MCP Apps views. Only then are servers told the client renders them
+   * (extension `io.modelcontextprotocol/ui`), and tools with a view never deferred.
+   */
+  apps?: AppsCapability | null;
 }
 /**
  * `null` when the host gives up.
@@ -729,6 +828,11 @@ export interface InvokeParams {
    * Required for the meta-tools: the plan of the request this call belongs to.
    */
   planId?: string | null;
+  /**
+   * A call from a view (MCP Apps), not from the model: it reaches only that server's tools
+   * whose visibility has `"app"`, app-only ones included; approval still applies.
+   */
+  app?: AppCall | null;
 }
 export interface InvokeResult {
   output: ModelOutput;
@@ -746,6 +850,10 @@ export interface InvokeResult {
    * provider (Anthropic: the `tool_result` content; OpenAI: the `tool_search_output` item).
    */
   providerOutput?: unknown;
+  /**
+   * The view to render for this result (MCP Apps), when the tool that ran names one.
+   */
+  ui?: ViewRef | null;
 }
 /**
  * How the arguments were mended before the tool ran.
@@ -760,6 +868,13 @@ export interface Repair {
    * The arguments the tool ran with.
    */
   arguments: unknown;
+}
+/**
+ * The view a host renders for a tool's result: read it with `catalog/readResource`.
+ */
+export interface ViewRef {
+  serverId: string;
+  resourceUri: string;
 }
 export interface ListParams {
   /**
@@ -800,6 +915,14 @@ export interface McpTool {
   inputSchema: unknown;
   outputSchema?: unknown;
   annotations?: unknown;
+  /**
+   * The tool's `_meta` as the server sent it (MCP Apps' `ui` among other keys).
+   */
+  _meta?: unknown;
+  /**
+   * The tool's view and who may call it, as `_meta.ui` says (read once, when listed).
+   */
+  ui?: ToolUi | null;
 }
 export interface LogMessageParams {
   /**
@@ -930,6 +1053,10 @@ export interface Placement {
    * Why, in words, where the reason alone does not say (`usage`: "called 14 times in 7 days").
    */
   note?: string | null;
+  /**
+   * An MCP tool's view (MCP Apps): the host renders `resourceUri` for its results.
+   */
+  ui?: ToolUi | null;
 }
 export interface PlanParams {
   scope?: Scope;
@@ -1136,6 +1263,38 @@ export interface ProgressParams {
   token: unknown;
   value: unknown;
 }
+/**
+ * `catalog/getPrompt`.
+ */
+export interface PromptGetParams {
+  serverId: string;
+  name: string;
+  arguments?: {
+    [k: string]: string;
+  } | null;
+}
+export interface PromptList {
+  prompts: ServerPrompt[];
+  nextCursor?: string | null;
+  /**
+   * As in `catalog/listResources`.
+   */
+  pending?: string[];
+}
+/**
+ * A server's prompt (MCP `Prompt`) and its server.
+ */
+export interface ServerPrompt {
+  serverId: string;
+  name: string;
+  title?: string | null;
+  description?: string | null;
+  /**
+   * MCP `PromptArgument`s: `{name, title?, description?, required?}`.
+   */
+  arguments?: unknown[] | null;
+  _meta?: unknown;
+}
 export interface RegisterParams {
   entries: ToolEntry[];
 }
@@ -1203,6 +1362,64 @@ export interface ResolveResult {
    */
   toolIds: string[];
 }
+export interface ResourceList {
+  resources: ServerResource[];
+  nextCursor?: string | null;
+  /**
+   * Servers that offer resources but whose list is not known yet (never listed, nothing
+   * cached): their items are missing, not absent.
+   */
+  pending?: string[];
+}
+/**
+ * A server's resource (MCP `Resource`) and the server it is read from.
+ */
+export interface ServerResource {
+  serverId: string;
+  uri: string;
+  name: string;
+  title?: string | null;
+  description?: string | null;
+  mimeType?: string | null;
+  size?: number | null;
+  annotations?: unknown;
+  _meta?: unknown;
+}
+/**
+ * `catalog/readResource`, `catalog/subscribeResource`, `catalog/unsubscribeResource`.
+ */
+export interface ResourceParams {
+  serverId: string;
+  uri: string;
+}
+export interface ResourceTemplateList {
+  resourceTemplates: ServerResourceTemplate[];
+  nextCursor?: string | null;
+  /**
+   * As in `catalog/listResources`.
+   */
+  pending?: string[];
+}
+/**
+ * A server's resource template (MCP `ResourceTemplate`) and its server.
+ */
+export interface ServerResourceTemplate {
+  serverId: string;
+  uriTemplate: string;
+  name: string;
+  title?: string | null;
+  description?: string | null;
+  mimeType?: string | null;
+  annotations?: unknown;
+  _meta?: unknown;
+}
+/**
+ * `catalog/resourceUpdated`: subscribed with `catalog/subscribeResource`.
+ */
+export interface ResourceUpdated {
+  serverId: string;
+  uri: string;
+}
 /**
  * A directory or file the host lets MCP servers work in.
  */
@@ -1267,6 +1484,12 @@ export interface SelectActiveResult {
    * Entries whose predicate could not be evaluated (and so are inactive).
    */
   warnings: Warning[];
+}
+/**
+ * `catalog/resourcesChanged`, `catalog/promptsChanged`.
+ */
+export interface ServerChanged {
+  serverId: string;
 }
 export interface ServerConfig {
   id: string;
@@ -1358,12 +1581,20 @@ export interface UsageResetResult {
 export interface HostRequests {
   'approval/respond': { params: ApprovalRespondParams; result: Empty };
   'catalog/approveTools': { params: ApproveToolsParams; result: PinsResult };
+  'catalog/complete': { params: CompleteParams; result: CompleteReply };
+  'catalog/getPrompt': { params: PromptGetParams; result: McpResult };
+  'catalog/listPrompts': { params: ExtrasListParams; result: PromptList };
+  'catalog/listResourceTemplates': { params: ExtrasListParams; result: ResourceTemplateList };
+  'catalog/listResources': { params: ExtrasListParams; result: ResourceList };
   'catalog/listTools': { params: ListToolsParams; result: ListToolsResult };
   'catalog/pins': { params: ServerIdParams; result: PinsResult };
+  'catalog/readResource': { params: ResourceParams; result: McpResult };
   'catalog/refresh': { params: ServerIdParams; result: ServerStatus };
   'catalog/restart': { params: ServerIdParams; result: ServerStatus };
   'catalog/setServers': { params: SetServersParams; result: Empty };
   'catalog/status': { params: NoParams; result: CatalogStatusResult };
+  'catalog/subscribeResource': { params: ResourceParams; result: Empty };
+  'catalog/unsubscribeResource': { params: ResourceParams; result: Empty };
   'exposition/plan': { params: PlanParams; result: PlanReply };
   'initialize': { params: InitializeParams; result: InitializeResult };
   'registry/deregister': { params: DeregisterParams; result: DeregisterResult };
@@ -1405,6 +1636,9 @@ export interface SidecarNotifications {
   'approval/request': { params: ApprovalRequest };
   'approval/withdrawn': { params: ApprovalWithdrawnParams };
   'catalog/didChange': { params: DidChangeParams };
+  'catalog/promptsChanged': { params: ServerChanged };
+  'catalog/resourceUpdated': { params: ResourceUpdated };
+  'catalog/resourcesChanged': { params: ServerChanged };
   'window/logMessage': { params: LogMessageParams };
 }
 
@@ -1434,9 +1668,29 @@ export const SCHEMA_METHODS = {
     'kind': 'request',
     'direction': 'hostToSidecar'
   },
+  'catalog/complete': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
+  },
   'catalog/didChange': {
     'kind': 'notification',
     'direction': 'sidecarToHost'
+  },
+  'catalog/getPrompt': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
+  },
+  'catalog/listPrompts': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
+  },
+  'catalog/listResourceTemplates': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
+  },
+  'catalog/listResources': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
   },
   'catalog/listTools': {
     'kind': 'request',
@@ -1446,9 +1700,25 @@ export const SCHEMA_METHODS = {
     'kind': 'request',
     'direction': 'hostToSidecar'
   },
+  'catalog/promptsChanged': {
+    'kind': 'notification',
+    'direction': 'sidecarToHost'
+  },
+  'catalog/readResource': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
+  },
   'catalog/refresh': {
     'kind': 'request',
     'direction': 'hostToSidecar'
+  },
+  'catalog/resourceUpdated': {
+    'kind': 'notification',
+    'direction': 'sidecarToHost'
+  },
+  'catalog/resourcesChanged': {
+    'kind': 'notification',
+    'direction': 'sidecarToHost'
   },
   'catalog/restart': {
     'kind': 'request',
@@ -1459,6 +1729,14 @@ export const SCHEMA_METHODS = {
     'direction': 'hostToSidecar'
   },
   'catalog/status': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
+  },
+  'catalog/subscribeResource': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
+  },
+  'catalog/unsubscribeResource': {
     'kind': 'request',
     'direction': 'hostToSidecar'
   },
