@@ -308,6 +308,8 @@ impl Catalog {
     ) -> Result<Answer, CatalogError> {
         let (conn, config, deadline, timeout) = self.ask_connection(server_id, ask).await?;
         let method = ask.method();
+        // The URI as the server names it (a gateway's client may have asked for another form).
+        let own_uri = params.get("uri").and_then(Value::as_str).unwrap_or(name).to_owned();
         let round = |retry: Option<Retry>, meta: Option<RequestMetaObject>| {
             let mut params = params.clone();
             if let Some(retry) = retry {
@@ -338,7 +340,11 @@ impl Catalog {
                 Err(e) => Err(e),
             },
         };
-        answer.map_err(|e| e.redacted(&config))
+        let answer = answer.map_err(|e| e.redacted(&config))?;
+        if let (Ask::ReadResource, Answer::Complete(v)) = (ask, &answer) {
+            self.enabled_server(server_id)?.check_view(&own_uri, v)?;
+        }
+        Ok(answer)
     }
 
     /// The server's session for `ask` (connecting if it has none) and the call timeout's

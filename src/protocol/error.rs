@@ -73,6 +73,9 @@ impl ErrorCode {
     /// The MCP server does not offer what was asked (resources, prompts, completions,
     /// subscriptions): it did not declare the capability.
     pub const NOT_OFFERED: ErrorCode = ErrorCode(-32016);
+    /// What was asked is held by the server's pins until the host approves it again (a view
+    /// that changed since it was approved with its tools).
+    pub const HELD: ErrorCode = ErrorCode(-32017);
 }
 
 /// The one boundary type for errors on the wire: a code, a message, structured data.

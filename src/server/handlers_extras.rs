@@ -80,6 +80,7 @@ fn ask_error(e: CatalogError) -> RpcError {
     match e {
         CatalogError::NotOffered { server, method } => not_offered(&server, &method),
         CatalogError::Cancelled => RpcError::new(ErrorCode::REQUEST_CANCELLED, "the request was cancelled"),
+        CatalogError::Held { server, tool, message } => RpcError::new(ErrorCode::HELD, message).with_data(json!({"serverId": server, "tool": tool})),
         CatalogError::Rpc { code, message, data } => {
             RpcError { code, message: format!("MCP error: {message}"), data: data.map(|d| json!({"upstream": d})) }.with_data(json!({"upstreamCode": code}))
         }

@@ -55,14 +55,14 @@ pub fn load(dir: &Path, server_id: &str) -> Pins {
     }
     // Format 1 stored each definition whole, hints included: what the user approved is known,
     // only its fingerprint is computed anew (the next store writes format 2).
-    let approved = file.tools.into_iter().map(|(name, a)| (name, Approved { fingerprint: fingerprint(&a.tool), tool: a.tool })).collect();
-    Pins { baseline: true, approved }
+    let approved = file.tools.into_iter().map(|(name, a)| (name, Approved { fingerprint: fingerprint(&a.tool), tool: a.tool, view: a.view })).collect();
+    Pins { baseline: true, approved, changed_views: BTreeMap::new() }
 }
 
 fn fail_closed(server_id: &str, path: &Path, why: &str) -> Pins {
     tracing::warn!(server = server_id, path = %path.display(), why,
         "cannot read the approved MCP tool definitions; holding every tool of this server until the host approves it");
-    Pins { baseline: true, approved: BTreeMap::new() }
+    Pins { baseline: true, approved: BTreeMap::new(), changed_views: BTreeMap::new() }
 }
 
 /// Written atomically; a pins value without a baseline is not written (nothing to keep).

@@ -32,6 +32,7 @@
 
 mod diff;
 mod file;
+mod views;
 #[cfg(test)]
 mod tests;
 
@@ -50,6 +51,7 @@ use super::tool::McpTool;
 
 pub use diff::diff;
 pub use file::{load, path_for, store};
+pub use views::{view_digest, ViewCheck};
 
 /// The part of a tool that the fingerprint covers; format 1 left the hints out.
 fn pinned_part(t: &McpTool, with_hints: bool) -> Value {
@@ -205,6 +207,9 @@ impl Held {
 struct Approved {
     fingerprint: String,
     tool: McpTool,
+    /// The digest of the tool's view as first read (`views.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    view: Option<String>,
 }
 
 /// One server's approved definitions. `baseline` is false until the first list was seen.
@@ -212,6 +217,8 @@ struct Approved {
 pub struct Pins {
     baseline: bool,
     approved: BTreeMap<String, Approved>,
+    /// Views read with another digest than approved, by URI (this process's reads).
+    changed_views: BTreeMap<String, String>,
 }
 
 impl Pins {
@@ -232,10 +239,16 @@ impl Pins {
 
     fn approve_one(&mut self, t: &McpTool) -> bool {
         let fingerprint = fingerprint(t);
-        if self.approved.get(&t.name).is_some_and(|a| a.fingerprint == fingerprint) {
+        let read = self.view_read(t).cloned();
+        let old = self.approved.get(&t.name);
+        // The view goes with the tool: as last read when that changed, else as approved if it
+        // is still the same view.
+        let same_view = old.is_some_and(|a| views::view_uri(&a.tool) == views::view_uri(t));
+        let view = read.or_else(|| old.filter(|_| same_view).and_then(|a| a.view.clone()));
+        if old.is_some_and(|a| a.fingerprint == fingerprint && a.view == view) {
             return false;
         }
-        self.approved.insert(t.name.clone(), Approved { fingerprint, tool: t.clone() });
+        self.approved.insert(t.name.clone(), Approved { fingerprint, tool: t.clone(), view });
         true
     }
 
@@ -270,7 +283,7 @@ impl Pins {
         }
         let Some(a) = self.approved.get(&t.name) else { return PinState::New };
         let relaxed = rules.hints_bear(&t.name) && ApprovalHints::of(&a.tool).relaxed_by(ApprovalHints::of(t));
-        if same_definition(&a.tool, t) && !relaxed {
+        if same_definition(&a.tool, t) && !relaxed && !self.view_changed(t) {
             PinState::Approved
         } else {
             PinState::Changed
@@ -302,6 +315,14 @@ impl Pins {
         held
     }
 
+    /// What changed between `a` and `t`: the definition, or else its view.
+    fn diff_of(&self, a: &Approved, t: &McpTool) -> PinDiff {
+        match views::view_uri(t) {
+            Some(uri) if same_definition(&a.tool, t) && self.view_changed(t) => views::view_diff(uri),
+            _ => diff(&a.tool, t),
+        }
+    }
+
     /// Every tool of the list with its state, and a diff for the changed ones.
     pub fn report(&self, tools: &[McpTool], rules: &Rules) -> Vec<ToolPin> {
         tools
@@ -313,7 +334,7 @@ impl Pins {
                     name: t.name.clone(),
                     state,
                     approved_fingerprint: approved.map(|a| a.fingerprint.clone()),
-                    diff: (state == PinState::Changed).then(|| approved.map(|a| diff(&a.tool, t))).flatten(),
+                    diff: (state == PinState::Changed).then(|| approved.map(|a| self.diff_of(a, t))).flatten(),
                     fingerprint: fingerprint(t),
                 }
             })
@@ -326,7 +347,7 @@ impl Pins {
         match self.state(t, rules) {
             PinState::Approved => None,
             PinState::Changed => {
-                let what = self.approved.get(&t.name).map(|a| diff(&a.tool, t).summary).unwrap_or_default();
+                let what = self.approved.get(&t.name).map(|a| self.diff_of(a, t).summary).unwrap_or_default();
                 Some(format!(
                     "The definition of {} on MCP server {server_id} changed since the user approved it ({what}); it was not run. {review}",
                     t.name

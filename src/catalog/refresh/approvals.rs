@@ -93,6 +93,40 @@ impl Server {
         Ok(())
     }
 
+    /// A read of `uri` answered `result`: when a tool of the current list names it as its view,
+    /// the view is pinned with the tool (`pins::views`). A view that changed since it was
+    /// approved holds those tools and is refused.
+    pub fn check_view(self: &Arc<Self>, uri: &str, result: &serde_json::Value) -> Result<(), CatalogError> {
+        let rules = self.rules();
+        let mut d = lock(&self.data);
+        let Data { pins, tools, .. } = &mut *d;
+        let tools = tools.as_deref().unwrap_or_default();
+        if !tools.iter().any(|t| t.ui.as_ref().and_then(|u| u.resource_uri.as_deref()) == Some(uri)) {
+            return Ok(());
+        }
+        let Some(pins) = pins.as_mut() else { return Err(self.pins_loading()) };
+        match pins.check_view(tools, uri, &pins::view_digest(result), rules.trust) {
+            pins::ViewCheck::Unchanged => Ok(()),
+            pins::ViewCheck::Recorded => {
+                drop(d);
+                self.persist_pins();
+                Ok(())
+            }
+            pins::ViewCheck::Changed(names) => {
+                self.reevaluate(&mut d);
+                self.publish(&mut d, false);
+                drop(d);
+                let review = (self.shared.opts.review.0)(&self.id, &names[0]);
+                let message = format!(
+                    "The view {uri} of MCP server {} changed since the user approved it with {}; it was not shown, and those tools are held. {review}",
+                    self.id,
+                    names.join(", ")
+                );
+                Err(CatalogError::Held { server: self.id.clone(), tool: names[0].clone(), message })
+            }
+        }
+    }
+
     /// Approves the held tools whose current definitions the pins on disk approve: what
     /// `toolreg pins --approve` (another process) wrote. Only approvals are taken from the
     /// file, never its absence or its other records, so nothing approved here is lost.
