@@ -116,3 +116,29 @@ fn views_are_read_unchanged_and_calls_for_a_view_reach_only_its_server() {
     assert_eq!(own["isError"], false, "{own}");
     s.shutdown();
 }
+
+/// What the fixture server saw the client declare, through a host with or without views.
+fn declared_by_sidecar(apps: bool) -> String {
+    let mut s = Sidecar::spawn();
+    let caps = if apps { json!({"apps": {}}) } else { json!({}) };
+    s.ok("initialize", json!({"capabilities": caps}));
+    s.ok("catalog/setServers", json!({"servers": [{"id": "caps", "name": "Caps", "enabled": true, "transport": {"type": "stdio", "command": fixture_mcp(), "args": ["--elicit"]}}]}));
+    let start = Instant::now();
+    while s.ok("catalog/status", json!({}))["servers"][0]["state"] != "ready" {
+        assert!(start.elapsed() < Duration::from_secs(30), "the fixture never got ready");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    s.ok("registry/syncMcp", json!({}));
+    let r = s.ok("tool/invoke", json!({"name": "mcp__caps__clientCaps", "arguments": {}}));
+    assert_eq!(r["isError"], false, "{r}");
+    s.shutdown();
+    text(&r)
+}
+
+#[test]
+fn servers_hear_the_client_renders_views_only_when_the_host_does() {
+    let with = declared_by_sidecar(true);
+    assert!(with.contains("io.modelcontextprotocol/ui") && with.contains(VIEW_MIME), "{with}");
+    let without = declared_by_sidecar(false);
+    assert!(!without.contains("io.modelcontextprotocol/ui"), "{without}");
+}
