@@ -4,6 +4,7 @@
 //! server) and is refused each time, visibly, while toolreg and the other servers carry on; a
 //! server under `sandbox: false` does the same things unhindered (so the attempts are real);
 //! a sandbox the kernel cannot give fails closed; a server that dies of its sandbox says so.
+//! The gateway (`toolreg mcp`) confines its servers alike.
 mod support;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -56,18 +57,9 @@ fn wait_state(s: &mut Sidecar, id: &str, state: &str) -> Value {
     }
 }
 
-/// Calls `server`'s `tool` (wire names are camelCase: `read_file` is `readFile`); the result's
-/// text and whether it is an error.
+/// Calls `server`'s `tool`; the result's text and whether it is an error.
 fn call(s: &mut Sidecar, server: &str, tool: &str, args: Value) -> (String, bool) {
-    let mut camel = String::new();
-    for (i, part) in tool.split('_').enumerate() {
-        let mut chars = part.chars();
-        match chars.next() {
-            Some(c) if i > 0 => camel.extend(c.to_uppercase().chain(chars)),
-            _ => camel.push_str(part),
-        }
-    }
-    let r = s.ok_past_notes("tool/invoke", json!({"name": format!("mcp__{server}__{camel}"), "arguments": args}));
+    let r = s.ok_past_notes("tool/invoke", json!({"name": format!("mcp__{server}__{}", camel(tool)), "arguments": args}));
     let text = r["output"]["value"].as_str().map(str::to_owned).unwrap_or_else(|| r["output"]["value"].to_string());
     (text, r["isError"] == true)
 }
@@ -196,4 +188,28 @@ fn a_server_that_dies_of_its_sandbox_says_what_was_denied() {
     let needy = wait_state(&mut s, "needy", "ready");
     assert!(needy["sandbox"]["readable"].as_array().unwrap().contains(&json!("~/.ssh/id_ed25519")), "{needy}");
     s.shutdown();
+}
+
+#[test]
+fn the_gateway_confines_its_servers_alike() {
+    let home = Home::new();
+    let config = json!({"servers": [escape_server("jail", json!({"network": false}), &[])], "gateway": {"defer": "never"}});
+    let path = support::gateway::write_config(home.dir.path(), &config);
+    let mut c = support::gateway::spawn(&path, &[], &[("HOME", home.str())]);
+    let r = c.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}));
+    assert!(r.get("result").is_some(), "{r}");
+    c.notify("notifications/initialized", json!({}));
+    let mut refused = |tool: &str, args: Value, why: &str| {
+        let r = c.call(&format!("mcp__jail__{}", camel(tool)), args.clone());
+        let text = support::gateway::text(&r);
+        assert!(r["isError"] == true && text.contains("refused") && text.contains(why), "{tool} {args}: {r}");
+    };
+    refused("read_file", json!({"path": home.path(".ssh/id_ed25519")}), "Permission denied");
+    refused("write_file", json!({"path": home.path(".bashrc")}), "Permission denied");
+    refused("read_environ", json!({}), "Permission denied");
+    refused("signal", json!({}), "Operation not permitted");
+    // The gateway lives on and the server still serves.
+    let r = c.call("mcp__jail__echo", json!({"after": "all that"}));
+    assert_eq!(r["isError"], false, "{r}");
+    assert!(c.finish().success());
 }
