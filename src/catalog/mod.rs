@@ -67,7 +67,7 @@ pub use error::CatalogError;
 pub use policy::{ApprovalHints, ApprovalPolicy, Trust};
 pub use status::{CatalogEvent, HeldTools, ServerState, ServerStatus};
 // The sandbox of a stdio server, as each face configures and shows it.
-pub use crate::confine::{Policy as SandboxPolicy, Sandbox, SandboxReport, SandboxState};
+pub use crate::confine::{Sandbox, SandboxLimits, SandboxPolicy, SandboxReport, SandboxState};
 pub use tool::{ListState, ListToolsResult, McpTool};
 pub use elicit::{AskHost, ElicitAction, ElicitMode, ElicitParams, ElicitResult, HostAsks, Root, RootsParams, RootsResult, SampleParams};
 pub use mrtr::{Answer, Inputs, Retry};

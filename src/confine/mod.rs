@@ -17,7 +17,7 @@
 //! - A user namespace mapping only the user's own ids, so `RLIMIT_NPROC` counts the server's
 //!   processes alone; with `network: false`, a network namespace with no interface up, and
 //!   Landlock's TCP rules (ABI 4) denying bind and connect.
-//! - Limits: writable memory (`RLIMIT_DATA`: what a process really allocates, not the address
+//! - SandboxLimits: writable memory (`RLIMIT_DATA`: what a process really allocates, not the address
 //!   space V8 and glibc reserve), processes, open files, CPU seconds, and no core dumps.
 //!
 //! Invariants: an explicit `sandbox` (true or an object) is a demand: when the kernel cannot
@@ -47,13 +47,13 @@ pub use profile::Launch;
 #[serde(untagged)]
 pub enum Sandbox {
     Switch(bool),
-    Policy(Policy),
+    Policy(SandboxPolicy),
 }
 
 /// The default profile, widened by `read`/`write` and narrowed by `network` and the limits.
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Policy {
+pub struct SandboxPolicy {
     /// More paths the server may read (absolute, or `~/...`), beneath each one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read: Vec<String>,
@@ -63,18 +63,18 @@ pub struct Policy {
     /// `false`: no network at all (a network namespace of its own, no TCP bind or connect).
     #[serde(default = "yes")]
     pub network: bool,
-    /// Limits narrower or wider than the default ones.
-    #[serde(default, skip_serializing_if = "Limits::is_unset")]
-    pub limits: Limits,
+    /// SandboxLimits narrower or wider than the default ones.
+    #[serde(default, skip_serializing_if = "SandboxLimits::is_unset")]
+    pub limits: SandboxLimits,
 }
 
 fn yes() -> bool {
     true
 }
 
-impl Default for Policy {
+impl Default for SandboxPolicy {
     fn default() -> Self {
-        Policy { read: vec![], write: vec![], network: true, limits: Limits::default() }
+        SandboxPolicy { read: vec![], write: vec![], network: true, limits: SandboxLimits::default() }
     }
 }
 
@@ -105,7 +105,7 @@ pub struct SandboxReport {
     pub writable: Vec<String>,
     /// Whether the server has a network.
     pub network: bool,
-    pub limits: Limits,
+    pub limits: SandboxLimits,
     /// Whether the server may write core dumps (never when confined: a core holds its memory).
     pub core_dumps: bool,
     /// The kernel's Landlock ABI version (0: none).
@@ -126,7 +126,7 @@ pub enum SandboxState {
 /// Resource limits of a confined server (absent: none, or in a policy the default).
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Limits {
+pub struct SandboxLimits {
     /// Writable memory in MiB (`RLIMIT_DATA`: what is allocated, not the address space a
     /// runtime reserves); default 2048.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -144,9 +144,9 @@ pub struct Limits {
     pub cpu_seconds: Option<u64>,
 }
 
-impl Limits {
+impl SandboxLimits {
     fn is_unset(&self) -> bool {
-        *self == Limits::default()
+        *self == SandboxLimits::default()
     }
 }
 
@@ -227,9 +227,9 @@ fn plan(sandbox: Option<&Sandbox>, launch: &Launch) -> Plan {
         Some(Sandbox::Switch(false)) => {
             return Plan { report: off(k, "sandbox: false in the configuration".into()), grants: vec![], namespaces: false }
         }
-        Some(Sandbox::Switch(true)) => (Policy::default(), true),
+        Some(Sandbox::Switch(true)) => (SandboxPolicy::default(), true),
         Some(Sandbox::Policy(p)) => (p.clone(), true),
-        None => (Policy::default(), false),
+        None => (SandboxPolicy::default(), false),
     };
     let mut missing = Vec::new();
     if k.abi.0 == 0 {
@@ -263,7 +263,7 @@ fn plan(sandbox: Option<&Sandbox>, launch: &Launch) -> Plan {
     let shown = |w: bool| grants.list.iter().filter(|g| g.writable == w && g.path.exists()).map(|g| g.shown.clone()).collect();
     let namespaces = k.user_namespaces;
     let asked = policy.limits;
-    let limits = Limits {
+    let limits = SandboxLimits {
         memory_mb: Some(asked.memory_mb.unwrap_or(DEFAULT_MEMORY_MB)),
         processes: namespaces.then(|| asked.processes.unwrap_or(DEFAULT_PROCESSES)),
         open_files: Some(asked.open_files.unwrap_or(DEFAULT_OPEN_FILES)),
@@ -291,7 +291,7 @@ fn off(k: Kernel, why: String) -> SandboxReport {
         readable: vec![],
         writable: vec![],
         network: true,
-        limits: Limits::default(),
+        limits: SandboxLimits::default(),
         core_dumps: true,
         landlock_abi: k.abi.0,
     }

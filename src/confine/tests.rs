@@ -87,7 +87,7 @@ fn a_confined_process_cannot_read_the_home_but_can_use_tmp() {
     let (ok, err) = confined(&Sandbox::Switch(true), home.path().to_str().unwrap(), "echo x > /tmp/toolreg-confine-$$ && rm /tmp/toolreg-confine-$$", &secret);
     assert!(ok, "{err}");
     // Widened for one path: readable.
-    let policy = Sandbox::Policy(Policy { read: vec![secret_dir.path().to_str().unwrap().to_owned()], ..Policy::default() });
+    let policy = Sandbox::Policy(SandboxPolicy { read: vec![secret_dir.path().to_str().unwrap().to_owned()], ..SandboxPolicy::default() });
     let (ok, err) = confined(&policy, home.path().to_str().unwrap(), "cat \"$SECRET\"", &secret);
     assert!(ok, "{err}");
 }
