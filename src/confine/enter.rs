@@ -35,8 +35,14 @@ impl Namespaces {
     }
 }
 
+/// `setrlimit`'s resource type: glibc names its own, musl takes an int.
+#[cfg(target_env = "gnu")]
+pub type Resource = libc::__rlimit_resource_t;
+#[cfg(not(target_env = "gnu"))]
+pub type Resource = libc::c_int;
+
 pub struct Prepared {
-    pub limits: Vec<(libc::__rlimit_resource_t, u64)>,
+    pub limits: Vec<(Resource, u64)>,
     pub namespaces: Option<Namespaces>,
     pub ruleset: Option<Ruleset>,
 }
