@@ -213,3 +213,19 @@ fn the_gateway_confines_its_servers_alike() {
     assert_eq!(r["isError"], false, "{r}");
     assert!(c.finish().success());
 }
+
+#[test]
+fn a_server_killed_by_its_limits_mid_call_says_so() {
+    let home = Home::new();
+    let mut s = Sidecar::spawn_with(&[], &[("HOME", home.str())]);
+    s.ok("initialize", json!({}));
+    s.ok("catalog/setServers", json!({"servers": [escape_server("hog", json!({"limits": {"cpuSeconds": 1}}), &[])]}));
+    let hog = wait_state(&mut s, "hog", "ready");
+    assert_eq!(hog["sandbox"]["limits"]["cpuSeconds"], 1, "{hog}");
+    s.ok_past_notes("registry/syncMcp", json!({}));
+    // The kernel stops it at one CPU second: the answer says so, not a bare "connection closed".
+    let r = s.request("tool/invoke", json!({"name": "mcp__hog__spin", "arguments": {"seconds": 60}}));
+    let text = r.to_string();
+    assert!(text.contains("SIGXCPU") && text.contains("it ran in a sandbox") && text.contains("1 CPU seconds"), "{r}");
+    s.shutdown();
+}

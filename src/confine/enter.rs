@@ -42,7 +42,8 @@ pub type Resource = libc::__rlimit_resource_t;
 pub type Resource = libc::c_int;
 
 pub struct Prepared {
-    pub limits: Vec<(Resource, u64)>,
+    /// (resource, soft, hard).
+    pub limits: Vec<(Resource, u64, u64)>,
     pub namespaces: Option<Namespaces>,
     pub ruleset: Option<Ruleset>,
 }
@@ -51,8 +52,8 @@ impl Prepared {
     /// Runs in the child. Async-signal-safe: it reads what the parent built and makes syscalls.
     pub fn enter(&self) -> std::io::Result<()> {
         let fail = || Err(std::io::Error::last_os_error());
-        for &(resource, value) in &self.limits {
-            let limit = libc::rlimit { rlim_cur: value, rlim_max: value };
+        for &(resource, soft, hard) in &self.limits {
+            let limit = libc::rlimit { rlim_cur: soft, rlim_max: hard };
             // SAFETY: a plain syscall on a stack value.
             if unsafe { libc::setrlimit(resource, &limit) } != 0 {
                 return fail();

@@ -339,12 +339,13 @@ fn build(plan: Plan) -> Result<Confinement, SandboxReport> {
         }
     }
     let l = report.limits;
-    let mut limits = vec![(libc::RLIMIT_CORE, 0)];
+    let mut limits = vec![(libc::RLIMIT_CORE, 0, 0)];
     let mib = |m: u64| m.saturating_mul(1 << 20);
-    limits.extend(l.memory_mb.map(|m| (libc::RLIMIT_DATA, mib(m))));
-    limits.extend(l.processes.map(|n| (libc::RLIMIT_NPROC, n)));
-    limits.extend(l.open_files.map(|n| (libc::RLIMIT_NOFILE, n)));
-    limits.extend(l.cpu_seconds.map(|n| (libc::RLIMIT_CPU, n)));
+    limits.extend(l.memory_mb.map(|m| (libc::RLIMIT_DATA, mib(m), mib(m))));
+    limits.extend(l.processes.map(|n| (libc::RLIMIT_NPROC, n, n)));
+    limits.extend(l.open_files.map(|n| (libc::RLIMIT_NOFILE, n, n)));
+    // SIGXCPU at the limit (a server may catch it and finish), SIGKILL a second later.
+    limits.extend(l.cpu_seconds.map(|n| (libc::RLIMIT_CPU, n, n.saturating_add(1))));
     let namespaces = plan.namespaces.then(|| enter::Namespaces::new(!report.network));
     let prepared = enter::Prepared { limits, namespaces, ruleset: Some(ruleset) };
     Ok(Confinement { report, prepared: Some(prepared) })
