@@ -12,7 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ ! -f tests/reference-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js ]; then
+if [ ! -f tests/reference-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js ] \
+  || [ ! -f tests/reference-servers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js ]; then
   npm ci --prefix tests/reference-servers --no-audit --no-fund
 fi
 if ! python3 -c "import mcp_server_time; from importlib.metadata import version; assert version('mcp') == '2.3.0'" 2>/dev/null; then

@@ -6,6 +6,7 @@ pub mod apps;
 pub mod approval;
 pub mod catalog;
 pub mod code_mode;
+pub mod confine;
 pub mod embed;
 pub mod exposition;
 pub mod gateway;

@@ -112,8 +112,9 @@ fn check_prints_a_row_per_server_and_fails_when_one_is_unusable() {
     assert_eq!(code, Some(0), "{table}");
     assert!(table.starts_with("SERVER  "), "{table}");
     let fx: Vec<&str> = row(&table, "fx").split_whitespace().collect();
-    // id, state, protocol, tools (two and echo, ...), held, needs auth, error
-    assert_eq!((fx[1], fx[5], fx[6]), ("ready", "no", "-"), "{table}");
+    // id, state, protocol, tools (two and echo, ...), held, needs auth, sandbox, error
+    assert_eq!((fx[1], fx[5], fx[6], fx[7]), ("ready", "no", "enforced", "-"), "{table}");
+    assert!(table.contains("\nfx: sandbox enforced (Landlock ABI "), "{table}");
     assert!(fx[2].starts_with("20"), "{table}");
     assert!(fx[3].parse::<usize>().unwrap() >= 2, "{table}");
     assert!(row(&table, "off").contains("disabled"), "{table}");

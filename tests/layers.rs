@@ -14,6 +14,7 @@ const ORDER: &[&str] = &[
     "secret",
     "invisible",
     "os",
+    "confine",
     "output",
     "approval",
     "validate",
@@ -49,9 +50,10 @@ const DOMAIN: &[&str] = &[
 const BOUNDARY: &[&str] = &["protocol", "server", "transport", "gateway"];
 /// The two faces over the core: neither reaches into the other; what both need sits below them.
 const FACES: (&str, &str) = ("server", "gateway");
-/// The leaves the catalog may name: secrets, hidden text, and what a tool's `_meta` says of
-/// its view (`apps`, plain data read from a server's list).
-const CATALOG_MAY_NAME: &[&str] = &["secret", "invisible", "apps"];
+/// The leaves the catalog may name: secrets, hidden text, the confinement of the servers it
+/// starts (`confine`), and what a tool's `_meta` says of its view (`apps`, plain data read
+/// from a server's list).
+const CATALOG_MAY_NAME: &[&str] = &["secret", "invisible", "confine", "apps"];
 /// What a face may name besides the service (`service`), through which it reaches the domain:
 /// - `catalog`: the connection to the servers, which each face configures from its own
 ///   settings and whose status, pins and authorization each presents in its own protocol;

@@ -32,7 +32,6 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
 use crate::secret::redactor::{self, Redactor};
-use crate::secret::Secret;
 
 /// The signals `kill_group` sends (Unix values; ignored where there are no signals).
 #[cfg(unix)]
@@ -50,15 +49,25 @@ pub(crate) struct ChildProc {
 }
 
 impl ChildProc {
-    /// Take ownership: a task reaps the child and publishes why it exited.
-    pub fn own(mut child: tokio::process::Child) -> Self {
+    /// Take ownership: a task reaps the child and publishes why it exited; for a confined
+    /// server, with the sandbox in force and the last denial it printed (`Denials`), so a
+    /// server that dies of its sandbox is not a bare "exited".
+    pub fn own(mut child: tokio::process::Child, confined: Option<(String, Denials)>) -> Self {
         let pgid = child.id().map(|p| p as i32).unwrap_or(0);
         let (exit_tx, exited) = watch::channel(None);
         tokio::spawn(async move {
-            let text = match child.wait().await {
+            let mut text = match child.wait().await {
                 Ok(s) => format!("server process exited ({s})"),
                 Err(e) => format!("server process lost: {e}"),
             };
+            if let Some((policy, denials)) = confined {
+                // Its last stderr lines may still be in the pipe: give them a moment.
+                let _ = tokio::time::timeout(std::time::Duration::from_millis(300), denials.done.notified()).await;
+                match super::lock(&denials.last).clone() {
+                    Some(line) => text.push_str(&format!("; denied by its sandbox: {line} (sandbox {policy})")),
+                    None => text.push_str(&format!("; it ran in a sandbox: {policy}")),
+                }
+            }
             let _ = exit_tx.send(Some(text));
         });
         ChildProc { pgid, exited }
@@ -225,13 +234,20 @@ fn spawner() -> &'static std::sync::mpsc::Sender<SpawnJob> {
     })
 }
 
+/// Starts a stdio server, confined as its configuration says (`confine`); the child and the
+/// sandbox report. A sandbox the configuration asks for and the kernel cannot give is an `Err`
+/// naming why: the server is not started.
 pub(crate) async fn spawn(
-    server_id: &str,
-    command: &str,
-    args: &[String],
-    env: &std::collections::BTreeMap<String, Secret>,
-    cwd: Option<&str>,
-) -> Result<tokio::process::Child, String> {
+    config: &super::config::ServerConfig,
+) -> Result<(tokio::process::Child, crate::confine::SandboxReport), String> {
+    let super::config::Transport::Stdio { command, args, env, cwd } = &config.transport else {
+        return Err("not a stdio server".into());
+    };
+    let (server_id, cwd) = (config.id.as_str(), cwd.as_deref());
+    let launch = config.launch().ok_or("not a stdio server")?;
+    let confinement = crate::confine::prepare(config.sandbox.as_ref(), &launch)
+        .map_err(|report| format!("sandbox {}", report.summary()))?;
+    let report = confinement.report.clone();
     let mut cmd = tokio::process::Command::new(command);
     cmd.args(args)
         .envs(env.iter().map(|(k, v)| (k, v.expose())))
@@ -243,6 +259,11 @@ pub(crate) async fn spawn(
     cmd.process_group(0);
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
+    }
+    #[cfg(unix)]
+    if confinement.enforced() {
+        // SAFETY: `enter` only makes syscalls on what `prepare` built (confine/enter.rs).
+        unsafe { cmd.pre_exec(move || confinement.enter()) };
     }
     #[cfg(target_os = "linux")]
     {
@@ -261,7 +282,7 @@ pub(crate) async fn spawn(
             });
         }
     }
-    tracing::info!(server = server_id, command, ?args, env_keys = ?env.keys().collect::<Vec<_>>(), "starting MCP server");
+    tracing::info!(server = server_id, command, ?args, env_keys = ?env.keys().collect::<Vec<_>>(), sandbox = %report.summary(), "starting MCP server");
     let runtime = tokio::runtime::Handle::current();
     let (tx, rx) = tokio::sync::oneshot::channel();
     let job: SpawnJob = Box::new(move || {
@@ -276,9 +297,33 @@ pub(crate) async fn spawn(
     });
     spawner().send(job).map_err(|_| "spawner thread is gone".to_owned())?;
     match rx.await {
-        Ok(Ok(child)) => Ok(child),
+        Ok(Ok(child)) => Ok((child, report)),
+        Ok(Err(e)) if report.state == crate::confine::SandboxState::Enforced => {
+            Err(format!("cannot start `{command}` in its sandbox: {e} (sandbox {})", report.summary()))
+        }
         Ok(Err(e)) => Err(format!("cannot start `{command}`: {e}")),
         Err(_) => Err("spawner thread dropped the request".into()),
+    }
+}
+
+/// The last line a confined server wrote on stderr that reads as a refusal (EACCES, EPERM,
+/// ENETUNREACH...), redacted as the log is; `done` fires when its stderr ends.
+#[derive(Clone, Default)]
+pub(crate) struct Denials {
+    last: std::sync::Arc<std::sync::Mutex<Option<String>>>,
+    done: std::sync::Arc<tokio::sync::Notify>,
+}
+
+/// Words with which programs report what a sandbox refused (libc's `strerror`, Node's codes).
+const DENIAL_WORDS: &[&str] =
+    &["Permission denied", "Operation not permitted", "EACCES", "EPERM", "Network is unreachable", "ENETUNREACH", "Resource temporarily unavailable", "Cannot allocate memory", "ENOMEM"];
+
+impl Denials {
+    fn note(&self, line: &str) {
+        if DENIAL_WORDS.iter().any(|w| line.contains(w)) {
+            let cut: String = line.chars().take(300).collect();
+            *super::lock(&self.last) = Some(cut);
+        }
     }
 }
 
@@ -287,7 +332,7 @@ const MAX_LOGGED_LINE: usize = 4096;
 
 /// `redactor` (the server's secret values) stays registered until the child's stderr ends: the
 /// log writer redacts them from every line, this one included.
-pub(crate) async fn forward_stderr(server_id: String, mut stderr: tokio::process::ChildStderr, _redactor: Redactor) {
+pub(crate) async fn forward_stderr(server_id: String, mut stderr: tokio::process::ChildStderr, _redactor: Redactor, denials: Denials) {
     // Keep draining to EOF whatever the bytes are: a child blocked on a full stderr pipe hangs.
     // Read in fixed chunks, never "until newline": a server writing gigabytes without one
     // must not grow our memory. A line is joined across chunks before it is logged, so a secret
@@ -298,6 +343,7 @@ pub(crate) async fn forward_stderr(server_id: String, mut stderr: tokio::process
     let log = |line: &[u8], dropped: usize| {
         let text = String::from_utf8_lossy(whole_chars(line, dropped > 0));
         let text = redactor::logged(text.trim_end());
+        denials.note(&text);
         if dropped > 0 {
             // The line was cut: its tail may be the start of a secret whose rest was dropped.
             let kept = redactor::cut_partial(&text);
@@ -327,6 +373,7 @@ pub(crate) async fn forward_stderr(server_id: String, mut stderr: tokio::process
     if !line.is_empty() || dropped > 0 {
         log(&line, dropped);
     }
+    denials.done.notify_one();
 }
 
 /// `line` without a last character that the cap cut in two (it would decode as U+FFFD and hide

@@ -51,6 +51,12 @@ pub struct ServerConfig {
     /// The MCP revision to speak with the server; see `ProtocolChoice`.
     #[serde(default, skip_serializing_if = "ProtocolChoice::is_auto")]
     pub protocol_version: ProtocolChoice,
+    /// A stdio server's confinement (Linux: Landlock, namespaces, limits): `true` the default
+    /// profile, `false` none, or a policy widening or narrowing it. Absent: the default profile
+    /// where the kernel can give it, else none; `catalog/status` says which (`sandbox`).
+    /// Ignored for `http` servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::confine::Sandbox>,
 }
 
 /// `auto` (default): ask the server (`server/discover`) and speak 2026-07-28 if it can, else
@@ -95,6 +101,13 @@ pub enum Transport {
 }
 
 impl ServerConfig {
+    /// How a stdio server is started, as the sandbox's profile needs it; `None` for HTTP.
+    pub(crate) fn launch(&self) -> Option<crate::confine::Launch<'_>> {
+        let Transport::Stdio { command, args, env, cwd } = &self.transport else { return None };
+        let env = env.iter().map(|(k, v)| (k.as_str(), v.expose())).collect();
+        Some(crate::confine::Launch { command, args, env, cwd: cwd.as_deref() })
+    }
+
     /// Whether a call to `tool` waits for the user under this configuration.
     pub fn asks_approval(&self, tool: &str, annotations: Option<&Value>) -> bool {
         self.approval.asks(&self.approval_tools, tool, annotations)

@@ -66,6 +66,8 @@ pub use call::CallRequest;
 pub use error::CatalogError;
 pub use policy::{ApprovalHints, ApprovalPolicy, Trust};
 pub use status::{CatalogEvent, HeldTools, ServerState, ServerStatus};
+// The sandbox of a stdio server, as each face configures and shows it.
+pub use crate::confine::{Sandbox, SandboxLimits, SandboxPolicy, SandboxReport, SandboxState};
 pub use tool::{ListState, ListToolsResult, McpTool};
 pub use elicit::{AskHost, ElicitAction, ElicitMode, ElicitParams, ElicitResult, HostAsks, Root, RootsParams, RootsResult, SampleParams};
 pub use mrtr::{Answer, Inputs, Retry};
@@ -129,8 +131,8 @@ impl Catalog {
     }
 
     /// Replace the configured set. Unchanged servers keep their session; a changed name or
-    /// tool filter is applied in place; a changed transport (credentials included) or `enabled`
-    /// restarts the server, keeping its list when the identity (the transport without
+    /// tool filter is applied in place; a changed transport (credentials included), `sandbox`
+    /// or `enabled` restarts the server, keeping its list when the identity (the transport without
     /// credentials) is the same. Never waits for a server.
     ///
     /// A new server's last-known-good list and pins are read from `cacheDir` before this
@@ -156,7 +158,8 @@ impl Catalog {
                         if s.enabled() == cfg.enabled
                             && s.config().transport == cfg.transport
                             && s.config().oauth == cfg.oauth
-                            && s.config().protocol_version == cfg.protocol_version =>
+                            && s.config().protocol_version == cfg.protocol_version
+                            && s.config().sandbox == cfg.sandbox =>
                     {
                         s.set_config(cfg);
                         s

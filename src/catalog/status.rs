@@ -36,6 +36,11 @@ pub struct ServerStatus {
     /// is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
+    /// A stdio server's confinement: enforced (and how), off (and why), or refused (the
+    /// configuration asks for what the kernel cannot give; the server is not started).
+    /// Absent for HTTP and disabled servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::confine::SandboxReport>,
 }
 
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]

@@ -6,7 +6,7 @@
 //! are the catalog's, already redacted (`ServerConfig::redact`), cut to one short line.
 
 use super::config::GatewayConfig;
-use crate::catalog::{Catalog, CatalogOptions, ServerState, ServerStatus};
+use crate::catalog::{Catalog, CatalogOptions, SandboxReport, SandboxState, ServerState, ServerStatus};
 use std::time::Duration;
 
 /// Per server: spawn or connect, handshake and the first `tools/list`.
@@ -22,6 +22,8 @@ pub struct Row {
     pub tools: Option<usize>,
     pub held: usize,
     pub error: Option<String>,
+    /// A stdio server's confinement (`catalog/status`'s `sandbox`).
+    pub sandbox: Option<SandboxReport>,
 }
 
 impl Row {
@@ -58,10 +60,10 @@ async fn row(catalog: &Catalog, id: &str) -> Row {
     let done = tokio::time::timeout(TIMEOUT, catalog.refresh(id)).await;
     let status = catalog.server_status(id).ok();
     let mut row = match status {
-        Some(ServerStatus { state, protocol_version, tool_count, error, .. }) => {
-            Row { id: id.to_string(), state, protocol: protocol_version, tools: tool_count, held: 0, error }
+        Some(ServerStatus { state, protocol_version, tool_count, error, sandbox, .. }) => {
+            Row { id: id.to_string(), state, protocol: protocol_version, tools: tool_count, held: 0, error, sandbox }
         }
-        None => Row { id: id.to_string(), state: ServerState::Error, protocol: None, tools: None, held: 0, error: None },
+        None => Row { id: id.to_string(), state: ServerState::Error, protocol: None, tools: None, held: 0, error: None, sandbox: None },
     };
     if done.is_err() {
         row.state = ServerState::Error;
@@ -77,11 +79,12 @@ impl Report {
         self.rows.iter().all(Row::usable)
     }
 
-    /// The table, then a line that says whether the gateway can serve every server.
+    /// The table, each stdio server's sandbox in full, then a line that says whether the
+    /// gateway can serve every server.
     pub fn render(&self) -> String {
-        let head = ["SERVER", "STATE", "PROTOCOL", "TOOLS", "HELD", "NEEDS AUTH", "ERROR"].map(String::from);
-        let cells: Vec<[String; 7]> = std::iter::once(head).chain(self.rows.iter().map(cells)).collect();
-        let mut width = [0; 6];
+        let head = ["SERVER", "STATE", "PROTOCOL", "TOOLS", "HELD", "NEEDS AUTH", "SANDBOX", "ERROR"].map(String::from);
+        let cells: Vec<[String; 8]> = std::iter::once(head).chain(self.rows.iter().map(cells)).collect();
+        let mut width = [0; 7];
         for row in &cells {
             for (w, c) in width.iter_mut().zip(row) {
                 *w = (*w).max(c.chars().count());
@@ -93,9 +96,14 @@ impl Report {
             for (w, c) in width.iter().zip(row) {
                 line.push_str(&format!("{c:<w$}  "));
             }
-            line.push_str(&row[6]);
+            line.push_str(&row[7]);
             out.push_str(line.trim_end());
             out.push('\n');
+        }
+        let sandboxes: Vec<String> = self.rows.iter().filter_map(|r| Some(format!("{}: sandbox {}\n", r.id, r.sandbox.as_ref()?.summary()))).collect();
+        if !sandboxes.is_empty() {
+            out.push('\n');
+            out.extend(sandboxes);
         }
         let bad = self.rows.iter().filter(|r| !r.usable()).count();
         let enabled = self.rows.iter().filter(|r| r.state != ServerState::Disabled).count();
@@ -107,7 +115,7 @@ impl Report {
     }
 }
 
-fn cells(r: &Row) -> [String; 7] {
+fn cells(r: &Row) -> [String; 8] {
     let state = serde_json::to_value(r.state).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
     let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
     let enabled = r.state != ServerState::Disabled;
@@ -118,8 +126,13 @@ fn cells(r: &Row) -> [String; 7] {
         or_dash(r.tools.map(|n| n.to_string())),
         if enabled { r.held.to_string() } else { "-".into() },
         if r.state == ServerState::NeedsAuth { "yes" } else { "no" }.into(),
+        or_dash(r.sandbox.as_ref().map(|s| state_word(s.state))),
         or_dash(r.error.as_deref().map(short)),
     ]
+}
+
+fn state_word(s: SandboxState) -> String {
+    serde_json::to_value(s).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
 }
 
 /// The first line, at most `ERROR_CHARS` characters.
@@ -145,6 +158,7 @@ mod tests {
             tools: ready.then_some(3),
             held: usize::from(ready),
             error: error.map(String::from),
+            sandbox: None,
         }
     }
 
@@ -154,16 +168,16 @@ mod tests {
         assert!(good.usable());
         assert_eq!(
             good.render(),
-            "SERVER  STATE     PROTOCOL    TOOLS  HELD  NEEDS AUTH  ERROR\n\
-             fx      ready     2025-11-25  3      1     no          -\n\
-             off     disabled  -           -      -     no          -\n\
+            "SERVER  STATE     PROTOCOL    TOOLS  HELD  NEEDS AUTH  SANDBOX  ERROR\n\
+             fx      ready     2025-11-25  3      1     no          -        -\n\
+             off     disabled  -           -      -     no          -        -\n\
              \n1 enabled server(s), all usable\n"
         );
         let long = format!("spawn failed\n{}", "x".repeat(300));
         let bad = Report { rows: vec![row("gh", ServerState::NeedsAuth, Some("authorize first")), row("dead", ServerState::Error, Some(&long))] };
         assert!(!bad.usable());
         let text = bad.render();
-        assert!(text.contains("gh      needsAuth  -         -      0     yes         authorize first\n"), "{text}");
+        assert!(text.contains("gh      needsAuth  -         -      0     yes         -        authorize first\n"), "{text}");
         assert!(text.contains("  spawn failed\n") && !text.contains("xxx"), "{text}");
         assert!(text.ends_with("2 of 2 enabled server(s) not usable\n"), "{text}");
         let cut = super::short(&"y".repeat(300));

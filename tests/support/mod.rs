@@ -72,6 +72,19 @@ pub fn reference_server(pkg: &str) -> String {
     p.to_string_lossy().into_owned()
 }
 
+/// A server's tool name as the wire name spells it (camelCase: `read_file` is `readFile`).
+pub fn camel(tool: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in tool.split('_').enumerate() {
+        let mut chars = part.chars();
+        match chars.next() {
+            Some(c) if i > 0 => out.extend(c.to_uppercase().chain(chars)),
+            _ => out.push_str(part),
+        }
+    }
+    out
+}
+
 pub fn fixtures() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
 }

@@ -114,9 +114,52 @@ class ServerStatus(_ServerStatusRequired, total=False):
     protocolVersion: Union[str, None]
     """The MCP revision of the live session (`2025-11-25`, `2026-07-28`); absent while there
     is none."""
+    sandbox: Union["SandboxReport", None]
+    """A stdio server's confinement: enforced (and how), off (and why), or refused (the
+    configuration asks for what the kernel cannot give; the server is not started).
+    Absent for HTTP and disabled servers."""
 
 
 ServerState = Union[Literal["connecting", "ready", "error", "disabled"], Literal["needsAuth"]]
+
+
+class _SandboxReportRequired(TypedDict):
+    state: "SandboxState"
+    network: bool
+    """Whether the server has a network."""
+    limits: "SandboxLimits"
+    coreDumps: bool
+    """Whether the server may write core dumps (never when confined: a core holds its memory)."""
+    landlockAbi: int
+    """The kernel's Landlock ABI version (0: none)."""
+
+
+class SandboxReport(_SandboxReportRequired, total=False):
+    """What confines a server, as `catalog/status` and `toolreg mcp --check` show it."""
+    notes: list[str]
+    """Why it is off or refused, what the kernel could not give, named paths left closed."""
+    readable: list[str]
+    """Paths readable (beneath each); an env value is shown as `$KEY`."""
+    writable: list[str]
+    """Paths readable and writable (beneath each)."""
+
+
+SandboxState = Union[Literal["enforced"], Literal["off"], Literal["refused"]]
+
+
+class SandboxLimits(TypedDict, total=False):
+    """Resource limits of a confined server (absent: none, or in a policy the default)."""
+    memoryMb: Union[int, None]
+    """Writable memory in MiB (`RLIMIT_DATA`: what is allocated, not the address space a
+    runtime reserves); default 2048."""
+    processes: Union[int, None]
+    """Processes and threads at once (`RLIMIT_NPROC`, counted in the server's own user
+    namespace); default 256."""
+    openFiles: Union[int, None]
+    """Open files (`RLIMIT_NOFILE`); default 4096."""
+    cpuSeconds: Union[int, None]
+    """CPU seconds over the server's whole life (`RLIMIT_CPU`); default none, since a server
+    lives as long as toolreg does."""
 
 
 class _ClientInfoRequired(TypedDict):
@@ -1132,6 +1175,24 @@ class SampleParams(_SampleParamsRequired, total=False):
     tool: Union[str, None]
 
 
+# A stdio server's confinement: `true` (the default profile), `false` (none), or a policy
+# that widens or narrows the default profile. Absent: the default profile where the kernel
+# supports it (Linux with Landlock), else none, as `catalog/status` says.
+Sandbox = Union[bool, "SandboxPolicy"]
+
+
+class SandboxPolicy(TypedDict, total=False):
+    """The default profile, widened by `read`/`write` and narrowed by `network` and the limits."""
+    read: list[str]
+    """More paths the server may read (absolute, or `~/...`), beneath each one."""
+    write: list[str]
+    """More paths the server may read and write (absolute, or `~/...`), beneath each one."""
+    network: bool
+    """`false`: no network at all (a network namespace of its own, no TCP bind or connect)."""
+    limits: "SandboxLimits"
+    """SandboxLimits narrower or wider than the default ones."""
+
+
 class SecretKeyParams(TypedDict):
     """`host/secrets/get` and `host/secrets/delete`. Keys look like `toolreg/oauth/<serverId>`."""
     key: str
@@ -1184,6 +1245,11 @@ class ServerConfig(_ServerConfigRequired, total=False):
     sidecar registers (client ID metadata document or dynamic registration)."""
     protocolVersion: "ProtocolChoice"
     """The MCP revision to speak with the server; see `ProtocolChoice`."""
+    sandbox: Union["Sandbox", None]
+    """A stdio server's confinement (Linux: Landlock, namespaces, limits): `true` the default
+    profile, `false` none, or a policy widening or narrowing it. Absent: the default profile
+    where the kernel can give it, else none; `catalog/status` says which (`sandbox`).
+    Ignored for `http` servers."""
 
 
 Transport = Union["TransportStdio", "TransportHttp"]

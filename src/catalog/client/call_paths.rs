@@ -31,6 +31,22 @@ impl Connection {
     /// requests (2025-11-25) or as input-required results (2026-07-28, `mrtr.rs`), which are
     /// asked of the host or, under `Inputs::PassThrough`, handed back as `Answer::InputRequired`.
     pub async fn call_tool(&self, request: CallRequest<'_>, limits: call::Limits, inputs: &mrtr::Inputs) -> Result<mrtr::Answer, CatalogError> {
+        match self.call_tool_rounds(request, limits, inputs).await {
+            Err(CatalogError::Closed(what)) if self.child.is_some() => Err(CatalogError::Closed(self.why_closed(what).await)),
+            other => other,
+        }
+    }
+
+    /// A call's session closed: when the process exited (or does within a moment), why, which
+    /// for a confined server names what its sandbox denied, not a bare "connection closed".
+    async fn why_closed(&self, what: String) -> String {
+        match tokio::time::timeout(std::time::Duration::from_millis(500), self.exited()).await {
+            Ok(why) => format!("{what} ({why})"),
+            Err(_) => what,
+        }
+    }
+
+    async fn call_tool_rounds(&self, request: CallRequest<'_>, limits: call::Limits, inputs: &mrtr::Inputs) -> Result<mrtr::Answer, CatalogError> {
         let CallRequest { tool, arguments, cancel, progress, call_id, .. } = request;
         let arguments = call::arguments(arguments)?;
         if cancel.is_cancelled() {

@@ -122,14 +122,16 @@ impl Open<'_> {
         let ms = self.timeout.as_millis();
         let timed_out = || Failed::Other(format!("initialize timed out after {ms} ms"));
         match &config.transport {
-            Transport::Stdio { command, args, env, cwd } => {
-                let mut child = child::spawn(&config.id, command, args, env, cwd.as_deref()).await?;
+            Transport::Stdio { .. } => {
+                let (mut child, sandbox) = child::spawn(config).await?;
                 let stdin = child.stdin.take().ok_or("child has no stdin")?;
                 let stdout = child.stdout.take().ok_or("child has no stdout")?;
+                let denials = child::Denials::default();
                 if let Some(stderr) = child.stderr.take() {
-                    tokio::spawn(child::forward_stderr(config.id.clone(), stderr, self.redactor.clone()));
+                    tokio::spawn(child::forward_stderr(config.id.clone(), stderr, self.redactor.clone(), denials.clone()));
                 }
-                let child = ChildProc::own(child);
+                let confined = (sandbox.state == crate::confine::SandboxState::Enforced).then(|| (sandbox.summary(), denials));
+                let child = ChildProc::own(child, confined);
                 let mut exited = child.exited.clone();
                 let transport = BoundedStdio::new(stdout, stdin, self.max_message_bytes);
                 let direct = transport.direct();
@@ -144,7 +146,15 @@ impl Open<'_> {
                 };
                 let service = match served {
                     Err(_) => return Err(timed_out()),
-                    Ok(Err(e)) => return Err(self.failed(&e)),
+                    Ok(Err(e)) => {
+                        // The pipe closing usually means the process is exiting: its exit (and,
+                        // confined, what its sandbox denied) says more than "connection closed".
+                        let grace = std::time::Duration::from_millis(500);
+                        if let Ok(Ok(why)) = tokio::time::timeout(grace, exited.wait_for(|e| e.is_some())).await {
+                            return Err(Failed::Other(format!("{} during initialize", why.clone().unwrap_or_default())));
+                        }
+                        return Err(self.failed(&e));
+                    }
                     Ok(Ok(s)) => s,
                 };
                 let mut connection = Connection::new(service, handler.clone(), Some(child), None);

@@ -110,6 +110,8 @@ pub(crate) struct Server {
     pub id: String,
     pub identity: String,
     config: Mutex<ServerConfig>,
+    /// `status`'s sandbox report for the current config, worked out at the first status.
+    sandbox: Mutex<Option<crate::confine::SandboxReport>>,
     pub data: Mutex<Data>,
     session: Mutex<Session>,
     stop: CancellationToken,
@@ -163,6 +165,7 @@ impl Server {
             id: config.id.clone(),
             identity,
             config: Mutex::new(config),
+            sandbox: Mutex::new(None),
             data: Mutex::new(data),
             session: Mutex::new(Session::Idle),
             stop,
@@ -234,6 +237,7 @@ impl Server {
     /// Display name, tool filters and trust change in place: they do not touch the connection.
     pub fn set_config(self: &Arc<Self>, config: ServerConfig) {
         *lock(&self.config) = config;
+        *lock(&self.sandbox) = None;
         let mut d = lock(&self.data);
         let persist_pins = self.reevaluate(&mut d);
         self.publish(&mut d, false);
@@ -253,7 +257,10 @@ impl Server {
     }
 
     pub fn status(&self) -> ServerStatus {
-        let name = lock(&self.config).name.clone();
+        let (name, sandbox) = {
+            let config = lock(&self.config);
+            (config.name.clone(), self.sandbox_report(&config))
+        };
         let protocol_version = match &*lock(&self.session) {
             Session::Live(conn) => Some(conn.protocol_version()),
             _ => None,
@@ -268,7 +275,16 @@ impl Server {
             refreshed_at: d.refreshed_at.clone(),
             cached: d.tools.is_some(),
             protocol_version,
+            sandbox,
         }
+    }
+
+    /// The sandbox a stdio server runs (or would run) under, worked out once per config
+    /// (`set_config` forgets it): it looks at the file system and the kernel.
+    fn sandbox_report(&self, config: &ServerConfig) -> Option<crate::confine::SandboxReport> {
+        let launch = config.launch().filter(|_| config.enabled)?;
+        let mut cached = lock(&self.sandbox);
+        Some(cached.get_or_insert_with(|| crate::confine::describe(config.sandbox.as_ref(), &launch)).clone())
     }
 
     fn publish(&self, d: &mut Data, tools_changed: bool) {

@@ -13,6 +13,7 @@ export type ApprovalDecision = 'approve' | 'deny';
 export type ApprovalPolicy = 'listed' | 'destructive' | 'always';
 export type McpMode = 'disabled' | 'auto' | 'manual';
 export type ServerState = ('connecting' | 'ready' | 'error' | 'disabled') | 'needsAuth';
+export type SandboxState = 'enforced' | 'off' | 'refused';
 /**
  * An Anthropic code execution tool that can call client tools (`allowed_callers`).
  */
@@ -156,6 +157,12 @@ export type Predicate =
  * `2026-07-28`: only `server/discover`; a server without it fails to connect.
  */
 export type ProtocolChoice = 'auto' | '2025-11-25' | '2026-07-28';
+/**
+ * A stdio server's confinement: `true` (the default profile), `false` (none), or a policy
+ * that widens or narrows the default profile. Absent: the default profile where the kernel
+ * supports it (Linux with Landlock), else none, as `catalog/status` says.
+ */
+export type Sandbox = boolean | SandboxPolicy;
 export type Transport =
   | {
       type: 'stdio';
@@ -279,6 +286,11 @@ export interface ProtocolTypes {
   RootsParams?: RootsParams;
   RootsResult?: RootsResult;
   SampleParams?: SampleParams;
+  Sandbox?: Sandbox;
+  SandboxLimits?: SandboxLimits;
+  SandboxPolicy?: SandboxPolicy;
+  SandboxReport?: SandboxReport;
+  SandboxState?: SandboxState;
   Scope?: Scope;
   SearchBy?: SearchBy;
   SearchSettings?: SearchSettings;
@@ -415,6 +427,67 @@ export interface ServerStatus {
    * is none.
    */
   protocolVersion?: string | null;
+  /**
+   * A stdio server's confinement: enforced (and how), off (and why), or refused (the
+   * configuration asks for what the kernel cannot give; the server is not started).
+   * Absent for HTTP and disabled servers.
+   */
+  sandbox?: SandboxReport | null;
+}
+/**
+ * What confines a server, as `catalog/status` and `toolreg mcp --check` show it.
+ */
+export interface SandboxReport {
+  state: SandboxState;
+  /**
+   * Why it is off or refused, what the kernel could not give, named paths left closed.
+   */
+  notes?: string[];
+  /**
+   * Paths readable (beneath each); an env value is shown as `$KEY`.
+   */
+  readable?: string[];
+  /**
+   * Paths readable and writable (beneath each).
+   */
+  writable?: string[];
+  /**
+   * Whether the server has a network.
+   */
+  network: boolean;
+  limits: SandboxLimits;
+  /**
+   * Whether the server may write core dumps (never when confined: a core holds its memory).
+   */
+  coreDumps: boolean;
+  /**
+   * The kernel's Landlock ABI version (0: none).
+   */
+  landlockAbi: number;
+}
+/**
+ * Resource limits of a confined server (absent: none, or in a policy the default).
+ */
+export interface SandboxLimits {
+  /**
+   * Writable memory in MiB (`RLIMIT_DATA`: what is allocated, not the address space a
+   * runtime reserves); default 2048.
+   */
+  memoryMb?: number | null;
+  /**
+   * Processes and threads at once (`RLIMIT_NPROC`, counted in the server's own user
+   * namespace); default 256.
+   */
+  processes?: number | null;
+  /**
+   * Open files (`RLIMIT_NOFILE`); default 4096.
+   */
+  openFiles?: number | null;
+  /**
+   * CPU seconds over the server's whole life (`RLIMIT_CPU`); default none, since a server
+   * lives as long as toolreg does.
+   */
+  cpuSeconds?: number | null;
 }
 export interface ClientInfo {
   name: string;
@@ -1457,6 +1530,24 @@ export interface SampleParams {
   request: unknown;
 }
 /**
+ * The default profile, widened by `read`/`write` and narrowed by `network` and the limits.
+ */
+export interface SandboxPolicy {
+  /**
+   * More paths the server may read (absolute, or `~/...`), beneath each one.
+   */
+  read?: string[];
+  /**
+   * More paths the server may read and write (absolute, or `~/...`), beneath each one.
+   */
+  write?: string[];
+  /**
+   * `false`: no network at all (a network namespace of its own, no TCP bind or connect).
+   */
+  network?: boolean;
+  limits?: SandboxLimits;
+}
+/**
  * `host/secrets/get` and `host/secrets/delete`. Keys look like `toolreg/oauth/<serverId>`.
  */
 export interface SecretKeyParams {
@@ -1507,6 +1598,13 @@ export interface ServerConfig {
    */
   oauth?: OAuthConfig | null;
   protocolVersion?: ProtocolChoice;
+  /**
+   * A stdio server's confinement (Linux: Landlock, namespaces, limits): `true` the default
+   * profile, `false` none, or a policy widening or narrowing it. Absent: the default profile
+   * where the kernel can give it, else none; `catalog/status` says which (`sandbox`).
+   * Ignored for `http` servers.
+   */
+  sandbox?: Sandbox | null;
 }
 export interface ServerIdParams {
   serverId: string;
