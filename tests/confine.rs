@@ -123,8 +123,10 @@ fn a_confined_server_is_refused_every_escape_and_harms_no_one() {
     refused(&mut s, "jail", "read_environ", json!({}), "Permission denied");
     refused(&mut s, "jail", "read_file", json!({"path": format!("/proc/{toolreg}/mem")}), "Permission denied");
     refused(&mut s, "jail", "signal", json!({}), "Operation not permitted");
+    refused(&mut s, "jail", "ptrace", json!({}), "Operation not permitted");
     let other_pid: i64 = wait_for_file(&pid_file).trim().parse().unwrap();
     refused(&mut s, "jail", "signal", json!({"pid": other_pid}), "Operation not permitted");
+    refused(&mut s, "jail", "ptrace", json!({"pid": other_pid}), "Operation not permitted");
     refused(&mut s, "other", "read_environ", json!({}), "Permission denied");
 
     // Unharmed: toolreg answers, every server is ready and still serves.
