@@ -114,6 +114,9 @@ fn a_confined_server_is_refused_every_escape_and_harms_no_one() {
     refused(&mut s, "jail", "connect", json!({"addr": addr}), "connect");
     assert!(matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock), "the confined server connected");
     // The machine: processes and memory run out at the limits, not at the machine's.
+    // Not by becoming root again either (when toolreg runs as root, its servers' real uid is
+    // another one, so that the kernel counts their processes).
+    refused(&mut s, "jail", "become_root", json!({}), "Operation not permitted");
     let forked = refused(&mut s, "jail", "fork_many", json!({"count": 10_000}), "Resource temporarily unavailable");
     let started: usize = forked.split_whitespace().nth(2).unwrap().parse().unwrap();
     assert!(started < 256, "{forked}");
@@ -123,8 +126,10 @@ fn a_confined_server_is_refused_every_escape_and_harms_no_one() {
     refused(&mut s, "jail", "read_environ", json!({}), "Permission denied");
     refused(&mut s, "jail", "read_file", json!({"path": format!("/proc/{toolreg}/mem")}), "Permission denied");
     refused(&mut s, "jail", "signal", json!({}), "Operation not permitted");
+    refused(&mut s, "jail", "ptrace", json!({}), "Operation not permitted");
     let other_pid: i64 = wait_for_file(&pid_file).trim().parse().unwrap();
     refused(&mut s, "jail", "signal", json!({"pid": other_pid}), "Operation not permitted");
+    refused(&mut s, "jail", "ptrace", json!({"pid": other_pid}), "Operation not permitted");
     refused(&mut s, "other", "read_environ", json!({}), "Permission denied");
 
     // Unharmed: toolreg answers, every server is ready and still serves.

@@ -19,8 +19,10 @@ pub struct Namespaces {
     /// For a toolreg running as root: the real uid the server's processes are counted
     /// against, since Linux never applies `RLIMIT_NPROC` to a real uid of 0. Only the real uid
     /// changes: the effective and file-system uids stay 0, so the server reads and writes as
-    /// before, but `getuid()` shows it this (unmapped) uid.
+    /// before, but `getuid()` shows it this (unmapped) uid; and `no_setuid` keeps it from
+    /// setting its real uid back to 0.
     charge_uid: Option<libc::uid_t>,
+    no_setuid: Option<Vec<libc::sock_filter>>,
 }
 
 /// A real uid no account uses, so no other process is counted with a root-started server's.
@@ -31,7 +33,8 @@ impl Namespaces {
         // SAFETY: plain getters.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         let charge_uid = (uid == 0).then_some(ROOT_CHARGE_UID);
-        Namespaces { uid_map: format!("{uid} {uid} 1").into_bytes(), gid_map: format!("{gid} {gid} 1").into_bytes(), net, charge_uid }
+        let no_setuid = charge_uid.and_then(|_| super::seccomp::no_setuid());
+        Namespaces { uid_map: format!("{uid} {uid} 1").into_bytes(), gid_map: format!("{gid} {gid} 1").into_bytes(), net, charge_uid, no_setuid }
     }
 }
 
@@ -77,6 +80,10 @@ impl Prepared {
         }
         if let Some(ruleset) = &self.ruleset {
             landlock::restrict_self(ruleset.raw_fd())?;
+        }
+        // After `no_new_privs` (restrict_self), which an unprivileged filter needs.
+        if let Some(filter) = self.namespaces.as_ref().and_then(|ns| ns.no_setuid.as_deref()) {
+            super::seccomp::install(filter)?;
         }
         Ok(())
     }

@@ -28,6 +28,8 @@
 mod enter;
 #[cfg(target_os = "linux")]
 mod landlock;
+#[cfg(target_os = "linux")]
+mod seccomp;
 #[cfg(not(target_os = "linux"))]
 #[path = "elsewhere.rs"]
 mod landlock;
@@ -304,10 +306,10 @@ pub fn describe(sandbox: Option<&Sandbox>, launch: &Launch) -> SandboxReport {
 
 /// Builds the server's confinement. `Err` (with the report saying why) when the configuration
 /// asks for a sandbox that cannot be given: the server must not start.
-pub fn prepare(sandbox: Option<&Sandbox>, launch: &Launch) -> Result<Confinement, SandboxReport> {
+pub fn prepare(sandbox: Option<&Sandbox>, launch: &Launch) -> Result<Confinement, Box<SandboxReport>> {
     let plan = plan(sandbox, launch);
     match plan.report.state {
-        SandboxState::Refused => return Err(plan.report),
+        SandboxState::Refused => return Err(Box::new(plan.report)),
         SandboxState::Off => return Ok(Confinement { report: plan.report, prepared: None }),
         SandboxState::Enforced => {}
     }
@@ -315,13 +317,13 @@ pub fn prepare(sandbox: Option<&Sandbox>, launch: &Launch) -> Result<Confinement
 }
 
 #[cfg(not(target_os = "linux"))]
-fn build(plan: Plan) -> Result<Confinement, SandboxReport> {
+fn build(plan: Plan) -> Result<Confinement, Box<SandboxReport>> {
     Ok(Confinement { report: plan.report, prepared: None })
 }
 
 /// The Landlock ruleset with its rules, the limits and the id maps, for the child to enter.
 #[cfg(target_os = "linux")]
-fn build(plan: Plan) -> Result<Confinement, SandboxReport> {
+fn build(plan: Plan) -> Result<Confinement, Box<SandboxReport>> {
     let mut report = plan.report;
     let ruleset = landlock::Ruleset::new(kernel().abi, !report.network);
     let ruleset = match ruleset {
@@ -329,7 +331,7 @@ fn build(plan: Plan) -> Result<Confinement, SandboxReport> {
         Err(e) => {
             report.state = SandboxState::Refused;
             report.notes.push(format!("cannot create the Landlock ruleset: {e}"));
-            return Err(report);
+            return Err(Box::new(report));
         }
     };
     for g in &plan.grants {

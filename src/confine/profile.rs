@@ -200,9 +200,12 @@ fn command_dirs(g: &mut Grants, launch: &Launch, home: Option<&Path>) {
             g.add(prefix.unwrap_or(&dir).to_path_buf(), shown, false);
         }
     }
-    for d in dirs {
+    // A `PATH` the configuration sets is an env value: shown by its key only.
+    let configured = launch.env.iter().any(|(k, _)| *k == "PATH");
+    for (i, d) in dirs.iter().enumerate() {
         if !too_wide(Path::new(d), home) {
-            g.add(PathBuf::from(d), format!("{d} (PATH)"), false);
+            let shown = if configured { format!("$PATH entry {}", i + 1) } else { format!("{d} (PATH)") };
+            g.add(PathBuf::from(d), shown, false);
         }
     }
 }

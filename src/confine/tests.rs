@@ -97,3 +97,10 @@ fn paths_inside_a_shell_script_or_a_flag_are_named() {
     let words: Vec<&str> = profile::path_words("exec '/opt/srv/server' --db=/data/x \"/q w\"; cat /etc/x;").collect();
     assert_eq!(words, ["/opt/srv/server", "/data/x", "/q", "/etc/x"]);
 }
+
+#[test]
+fn a_configured_path_variable_is_shown_by_its_key() {
+    let g = profile::grants(&launch("true", &[], vec![("PATH", "/opt/secret-tool/bin:/usr/bin"), ("HOME", "/nonexistent")]), &[], &[]);
+    let shown: Vec<&str> = g.list.iter().map(|x| x.shown.as_str()).collect();
+    assert!(shown.contains(&"$PATH entry 1") && !shown.iter().any(|s| s.contains("secret-tool (PATH)")), "{shown:?}");
+}
