@@ -234,3 +234,36 @@ fn a_server_killed_by_its_limits_mid_call_says_so() {
     assert!(text.contains("SIGXCPU") && text.contains("it ran in a sandbox") && text.contains("1 CPU seconds"), "{r}");
     s.shutdown();
 }
+
+#[test]
+fn the_process_limit_is_each_servers_own() {
+    // Two confined servers holding 150 processes each at once: 300 together, over one server's
+    // 256, so a limit that counted them together (or counted the user's other processes) would
+    // refuse one of them.
+    let home = Home::new();
+    let mut s = Sidecar::spawn_with(&[], &[("HOME", home.str())]);
+    s.ok("initialize", json!({}));
+    s.ok("catalog/setServers", json!({"servers": [escape_server("a", json!(true), &[]), escape_server("b", json!(true), &[])]}));
+    wait_state(&mut s, "a", "ready");
+    wait_state(&mut s, "b", "ready");
+    s.ok_past_notes("registry/syncMcp", json!({}));
+    let ids: Vec<i64> = ["a", "b"]
+        .iter()
+        .map(|server| {
+            let id = s.next_id();
+            let name = format!("mcp__{server}__forkMany");
+            s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tool/invoke", "params": {"name": name, "arguments": {"count": 150, "hold_ms": 3000}}}));
+            id
+        })
+        .collect();
+    // The answers come in whichever order the calls finish.
+    let mut answered = Vec::new();
+    while answered.len() < ids.len() {
+        let m = s.recv();
+        if m.get("id").is_some_and(|id| ids.iter().any(|i| id == &json!(i))) {
+            assert_eq!(m["result"]["output"]["value"], "started 150 processes", "{m}");
+            answered.push(m["id"].clone());
+        }
+    }
+    s.shutdown();
+}

@@ -2,8 +2,8 @@
 //! makes system calls: no allocation, no locks (the parent is multithreaded, and a fork copies
 //! one thread of it with every lock in whatever state the others left it).
 //!
-//! Order: limits first (they bind whatever follows), then the user namespace (and the network
-//! one with it), then Landlock, whose `no_new_privs` must come last but before exec.
+//! Order: the user namespace (and the network one with it), then the limits, then Landlock,
+//! whose `no_new_privs` must come last but before exec.
 
 use std::ffi::CStr;
 
@@ -55,13 +55,6 @@ impl Prepared {
     /// Runs in the child. Async-signal-safe: it reads what the parent built and makes syscalls.
     pub fn enter(&self) -> std::io::Result<()> {
         let fail = || Err(std::io::Error::last_os_error());
-        for &(resource, soft, hard) in &self.limits {
-            let limit = libc::rlimit { rlim_cur: soft, rlim_max: hard };
-            // SAFETY: a plain syscall on a stack value.
-            if unsafe { libc::setrlimit(resource, &limit) } != 0 {
-                return fail();
-            }
-        }
         if let Some(ns) = &self.namespaces {
             // SAFETY: a plain syscall; root may set its real uid to any value.
             if let Some(uid) = ns.charge_uid {
@@ -77,6 +70,16 @@ impl Prepared {
             write_proc(c"/proc/self/setgroups", b"deny")?;
             write_proc(c"/proc/self/uid_map", &ns.uid_map)?;
             write_proc(c"/proc/self/gid_map", &ns.gid_map)?;
+        }
+        // After the namespace, not before: the kernel checks a new namespace's processes
+        // against the creator's `RLIMIT_NPROC` as it was at `unshare` too, and that must stay
+        // the user's own limit (over all their processes), not the server's 256.
+        for &(resource, soft, hard) in &self.limits {
+            let limit = libc::rlimit { rlim_cur: soft, rlim_max: hard };
+            // SAFETY: a plain syscall on a stack value.
+            if unsafe { libc::setrlimit(resource, &limit) } != 0 {
+                return fail();
+            }
         }
         if let Some(ruleset) = &self.ruleset {
             landlock::restrict_self(ruleset.raw_fd())?;
