@@ -87,7 +87,7 @@ pub struct Gateway {
     /// MCP Apps (`views.rs`): `true` (default) declares the `io.modelcontextprotocol/ui`
     /// extension to every upstream and serves views to the clients that declare it; `false`
     /// declares nothing, strips `_meta.ui` from listed tools and treats every client as one
-    /// that does not render. Fixed at start, as `cacheDir` is.
+    /// that does not render. What upstreams are told is fixed at start (their sessions are).
     #[serde(default)]
     pub views: Option<bool>,
 }

@@ -14,6 +14,8 @@
 //!   connected client is sent `notifications/tools/list_changed`. (A deferred tool renamed
 //!   upstream leaves the namespace counts, so the listed tools, as they were: its plan must
 //!   still change, or the meta-tools would search the old pool until the plan expired.)
+//!   The listing has a second form for clients that render MCP Apps views (`listing.rs`,
+//!   `views.rs`), compared and announced alike.
 //!   Resources, templates and prompts are aggregated beside it (`resources.rs`, named by
 //!   `shelf.rs`), under the same rules.
 //! - Usage never moves the listing by itself: its usage-driven tools are fixed per gateway
@@ -263,6 +265,10 @@ impl Gateway {
         }
         if cfg.search != cur.search {
             tracing::warn!("search changed: it takes effect when toolreg mcp restarts");
+        }
+        if cfg.gateway.views() != cur.gateway.views() {
+            // The upstream sessions were opened with the old declaration (`views.rs`).
+            tracing::warn!("gateway.views changed: the lists follow now, what upstream servers are told waits for a restart");
         }
         if !cfg.host.entries.is_empty() {
             tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
