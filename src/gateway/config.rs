@@ -84,6 +84,19 @@ pub struct Gateway {
     /// `gateway`): gateways that share a state dir share their counts unless they differ.
     #[serde(default)]
     pub usage_key: Option<String>,
+    /// MCP Apps (`views.rs`): `true` (default) declares the `io.modelcontextprotocol/ui`
+    /// extension to every upstream and serves views to the clients that declare it; `false`
+    /// declares nothing, strips `_meta.ui` from listed tools and treats every client as one
+    /// that does not render. What upstreams are told is fixed at start (their sessions are).
+    #[serde(default)]
+    pub views: Option<bool>,
+}
+
+impl Gateway {
+    /// Whether MCP Apps pass through (`views`, default on).
+    pub fn views(&self) -> bool {
+        self.views.unwrap_or(true)
+    }
 }
 
 /// `gateway.codeMode`: a bool, or the limits (checked as `initialize` checks them; a key that

@@ -14,6 +14,8 @@
 //!   connected client is sent `notifications/tools/list_changed`. (A deferred tool renamed
 //!   upstream leaves the namespace counts, so the listed tools, as they were: its plan must
 //!   still change, or the meta-tools would search the old pool until the plan expired.)
+//!   The listing has a second form for clients that render MCP Apps views (`listing.rs`,
+//!   `views.rs`), compared and announced alike.
 //!   Resources, templates and prompts are aggregated beside it (`resources.rs`, named by
 //!   `shelf.rs`), under the same rules.
 //! - Usage never moves the listing by itself: its usage-driven tools are fixed per gateway
@@ -29,6 +31,7 @@ pub mod check;
 mod client_host;
 pub mod config;
 mod http;
+mod listing;
 mod passthru;
 mod pins_cli;
 mod reload;
@@ -44,16 +47,15 @@ mod sse_poll;
 mod terminal_auth;
 mod token_file;
 mod usage;
+mod views;
 
 use crate::catalog::{Catalog, CatalogEvent, CatalogOptions, HostAsks, ServerState};
-use crate::service::meta_defs;
-use crate::service::PlanOptions;
-use crate::service::sessions::{self, Pick, Promote};
+use crate::service::sessions::Promote;
 use crate::service::{Registry, Source};
-use crate::service::{PlanAsk, Service};
+use crate::service::Service;
 use config::GatewayConfig;
 use rmcp::service::{Peer, RoleServer};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
@@ -73,6 +75,9 @@ const DEFAULT_WARMUP: Duration = Duration::from_secs(5);
 pub struct Listing {
     /// MCP `Tool` objects, in the plan's order.
     pub tools: Vec<Value>,
+    /// The same for a client that renders MCP Apps views (`views.rs`): tools with a view
+    /// inline, then the app-only tools. `tools` when `gateway.views` is off.
+    pub rendering: Vec<Value>,
     pub plan_id: String,
     /// Listed name to wire name, for tools listed under their upstream name (`toolNames`).
     pub aliases: HashMap<String, String>,
@@ -173,7 +178,8 @@ impl Gateway {
         let opts = CatalogOptions {
             // Upstream questions go to the client of the call; `client_host` declines what it
             // cannot ask.
-            host_asks: HostAsks { elicitation: true, sampling: true, roots: false, views: false },
+            // MCP Apps: the sessions are shared, so the config decides, not a client (`views.rs`).
+            host_asks: HostAsks { elicitation: true, sampling: true, roots: false, views: cfg.gateway.views() },
             // A held tool reached from a script is refused as a direct call is (`review`).
             review: review::hint(&cfg),
             ..catalog_options(&cfg)
@@ -196,6 +202,7 @@ impl Gateway {
         }
         let empty = Arc::new(Listing {
             tools: Vec::new(),
+            rendering: Vec::new(),
             aliases: HashMap::new(),
             plan_id: service.plans.create(BTreeSet::new(), BTreeSet::new()).id.clone(),
             tokens: 0,
@@ -258,6 +265,10 @@ impl Gateway {
         }
         if cfg.search != cur.search {
             tracing::warn!("search changed: it takes effect when toolreg mcp restarts");
+        }
+        if cfg.gateway.views() != cur.gateway.views() {
+            // The upstream sessions were opened with the old declaration (`views.rs`).
+            tracing::warn!("gateway.views changed: the lists follow now, what upstream servers are told waits for a restart");
         }
         if !cfg.host.entries.is_empty() {
             tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
@@ -341,79 +352,13 @@ impl Gateway {
             next = self.plan(&snapshot, self.usage_pick(None).as_ref());
         }
         let mut cur = self.listed.listing.write().unwrap_or_else(|e| e.into_inner());
-        let changed = cur.tools != next.tools;
+        let changed = cur.tools != next.tools || cur.rendering != next.rendering;
         if changed || cur.pool != next.pool {
             *cur = Arc::new(next);
         }
         drop(cur);
         self.listed.warm.send_replace(warm);
         changed
-    }
-
-    /// The plan over the registry, said as MCP tools: the deferred section goes into
-    /// `tool_search`'s description (an MCP server has no system prompt). `usage`: the tools to
-    /// list for their use (`usage.rs`).
-    fn plan(&self, registry: &Registry, usage: Option<&Pick>) -> Listing {
-        let cfg = self.config();
-        // `gateway.codeMode`: tool_exec listed too, within the file's limits.
-        let code = cfg.gateway.code_mode;
-        let ask = PlanAsk { scope: &cfg.host.scope, context_window: cfg.host.context_window, model: cfg.host.model.as_deref(), client_tools: &[], usage, code: code.as_ref(), views: false };
-        let plan = self.service.plan(registry, &ask).plan;
-        let picks = Arc::new(sessions::chosen(&plan));
-        let scope = self.service.scope(&plan, PlanOptions { usage_key: self.usage_key(), code, ..PlanOptions::default() });
-        let (n_deferred, pool) = (scope.deferred.len(), pool_hash(&scope.deferred, registry));
-        self.service.want_vectors(scope.deferred.iter().filter_map(|n| registry.get(n)));
-        let shown = self.shown_names(registry);
-        let mut aliases = HashMap::new();
-        let tools = plan
-            .tools
-            .iter()
-            .map(|t| {
-                let mut description = t.description.clone();
-                if let (meta_defs::SEARCH, Some(section)) = (t.name.as_str(), &plan.system_prompt) {
-                    description = format!("{description}\n\n{section}");
-                }
-                let name = match shown.get(t.name.as_str()) {
-                    Some(own) => {
-                        aliases.insert(own.to_string(), t.name.clone());
-                        own.to_string()
-                    }
-                    None => t.name.clone(),
-                };
-                let mut tool = json!({"name": name, "description": description, "inputSchema": t.input_schema});
-                if let Some(r) = registry.get(&t.name) {
-                    if let Some(a) = &r.entry.annotations {
-                        tool["annotations"] = a.clone();
-                    }
-                    if let Some(o) = &r.entry.output_schema {
-                        tool["outputSchema"] = o.clone();
-                    }
-                }
-                tool
-            })
-            .collect();
-        Listing { tools, aliases, plan_id: scope.id.clone(), tokens: plan.tokens.inline, deferred: n_deferred, pool, picks }
-    }
-
-    /// Wire name to upstream name, for the MCP tools whose upstream name is unique among all
-    /// servers, valid and no registry or meta-tool name (`toolNames: upstream`); else empty.
-    fn shown_names<'r>(&self, registry: &'r Registry) -> HashMap<&'r str, &'r str> {
-        if self.config().gateway.tool_names != config::ToolNames::Upstream {
-            return HashMap::new();
-        }
-        let mut by_own: HashMap<&str, Vec<&str>> = HashMap::new();
-        for r in registry.iter() {
-            if let Source::Mcp { tool_name, .. } = &r.entry.source {
-                by_own.entry(tool_name.as_str()).or_default().push(r.entry.name.as_str());
-            }
-        }
-        by_own
-            .into_iter()
-            .filter(|(own, wires)| {
-                wires.len() == 1 && !crate::service::RESERVED.contains(own) && registry.get(own).is_none() && crate::service::wire_name::is_valid(own)
-            })
-            .map(|(own, wires)| (wires[0], own))
-            .collect()
     }
 
     /// The plan id for meta-tool calls: plans expire (`PLAN_TTL`), the gateway's lives on.

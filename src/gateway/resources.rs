@@ -277,7 +277,8 @@ async fn ask_upstream(
     }
     let (inputs, call) = if caller.stateless {
         let retry = passthru::open_request(gw, &purpose, route, state, responses)?;
-        (Inputs::PassThrough { capabilities: caller.capabilities.clone(), retry }, None)
+        let capabilities = super::views::upstream_caps(caller.capabilities.clone(), gw.config().gateway.views());
+        (Inputs::PassThrough { capabilities, retry }, None)
     } else {
         let id = gw.service.next_call_id();
         lock(&gw.clients.calls).insert(id.clone(), caller.peer.clone());

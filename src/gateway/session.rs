@@ -106,10 +106,12 @@ impl ServerHandler for Session {
         Ok(())
     }
 
-    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
         let listing = self.gw.listing_when_warm().await;
+        // A client that renders MCP Apps views gets its own form (`views.rs`).
+        let tools = if self.renders(&context) { &listing.rendering } else { &listing.tools };
         let mut result: ListToolsResult =
-            serde_json::from_value(json!({"tools": listing.tools})).map_err(|e| ErrorData::internal_error(format!("tool list: {e}"), None))?;
+            serde_json::from_value(json!({"tools": tools})).map_err(|e| ErrorData::internal_error(format!("tool list: {e}"), None))?;
         // Required from 2026-07-28; JSON without it reads as None. rmcp strips it for older peers.
         result.result_type = Some(ResultType::COMPLETE);
         result.ttl_ms = Some(0);
@@ -121,7 +123,7 @@ impl ServerHandler for Session {
     /// `x-mcp-header` parameters it declares.
     fn get_tool(&self, name: &str) -> Option<Tool> {
         let listing = self.gw.listing();
-        let tool = listing.tools.iter().find(|t| t["name"] == name)?;
+        let tool = listing.tools.iter().chain(&listing.rendering).find(|t| t["name"] == name)?;
         serde_json::from_value(tool.clone()).ok()
     }
 
@@ -271,6 +273,13 @@ enum Step {
 }
 
 impl Session {
+    /// The client declared that it renders MCP Apps views (in this 2026-07-28 request's
+    /// `_meta`, else at `initialize`), and the gateway serves them.
+    fn renders(&self, context: &RequestContext<RoleServer>) -> bool {
+        let capabilities = context.meta.client_capabilities().or_else(|| context.peer.peer_info().map(|i| i.capabilities.clone()));
+        self.gw.config().gateway.views() && super::views::declared(capabilities.as_ref())
+    }
+
     async fn call_once(&self, request: CallToolRequestParams, context: &RequestContext<RoleServer>) -> Result<Step, ErrorData> {
         let gw = &self.gw;
         // A client that calls before it lists (it knew the names) waits for the warm-up too.
@@ -291,6 +300,7 @@ impl Session {
         let (mut approval_state, mut approved) = (request.request_state.as_deref(), None);
         if stateless {
             let caps = serde_json::to_value(capabilities.unwrap_or_default()).unwrap_or_else(|_| json!({}));
+            let caps = super::views::upstream_caps(caps, gw.config().gateway.views());
             let opened = passthru::open(gw, &name, caps.clone(), approval_state, request.input_responses.as_ref())?;
             relay.pass_through = Some(match opened {
                 Some(o) => {
@@ -334,7 +344,9 @@ impl Session {
         let _in_flight = InFlight(gw, call_id.clone());
         let scoped = crate::service::is_meta(&name) || name == crate::service::meta_defs::EXEC;
         let plan_id = if scoped { Some(gw.plan_id().await) } else { None };
-        let call = Call { name: name.clone(), arguments, call_id, plan_id, app: None };
+        // An app-only tool called by a client that renders is its view's call (`views.rs`).
+        let app = super::views::app_of(&registry, &name, self.renders(context));
+        let call = Call { name: name.clone(), arguments, call_id, plan_id, app };
         // Each tool the call runs counts (usage): a listed one, tool_invoke's, a script's.
         let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: context.ct.clone(), usage_key: gw.usage_key() };
         let outcome = gw.service.call(request).await;

@@ -6,6 +6,9 @@
 //! - One that two or more servers offer is listed once per server, qualified: a prompt as
 //!   `mcp__<serverId>__<name>` (the tools' wire-name shape), a URI or URI template as
 //!   `toolreg://<serverId>/<upstream URI>` (the id percent-encoded), which reverses exactly.
+//!   A `ui://` URI (an MCP Apps view) keeps its scheme, since hosts fetch views by it:
+//!   `ui://toolreg/<serverId>/<rest of the upstream URI>`. A tool's `_meta.ui.resourceUri`
+//!   is listed in the form that reaches its own server (`listed_uri`).
 //! - Any qualified URI of a known server reaches that server, listed or not (a template
 //!   expanded by the client). An unqualified URI goes to the server listing it, else to the
 //!   one server whose templates' literal prefix it matches, else to the only server with
@@ -21,6 +24,9 @@ use serde_json::Value;
 use crate::catalog::{Extras, Features};
 
 const SCHEME: &str = "toolreg://";
+/// MCP Apps views: hosts read only `ui://` URIs as views.
+const UI_SCHEME: &str = "ui://";
+const UI_QUALIFIED: &str = "ui://toolreg/";
 /// Unreserved characters stay as they are in a server id; the rest is percent-encoded.
 const ID_SET: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
 
@@ -54,13 +60,22 @@ pub fn qualified_prompt(server: &str, name: &str) -> String {
 }
 
 pub fn qualified_uri(server: &str, uri: &str) -> String {
-    format!("{SCHEME}{}/{uri}", utf8_percent_encode(server, ID_SET))
+    let id = utf8_percent_encode(server, ID_SET);
+    match uri.strip_prefix(UI_SCHEME) {
+        Some(rest) => format!("{UI_QUALIFIED}{id}/{rest}"),
+        None => format!("{SCHEME}{id}/{uri}"),
+    }
 }
 
-/// `toolreg://<id>/<rest>` as (id, rest).
-fn unqualify(uri: &str) -> Option<(String, &str)> {
+/// `toolreg://<id>/<rest>` as (id, rest), `ui://toolreg/<id>/<rest>` as (id, `ui://<rest>`).
+fn unqualify(uri: &str) -> Option<(String, String)> {
+    let decode = |id: &str| percent_decode_str(id).decode_utf8().ok().map(|id| id.into_owned());
+    if let Some(qualified) = uri.strip_prefix(UI_QUALIFIED) {
+        let (id, rest) = qualified.split_once('/')?;
+        return Some((decode(id)?, format!("{UI_SCHEME}{rest}")));
+    }
     let (id, rest) = uri.strip_prefix(SCHEME)?.split_once('/')?;
-    Some((percent_decode_str(id).decode_utf8().ok()?.into_owned(), rest))
+    Some((decode(id)?, rest.to_owned()))
 }
 
 /// The part of a URI template before its first expression.
@@ -127,7 +142,7 @@ impl Shelf {
     /// The server and own URI of a resource URI (listed, qualified, or a template's expansion).
     pub fn resource(&self, uri: &str) -> Result<Route, String> {
         if let Some((server, own)) = unqualify(uri).filter(|(id, _)| self.servers.contains_key(id)) {
-            return Ok(Route { server, own: own.to_owned() });
+            return Ok(Route { server, own });
         }
         if let Some(route) = self.resource_routes.get(uri) {
             return Ok(route.clone());
@@ -153,13 +168,24 @@ impl Shelf {
         }
     }
 
+    /// The URI under which `own`, a resource of `server`, reaches that server: as is when it
+    /// does, else qualified (a URI another server lists too, or one only a tool names). What a
+    /// tool's `_meta.ui.resourceUri` is listed as.
+    pub fn listed_uri(&self, server: &str, own: &str) -> String {
+        match self.resource(own) {
+            Ok(route) if route.server == server && route.own == own => own.to_owned(),
+            _ if self.servers.contains_key(server) => qualified_uri(server, own),
+            _ => own.to_owned(),
+        }
+    }
+
     /// The server and own URI template of a listed (or qualified) template.
     pub fn template(&self, uri_template: &str) -> Result<Route, String> {
         if let Some(route) = self.template_routes.get(uri_template) {
             return Ok(route.clone());
         }
         if let Some((server, own)) = unqualify(uri_template).filter(|(id, _)| self.servers.contains_key(id)) {
-            return Ok(Route { server, own: own.to_owned() });
+            return Ok(Route { server, own });
         }
         // Completion may name a resource URI rather than a template: route it as one.
         self.resource(uri_template).map_err(|_| format!("no upstream server offers resource template {uri_template:?}"))
@@ -249,5 +275,29 @@ mod tests {
         assert!(shelf.resource("toolreg://zz/x").is_err());
         let lone = Shelf::build(&[("c".into(), other())]);
         assert_eq!(lone.resource("test://anything").unwrap().server, "c");
+    }
+
+    fn app(view: &str) -> Extras {
+        Extras {
+            features: Features { resources: true, ..Features::default() },
+            resources: vec![json!({"uri": view, "name": "view", "mimeType": "text/html;profile=mcp-app"})],
+            templates: vec![],
+            prompts: vec![],
+        }
+    }
+
+    #[test]
+    fn colliding_views_keep_the_ui_scheme_and_each_tool_names_its_own() {
+        let shelf = Shelf::build(&[("a".into(), app("ui://v/app.html")), ("b/2".into(), app("ui://v/app.html")), ("c".into(), app("ui://c/own.html"))]);
+        let uris: Vec<&str> = shelf.resources.iter().map(|r| r["uri"].as_str().unwrap()).collect();
+        assert_eq!(uris, ["ui://toolreg/a/v/app.html", "ui://toolreg/b%2F2/v/app.html", "ui://c/own.html"]);
+        assert_eq!(shelf.resource(uris[1]).unwrap(), Route { server: "b/2".into(), own: "ui://v/app.html".into() });
+        assert_eq!(shelf.listed_uri("a", "ui://v/app.html"), uris[0]);
+        assert_eq!(shelf.listed_uri("b/2", "ui://v/app.html"), uris[1]);
+        assert_eq!(shelf.listed_uri("c", "ui://c/own.html"), "ui://c/own.html");
+        // A view only a tool names (unlisted) still reaches its own server.
+        let unlisted = shelf.listed_uri("c", "ui://c/hidden.html");
+        assert_eq!(unlisted, "ui://toolreg/c/c/hidden.html");
+        assert_eq!(shelf.resource(&unlisted).unwrap(), Route { server: "c".into(), own: "ui://c/hidden.html".into() });
     }
 }
