@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the clients' dependencies, runs both generators' drift checks, then both test suites
-# against the real binary. Needs node/npm, python3 (with venv/pip) and a built sidecar at
+# against the real binary, then the MCP Apps example host (examples/apps-host) in headless Chromium. Needs node/npm, python3 (with venv/pip) and a built sidecar at
 # $TOOLREG_BIN (default: ../target/release/toolreg, i.e. `cargo build --release --workspace` at the
 # repo root, or the `cargo test --release --workspace` of scripts/test-all.sh) with the fixture MCP
 # server at $TOOLREG_FIXTURE_MCP (default: toolreg-fixture-mcp next to it, built by the same command). No test uses a mock sidecar.
@@ -63,6 +63,10 @@ step "examples (smoke: they must run to the end)"
 (cd "$here/python" && "$venv/bin/python" examples/quickstart.py "$TOOLREG_BIN" >/dev/null) || failed+=("python examples/quickstart.py")
 (cd "$here/python" && "$venv/bin/python" examples/deferred_flow.py "$TOOLREG_BIN" >/dev/null) || failed+=("python examples/deferred_flow.py")
 (cd "$here/python" && "$venv/bin/python" examples/native_flow.py "$TOOLREG_BIN" >/dev/null) || failed+=("python examples/native_flow.py")
+
+# After the TypeScript client is built (npm ci above runs its prepare): the example links it.
+step "examples/apps-host: npm ci, then the MCP Apps view in headless Chromium (/usr/bin/chromium or \$CHROMIUM)"
+(cd "$here/../examples/apps-host" && npm ci --no-audit --no-fund && npm test) || failed+=("examples/apps-host browser test")
 
 step "transcript recorders (smoke: they must record a whole session; the committed copies are replayed by cargo test --test transcripts)"
 tmp="$(mktemp -d)"

@@ -49,6 +49,18 @@ def spawn_real(tmp_path: Path):
             c.process.kill()
 
 
+# The official MCP reference servers, installed by `npm ci --prefix tests/reference-servers`.
+REFERENCE_SERVERS = (CLIENT_DIR / "../../tests/reference-servers/node_modules/@modelcontextprotocol").resolve()
+
+
+def everything_server() -> dict[str, Any]:
+    """A `catalog/setServers` entry for the reference server-everything (resources, prompts, completions)."""
+    script = REFERENCE_SERVERS / "server-everything/dist/index.js"
+    if not script.exists():
+        raise RuntimeError(f"no {script}: run npm ci --prefix tests/reference-servers")
+    return {"id": "everything", "name": "Everything", "enabled": True, "transport": {"type": "stdio", "command": "node", "args": [str(script), "stdio"]}}
+
+
 def fixture_server(*args: str) -> dict[str, Any]:
     """A `catalog/setServers` entry for the fixture MCP server as server `fx`, started with `args`."""
     return {"id": "fx", "name": "fx", "enabled": True, "transport": {"type": "stdio", "command": FIXTURE_MCP, "args": list(args)}}

@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Mapping, Optional, Sequence, Union, cast, overload
 
 from ._protocol import (
+    AppCall,
     ApprovalDecision,
     ApprovalRequest,
     ApprovalRespondParams,
     Assistant,
     CallToolResult,
     CatalogStatusResult,
+    CompleteReply,
     DeregisterResult,
     DidChangeParams,
     Empty,
@@ -43,6 +45,7 @@ from ._protocol import (
     PlanReply,
     PlanResult,
     Programmatic,
+    PromptList,
     ProgressParams,
     Rendering,
     SearchBy,
@@ -52,9 +55,13 @@ from ._protocol import (
     RootsParams,
     RootsResult,
     ResolveResult,
+    ResourceList,
+    ResourceTemplateList,
+    ResourceUpdated,
     SampleParams,
     Scope,
     SelectActiveResult,
+    ServerChanged,
     ServerConfig,
     ServerStatus,
     SyncResult,
@@ -217,6 +224,9 @@ class ToolregClient:
         on_roots: Optional[Callable[[RootsParams], Union[RootsResult, Awaitable[RootsResult]]]] = None,
         on_embed: Optional[Callable[[EmbedParams], Union[EmbedResult, Awaitable[EmbedResult]]]] = None,
         on_catalog_did_change: Optional[Callable[[DidChangeParams], MaybeAwaitable]] = None,
+        on_resources_changed: Optional[Callable[[ServerChanged], MaybeAwaitable]] = None,
+        on_prompts_changed: Optional[Callable[[ServerChanged], MaybeAwaitable]] = None,
+        on_resource_updated: Optional[Callable[[ResourceUpdated], MaybeAwaitable]] = None,
         on_progress: Optional[Callable[[ProgressParams], MaybeAwaitable]] = None,
         on_log_message: Optional[Callable[[LogMessageParams], MaybeAwaitable]] = None,
         on_exit: Optional[Callable[[ExitInfo], MaybeAwaitable]] = None,
@@ -261,7 +271,13 @@ class ToolregClient:
         MCP authorization (OAuth): `on_open_url({url, serverId, reason})` shows the user an
         authorization page (e.g. `webbrowser.open`) and returns once it is shown; `secrets` keeps
         the tokens (`host/secrets/*`). They declare the `openUrl` and `secrets` capabilities;
-        without `secrets` the sidecar keeps tokens in memory only."""
+        without `secrets` the sidecar keeps tokens in memory only.
+
+        MCP resources and prompts: `on_resources_changed({serverId})` and
+        `on_prompts_changed({serverId})` say a server's list changed (list again);
+        `on_resource_updated({serverId, uri})` a resource subscribed with
+        `catalog_subscribe_resource` changed (read it again). A host that renders MCP Apps views
+        passes `capabilities={"apps": {"mimeTypes": ["text/html;profile=mcp-app"]}}`."""
         binary = find_binary(binary_path)
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -284,6 +300,9 @@ class ToolregClient:
             roots=on_roots,
             embed=on_embed,
             catalog=on_catalog_did_change,
+            resources_changed=on_resources_changed,
+            prompts_changed=on_prompts_changed,
+            resource_updated=on_resource_updated,
             progress=on_progress,
             log=on_log_message,
             exit=on_exit,
@@ -462,7 +481,14 @@ class ToolregClient:
             if incoming is not None:
                 incoming.cancel()
             return
-        key = {"catalog/didChange": "catalog", "$/progress": "progress", "window/logMessage": "log"}.get(method)
+        key = {
+            "catalog/didChange": "catalog",
+            "catalog/resourcesChanged": "resources_changed",
+            "catalog/promptsChanged": "prompts_changed",
+            "catalog/resourceUpdated": "resource_updated",
+            "$/progress": "progress",
+            "window/logMessage": "log",
+        }.get(method)
         cb = self._cb.get(key) if key else None
         if cb is None:
             return
@@ -855,13 +881,24 @@ class ToolregClient:
         return cast(PlanReply, await self.request("exposition/plan", params))
 
     async def tool_invoke(
-        self, name: str, arguments: Any = None, *, call_id: Optional[str] = None, plan_id: Optional[str] = None
+        self,
+        name: str,
+        arguments: Any = None,
+        *,
+        call_id: Optional[str] = None,
+        plan_id: Optional[str] = None,
+        app: Optional[AppCall] = None,
     ) -> InvokeResult:
+        """Runs a tool. A call from an MCP Apps view passes `app={"serverId": id}` (the server
+        whose view asks): it reaches only that server's tools whose visibility has "app"; anything
+        else is an `isError` refusal. A result of a tool with a view carries `ui`."""
         params: InvokeParams = {"name": name, "arguments": arguments}
         if call_id is not None:
             params["callId"] = call_id
         if plan_id is not None:
             params["planId"] = plan_id
+        if app is not None:
+            params["app"] = app
         return cast(InvokeResult, await self.request("tool/invoke", params))
 
     async def approval_respond(self, params: ApprovalRespondParams) -> Empty:
@@ -902,6 +939,45 @@ class ToolregClient:
             params["fingerprints"] = dict(fingerprints)
         return cast(PinsResult, await self.request("catalog/approveTools", params))
 
+    # MCP resources, prompts, completions
+    async def catalog_list_resources(self, server_id: Optional[str] = None, cursor: Optional[str] = None) -> ResourceList:
+        """One server's resources, or every enabled server's that offers them, from the cache
+        (never waits on a server; `pending` names servers whose list is not known yet)."""
+        return cast(ResourceList, await self.request("catalog/listResources", _extras_params(server_id, cursor)))
+
+    async def catalog_list_resource_templates(self, server_id: Optional[str] = None, cursor: Optional[str] = None) -> ResourceTemplateList:
+        return cast(ResourceTemplateList, await self.request("catalog/listResourceTemplates", _extras_params(server_id, cursor)))
+
+    async def catalog_read_resource(self, server_id: str, uri: str) -> Any:
+        """The MCP `ReadResourceResult` (`contents`); MCP Apps views are read this way."""
+        return await self.request("catalog/readResource", {"serverId": server_id, "uri": uri})
+
+    async def catalog_subscribe_resource(self, server_id: str, uri: str) -> Empty:
+        """Changes then arrive as `catalog/resourceUpdated` (`on_resource_updated`)."""
+        return cast(Empty, await self.request("catalog/subscribeResource", {"serverId": server_id, "uri": uri}))
+
+    async def catalog_unsubscribe_resource(self, server_id: str, uri: str) -> Empty:
+        return cast(Empty, await self.request("catalog/unsubscribeResource", {"serverId": server_id, "uri": uri}))
+
+    async def catalog_list_prompts(self, server_id: Optional[str] = None, cursor: Optional[str] = None) -> PromptList:
+        return cast(PromptList, await self.request("catalog/listPrompts", _extras_params(server_id, cursor)))
+
+    async def catalog_get_prompt(self, server_id: str, name: str, arguments: Optional[Mapping[str, str]] = None) -> Any:
+        """The MCP `GetPromptResult` (`messages`)."""
+        params: dict[str, Any] = {"serverId": server_id, "name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        return await self.request("catalog/getPrompt", params)
+
+    async def catalog_complete(self, server_id: str, ref: Mapping[str, Any], argument: Mapping[str, Any], context: Optional[Mapping[str, Any]] = None) -> CompleteReply:
+        """MCP `completion/complete`: `ref` is `{"type": "ref/prompt", "name"}` or
+        `{"type": "ref/resource", "uri"}`, `argument` `{"name", "value"}`, `context`
+        `{"arguments": {...}}` (the ones already given)."""
+        params: dict[str, Any] = {"serverId": server_id, "ref": dict(ref), "argument": dict(argument)}
+        if context is not None:
+            params["context"] = dict(context)
+        return cast(CompleteReply, await self.request("catalog/complete", params))
+
     async def usage_list(self, usage_key: Optional[str] = None) -> UsageListResult:
         """Each tool's usage (decayed count, last used, calls in the window) for one usage key, or every key."""
         params: dict[str, Any] = {} if usage_key is None else {"usageKey": usage_key}
@@ -911,6 +987,15 @@ class ToolregClient:
         """Forget the usage counted under one usage key, or under every key."""
         params: dict[str, Any] = {} if usage_key is None else {"usageKey": usage_key}
         return cast(UsageResetResult, await self.request("usage/reset", params))
+
+
+def _extras_params(server_id: Optional[str], cursor: Optional[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    if server_id is not None:
+        params["serverId"] = server_id
+    if cursor is not None:
+        params["cursor"] = cursor
+    return params
 
 
 def _signal_name(num: int) -> str:

@@ -60,6 +60,9 @@ export type ExecuteToolParams = SP<'host/executeTool'>;
 export type RepairToolCallParams = SP<'host/repairToolCall'>;
 export type CatalogDidChangeParams = SN<'catalog/didChange'>;
 export type ApprovalWithdrawnParams = SN<'approval/withdrawn'>;
+export type ResourcesChangedParams = SN<'catalog/resourcesChanged'>;
+export type PromptsChangedParams = SN<'catalog/promptsChanged'>;
+export type ResourceUpdatedParams = SN<'catalog/resourceUpdated'>;
 export type ElicitParams = SP<'host/elicit'>;
 export type ElicitAnswer = SR<'host/elicit'>;
 export type SampleParams = SP<'host/sample'>;
@@ -135,7 +138,8 @@ export interface SpawnOptions {
   clientInfo?: { name: string; version?: string };
   /**
    * Extra capabilities; `approval`/`hostTools`/`repair`/`elicitation`/`sampling` default to
-   * whether the callback is given.
+   * whether the callback is given. `apps: {mimeTypes: ['text/html;profile=mcp-app']}` says the
+   * host renders MCP Apps views (tools then carry `ui`; see protocol/README.md).
    */
   capabilities?: HostCapabilities;
   cacheDir?: string;
@@ -203,6 +207,12 @@ export interface SpawnOptions {
   /** Keeps OAuth tokens for the sidecar; declares `secrets`. Without it tokens live in the sidecar's memory. */
   secrets?: SecretStore;
   onCatalogDidChange?: (params: CatalogDidChangeParams) => void;
+  /** A server's resource list (or templates) changed: list again (`catalogListResources`). */
+  onResourcesChanged?: (params: ResourcesChangedParams) => void;
+  /** A server's prompt list changed: list again (`catalogListPrompts`). */
+  onPromptsChanged?: (params: PromptsChangedParams) => void;
+  /** A resource subscribed with `catalogSubscribeResource` changed: read it again. */
+  onResourceUpdated?: (params: ResourceUpdatedParams) => void;
   onProgress?: (params: ProgressParams) => void;
   onLogMessage?: (params: LogMessageParams) => void;
   /** Called once when the sidecar process ends, expectedly or not. */
@@ -434,6 +444,9 @@ export class ToolregClient {
       open.abort(new ApprovalWithdrawnError(p.approvalId, p.reason));
     });
     connection.onNotification('catalog/didChange', (p: CatalogDidChangeParams) => options.onCatalogDidChange?.(p));
+    connection.onNotification('catalog/resourcesChanged', (p: ResourcesChangedParams) => options.onResourcesChanged?.(p));
+    connection.onNotification('catalog/promptsChanged', (p: PromptsChangedParams) => options.onPromptsChanged?.(p));
+    connection.onNotification('catalog/resourceUpdated', (p: ResourceUpdatedParams) => options.onResourceUpdated?.(p));
     connection.onNotification('$/progress', (p: ProgressParams) => options.onProgress?.(p));
     connection.onNotification('window/logMessage', (p: LogMessageParams) => options.onLogMessage?.(p));
     connection.onRequest('host/executeTool', async (p: ExecuteToolParams, token: CancellationToken) => {
@@ -743,6 +756,11 @@ export class ToolregClient {
   expositionPlan(params: ParamsOf<'exposition/plan'> = {}, options?: CallOptions): Promise<PlanReply> {
     return this.request('exposition/plan', params, options);
   }
+  /**
+   * Runs a tool. A call from an MCP Apps view passes `app: {serverId}` (the server whose view
+   * asks): it reaches only that server's tools whose visibility has `"app"`; anything else is an
+   * `isError` refusal. A result of a tool with a view carries `ui: {serverId, resourceUri}`.
+   */
   toolInvoke(params: ParamsOf<'tool/invoke'>, options?: CallOptions) {
     return this.request('tool/invoke', params, options);
   }
@@ -770,6 +788,38 @@ export class ToolregClient {
   /** Every tool of a server's current list with its pin: approved, changed (with a diff) or new. */
   catalogPins(params: ParamsOf<'catalog/pins'>, options?: CallOptions) {
     return this.request('catalog/pins', params, options);
+  }
+  /**
+   * Resources of one server (`serverId`) or of every enabled server that offers them, from the
+   * cache (never waits on a server; `pending` names servers whose list is not known yet).
+   */
+  catalogListResources(params: ParamsOf<'catalog/listResources'> = {}, options?: CallOptions) {
+    return this.request('catalog/listResources', params, options);
+  }
+  catalogListResourceTemplates(params: ParamsOf<'catalog/listResourceTemplates'> = {}, options?: CallOptions) {
+    return this.request('catalog/listResourceTemplates', params, options);
+  }
+  /** The MCP `ReadResourceResult` (`contents`) of one server's resource; MCP Apps views are read this way. */
+  catalogReadResource(params: ParamsOf<'catalog/readResource'>, options?: CallOptions) {
+    return this.request('catalog/readResource', params, options);
+  }
+  /** Changes then arrive as `catalog/resourceUpdated` (`onResourceUpdated`). */
+  catalogSubscribeResource(params: ParamsOf<'catalog/subscribeResource'>, options?: CallOptions) {
+    return this.request('catalog/subscribeResource', params, options);
+  }
+  catalogUnsubscribeResource(params: ParamsOf<'catalog/unsubscribeResource'>, options?: CallOptions) {
+    return this.request('catalog/unsubscribeResource', params, options);
+  }
+  catalogListPrompts(params: ParamsOf<'catalog/listPrompts'> = {}, options?: CallOptions) {
+    return this.request('catalog/listPrompts', params, options);
+  }
+  /** The MCP `GetPromptResult` (`messages`) of one server's prompt. */
+  catalogGetPrompt(params: ParamsOf<'catalog/getPrompt'>, options?: CallOptions) {
+    return this.request('catalog/getPrompt', params, options);
+  }
+  /** MCP `completion/complete` of one server: `{completion: {values, total?, hasMore?}}`. */
+  catalogComplete(params: ParamsOf<'catalog/complete'>, options?: CallOptions) {
+    return this.request('catalog/complete', params, options);
   }
   /** Make the current definitions of these tools (names as the server calls them) the approved ones. */
   catalogApproveTools(params: ParamsOf<'catalog/approveTools'>, options?: CallOptions) {

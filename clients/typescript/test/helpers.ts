@@ -13,6 +13,16 @@ export const MODEL_DIR = path.resolve(pkgDir, '../../target/embedding');
 /** The project's fixture MCP server (built with the sidecar): env TOOLREG_FIXTURE_MCP, else next to BIN. */
 export const FIXTURE_MCP = path.resolve(pkgDir, process.env.TOOLREG_FIXTURE_MCP ?? path.join(path.dirname(BIN), 'toolreg-fixture-mcp'));
 
+/** The official MCP reference servers, installed by `npm ci --prefix tests/reference-servers`. */
+export const REFERENCE_SERVERS = path.resolve(pkgDir, '../../tests/reference-servers/node_modules/@modelcontextprotocol');
+
+/** `catalog/setServers` params with the reference server-everything (resources, prompts, completions) as `everything`. */
+export function everythingServers() {
+  const script = path.join(REFERENCE_SERVERS, 'server-everything/dist/index.js');
+  if (!fs.existsSync(script)) throw new Error(`no ${script}: run npm ci --prefix tests/reference-servers`);
+  return { servers: [{ id: 'everything', name: 'Everything', enabled: true, transport: { type: 'stdio' as const, command: 'node', args: [script, 'stdio'] } }] };
+}
+
 /** `catalog/setServers` params with the fixture MCP server as server `fx`, started with `args`. */
 export function fixtureServers(args: string[]) {
   return { servers: [{ id: 'fx', name: 'fx', enabled: true, transport: { type: 'stdio' as const, command: FIXTURE_MCP, args } }] };
