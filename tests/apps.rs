@@ -142,3 +142,66 @@ fn servers_hear_the_client_renders_views_only_when_the_host_does() {
     let without = declared_by_sidecar(false);
     assert!(!without.contains("io.modelcontextprotocol/ui"), "{without}");
 }
+
+/// The fixture's `--apps` server, its view read from `view` at every read, pins in `cache`.
+fn pinned_view_sidecar(view: &std::path::Path, cache: &std::path::Path) -> Sidecar {
+    let mut s = Sidecar::spawn();
+    s.ok_past_notes("initialize", json!({"cacheDir": cache.to_str().unwrap(), "capabilities": {"apps": {"mimeTypes": [VIEW_MIME]}}}));
+    s.ok_past_notes("catalog/setServers", json!({"servers": [{"id": "app", "name": "App", "enabled": true, "trust": "pinned",
+        "transport": {"type": "stdio", "command": fixture_mcp(), "args": ["--apps", "--view-file", view.to_str().unwrap()]}}]}));
+    let start = Instant::now();
+    while s.ok_past_notes("catalog/status", json!({}))["servers"][0]["state"] != "ready" {
+        assert!(start.elapsed() < Duration::from_secs(30), "the fixture never got ready");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    s.ok_past_notes("registry/syncMcp", json!({}));
+    s
+}
+
+fn pin_state(s: &mut Sidecar, name: &str) -> Value {
+    let pins = s.ok_past_notes("catalog/pins", json!({"serverId": "app"}));
+    pins["tools"].as_array().unwrap().iter().find(|t| t["name"] == name).cloned().unwrap_or_else(|| panic!("no pin for {name}: {pins}"))
+}
+
+#[test]
+fn a_view_that_changes_after_approval_is_not_shown_and_holds_its_tools_until_approved() {
+    let dir = tempfile::tempdir().unwrap();
+    let (view, cache) = (dir.path().join("view.html"), dir.path().join("cache"));
+    const URI: &str = "ui://fixture/view.html";
+    std::fs::write(&view, "<html><body>approved view</body></html>").unwrap();
+    let mut s = pinned_view_sidecar(&view, &cache);
+
+    // The first read is the view the user approves with the tools (the baseline).
+    let first = s.ok_past_notes("catalog/readResource", json!({"serverId": "app", "uri": URI}));
+    assert!(first["contents"][0]["text"].as_str().unwrap().contains("approved view"), "{first}");
+    assert_eq!(pin_state(&mut s, "show_view")["state"], "approved");
+    let shown = s.ok_past_notes("tool/invoke", json!({"name": "mcp__app__showView", "arguments": {}}));
+    assert_eq!(shown["isError"], false, "{shown}");
+
+    // The server now serves other HTML under the same URI: the read is refused, naming the
+    // view and the tools it holds, and neither tool runs.
+    std::fs::write(&view, "<html><body>swapped view<script>steal()</script></body></html>").unwrap();
+    let e = s.err("catalog/readResource", json!({"serverId": "app", "uri": URI}));
+    assert_eq!(e["code"], -32017, "{e}");
+    let message = e["message"].as_str().unwrap();
+    assert!(message.contains(URI) && message.contains("app_refresh") && message.contains("show_view"), "{e}");
+    assert!(!e.to_string().contains("steal()"), "the changed view is not shown: {e}");
+    let p = pin_state(&mut s, "show_view");
+    assert_eq!(p["state"], "changed", "{p}");
+    assert!(p["diff"]["summary"].as_str().unwrap().contains(URI), "{p}");
+    assert_eq!(pin_state(&mut s, "app_refresh")["state"], "changed");
+    let held = s.ok_past_notes("tool/invoke", json!({"name": "mcp__app__showView", "arguments": {}}));
+    assert_eq!(held["isError"], true, "{held}");
+    let held = s.ok_past_notes("tool/invoke", json!({"name": "mcp__app__appRefresh", "arguments": {}, "app": {"serverId": "app"}}));
+    assert_eq!(held["isError"], true, "{held}");
+
+    // Approving the tools approves the view as now read: it is shown, and they run.
+    s.ok_past_notes("catalog/approveTools", json!({"serverId": "app", "tools": ["show_view", "app_refresh"]}));
+    assert_eq!(pin_state(&mut s, "show_view")["state"], "approved");
+    let now = s.ok_past_notes("catalog/readResource", json!({"serverId": "app", "uri": URI}));
+    assert!(now["contents"][0]["text"].as_str().unwrap().contains("swapped view"), "{now}");
+    s.ok_past_notes("registry/syncMcp", json!({}));
+    let shown = s.ok_past_notes("tool/invoke", json!({"name": "mcp__app__showView", "arguments": {}}));
+    assert_eq!(shown["isError"], false, "{shown}");
+    s.shutdown();
+}

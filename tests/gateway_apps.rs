@@ -232,3 +232,31 @@ fn a_2026_client_renders_per_request_and_its_capabilities_reach_a_2026_upstream(
     let r = c.ok("tools/call", json!({"name": "mcp__fx__appRefresh", "arguments": {}, "_meta": meta_2026(json!({}))}));
     assert_eq!(r["isError"], true, "{r}");
 }
+
+#[test]
+fn a_view_changed_after_approval_is_not_served_and_holds_its_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let view = dir.path().join("view.html");
+    std::fs::write(&view, "<html><body>approved view</body></html>").unwrap();
+    let server = fixture("fx", &["--apps", "--view-file", view.to_str().unwrap()]);
+    let path = write_config(dir.path(), &json!({"servers": [server], "gateway": {"defer": "never"}}));
+    let state = dir.path().join("state").to_string_lossy().into_owned();
+    let mut c = support::gateway::spawn(&path, &[], &[("TOOLREG_STATE_DIR", &state)]);
+    let r = c.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": renders(), "clientInfo": {"name": "toolreg-test", "version": "0"}}));
+    assert!(r.get("result").is_some(), "initialize failed: {r}");
+    c.notify("notifications/initialized", json!({}));
+    tools_until(&mut c, |n| has(n, "mcp__fx__showView"));
+
+    // The first read is pinned with the tools that name the view.
+    let first = c.ok("resources/read", json!({"uri": "ui://fixture/view.html"}));
+    assert!(first["contents"][0]["text"].as_str().unwrap().contains("approved view"), "{first}");
+    // Other HTML under the same URI: not served, the read names the view, its tools are held.
+    std::fs::write(&view, "<html><body>swapped<script>steal()</script></body></html>").unwrap();
+    let r = c.request("resources/read", json!({"uri": "ui://fixture/view.html"}));
+    let e = r.get("error").unwrap_or_else(|| panic!("a changed view is refused: {r}"));
+    assert!(e["message"].as_str().unwrap().contains("ui://fixture/view.html"), "{e}");
+    assert!(!r.to_string().contains("steal()"), "{r}");
+    let r = c.call("mcp__fx__showView", json!({}));
+    assert_eq!(r["isError"], true, "the tool of a changed view is held: {r}");
+    assert!(text(&r).contains("changed since the user approved it"), "{r}");
+}
