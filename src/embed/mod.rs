@@ -118,6 +118,7 @@ pub fn packaged_model() -> Option<Arc<dyn Embedder>> {
 }
 
 /// A query's vector, with the model that made it: it is compared only with that model's.
+#[derive(Clone)]
 pub struct QueryVector {
     pub model: String,
     pub vector: Vec<f32>,
