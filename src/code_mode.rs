@@ -162,7 +162,7 @@ fn result(f: Finished, log: &[Logged], limits: &Limits) -> Invoked {
         "ranMs": f.ran.as_millis() as u64,
     });
     let output = if is_error { ModelOutput::ErrorText(text) } else { ModelOutput::Text(text) };
-    Invoked { output, is_error, raw: Some(raw), repaired: None, provider_output: None, ran: None }
+    Invoked { output, is_error, raw: Some(raw), repaired: None, provider_output: None, ran: None, cut: None }
 }
 
 #[cfg(test)]

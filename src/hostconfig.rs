@@ -26,6 +26,10 @@ pub struct HostConfig {
     /// The same `search` as `toolreg mcp` takes: `toolreg plan` says what it would use.
     #[serde(default)]
     pub search: Option<crate::settings::SearchSettings>,
+    /// The token budget of one tool result, as `initialize.results` takes it (`toolreg plan`
+    /// shows it; `toolreg mcp` reads it here or in its `gateway` block).
+    #[serde(default)]
+    pub results: Option<crate::settings::ResultSettings>,
 }
 
 /// A configured MCP server plus its cached tool list.
@@ -84,8 +88,32 @@ impl HostConfig {
             views: false,
             query: None,
         });
+        let mut plan = plan;
+        if self.budget()?.is_on() {
+            crate::exposition::meta_defs::offer_result_read(&mut plan);
+        }
         Ok((plan, warnings))
     }
+
+    /// The result budget `results` sets (default 25,000 tokens), or why it is refused.
+    pub fn budget(&self) -> Result<crate::results::Budget, String> {
+        match &self.results {
+            Some(r) => r.budget().map_err(|(field, why)| format!("results.{field} {why}")),
+            None => Ok(crate::results::Budget::default()),
+        }
+    }
+}
+
+/// The result budget in words, for the line below the table.
+pub fn budget_line(budget: crate::results::Budget) -> String {
+    if !budget.is_on() {
+        return "tool results: no token budget (results.maxTokens 0): every result reaches the model whole".into();
+    }
+    format!(
+        "tool results: at most {} tokens each reach the model (results.maxTokens); the rest of a longer one is kept ({} MiB at most, results.keepBytes) and read by page with tool_result_read",
+        budget.max_tokens,
+        budget.keep_bytes >> 20
+    )
 }
 
 fn reason_text(r: Reason, plan: &Plan) -> String {

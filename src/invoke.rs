@@ -129,6 +129,8 @@ pub struct Invoked {
     pub provider_output: Option<Value>,
     /// The registered tool this call ran, if it reached one (for `usage`; names only).
     pub ran: Option<Ran>,
+    /// The answer was over the result budget: `output` is its first tokens (`results`).
+    pub cut: Option<crate::results::CutInfo>,
 }
 
 /// A tool that ran (its owner was asked), and how the call reached it.
@@ -140,11 +142,11 @@ pub struct Ran {
 
 impl Invoked {
     pub fn error(text: impl Into<String>) -> Invoked {
-        Invoked { output: ModelOutput::error(text), is_error: true, raw: None, repaired: None, provider_output: None, ran: None }
+        Invoked { output: ModelOutput::error(text), is_error: true, raw: None, repaired: None, provider_output: None, ran: None, cut: None }
     }
 
     pub fn text(text: impl Into<String>, raw: Option<Value>) -> Invoked {
-        Invoked { output: ModelOutput::Text(text.into()), is_error: false, raw, repaired: None, provider_output: None, ran: None }
+        Invoked { output: ModelOutput::Text(text.into()), is_error: false, raw, repaired: None, provider_output: None, ran: None, cut: None }
     }
 }
 
@@ -500,6 +502,6 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
             }
         };
         let (output, is_error) = output::from_call_result(&raw);
-        Ok(Invoked { output, is_error, raw: Some(raw), repaired: None, provider_output: None, ran: None })
+        Ok(Invoked { output, is_error, raw: Some(raw), repaired: None, provider_output: None, ran: None, cut: None })
     }
 }

@@ -19,6 +19,7 @@ pub mod os;
 pub mod output;
 pub mod protocol;
 pub mod registry;
+pub mod results;
 pub mod repair;
 pub mod route;
 pub mod sandbox;

@@ -280,6 +280,7 @@ fn plan(config: Option<PathBuf>, context_window: Option<i64>, model: Option<Stri
         println!("{origin}\n");
         print!("{}", toolreg::hostconfig::render_table(&plan, model.as_deref().or(cfg.model.as_deref())));
         println!("{search}");
+        println!("{}", toolreg::hostconfig::budget_line(cfg.budget().unwrap_or_default()));
         for w in warnings {
             println!("warning: {} inactive: {}", w.name, w.message);
         }

@@ -29,7 +29,7 @@ fn b64_bytes(data: &Value) -> usize {
     data.as_str().map(|s| s.trim_end_matches('=').len() * 3 / 4).unwrap_or(0)
 }
 
-fn part_text(part: &Value) -> String {
+pub(crate) fn part_text(part: &Value) -> String {
     let kind = part.get("type").and_then(Value::as_str).unwrap_or("");
     let mime = part.get("mimeType").and_then(Value::as_str).unwrap_or("unknown type");
     match kind {

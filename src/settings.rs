@@ -93,6 +93,39 @@ impl CodeModeLimits {
     }
 }
 
+/// How much of one tool result reaches the model (`initialize.results`, the gateway config's
+/// `results`): a result over `maxTokens` is cut and kept whole, for `tool_result_read`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultSettings {
+    /// Tokens of one result the model reads, counted with the plan's model's tokenizer
+    /// (default 25,000; 0 turns the budget off: results pass whole and `tool_result_read` is
+    /// not offered). At least 200 otherwise, at most 1,000,000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Bytes of whole results kept for reading (default 64 MiB): past it the least recently
+    /// read go first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_bytes: Option<u64>,
+}
+
+impl ResultSettings {
+    /// The budget over the defaults; `Err((field, why))` for a value out of range.
+    pub fn budget(&self) -> Result<crate::results::Budget, (&'static str, &'static str)> {
+        let d = crate::results::Budget::default();
+        match self.max_tokens {
+            Some(n) if n != 0 && !(crate::results::MIN_TOKENS..=crate::results::MAX_TOKENS).contains(&n) => {
+                return Err(("maxTokens", "must be 0 (off) or 200 to 1000000"))
+            }
+            _ => {}
+        }
+        Ok(crate::results::Budget {
+            max_tokens: self.max_tokens.unwrap_or(d.max_tokens),
+            keep_bytes: self.keep_bytes.map_or(d.keep_bytes, |b| usize::try_from(b).unwrap_or(usize::MAX)),
+        })
+    }
+}
+
 /// `exposition/plan`'s `usage`: the most used deferred tools of the plan's usage key go inline.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

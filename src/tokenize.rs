@@ -37,6 +37,11 @@ impl Encoding {
         self.bpe().count(text)
     }
 
+    /// Where each token of `text` ends, in bytes (`bpe::Bpe::token_ends`).
+    pub fn token_ends(self, text: &str) -> Vec<usize> {
+        self.bpe().token_ends(text)
+    }
+
     /// The encoding, built on first use.
     fn bpe(self) -> &'static Bpe {
         static BUILT: [OnceLock<Bpe>; 2] = [OnceLock::new(), OnceLock::new()];

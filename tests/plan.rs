@@ -46,7 +46,7 @@ fn five_large_auto_tools_at_32k_are_deferred_together() {
     let p = plan_with(five(8000, json!({})), json!({"contextWindow": 32000, "model": "gpt-4o"}));
     assert_eq!(p["decision"], json!({"deferred": true, "gate": "passed"}));
     assert_eq!(p["deferred"].as_array().unwrap().len(), 5);
-    assert_eq!(tool_names(&p), ["tool_search", "tool_inspect", "tool_invoke"]);
+    assert_eq!(tool_names(&p), ["tool_search", "tool_inspect", "tool_invoke", "tool_result_read"]);
     assert!(p["tokens"]["autoPool"].as_u64().unwrap() > 3200);
     assert_eq!(p["tokens"]["threshold"], 3200);
     assert_eq!(p["encoding"], json!({"name": "o200k_base", "exact": true}));
@@ -65,14 +65,14 @@ fn a_pool_over_threshold_but_cheaper_than_the_meta_tools_stays_inline() {
     assert!(t["autoPool"].as_u64() <= t["metaOverhead"].as_u64(), "{t}");
     assert_eq!(p["decision"], json!({"deferred": false, "gate": "metaOverhead"}));
     assert_eq!(p["systemPrompt"], Value::Null);
-    assert_eq!(tool_names(&p).len(), 5);
+    assert_eq!(tool_names(&p).len(), 6, "five and tool_result_read");
 }
 
 #[test]
 fn one_huge_tool_alone_is_not_deferred() {
     let p = plan_with(vec![tool("huge", 40000, json!({}))], json!({"contextWindow": 8000}));
     assert_eq!(p["decision"], json!({"deferred": false, "gate": "minCount"}));
-    assert_eq!(tool_names(&p), ["huge"]);
+    assert_eq!(tool_names(&p), ["huge", "tool_result_read"]);
 }
 
 #[test]
@@ -81,7 +81,7 @@ fn always_is_deferred_whatever_it_costs() {
     assert_eq!(p["deferred"], json!([{"name": "tiny", "namespace": "crm"}]));
     assert_eq!(p["decision"]["deferred"], true);
     assert_eq!(p["placements"]["tiny"], json!({"namespace": "crm", "reason": "always", "deferred": true}));
-    assert_eq!(tool_names(&p), ["tool_search", "tool_inspect", "tool_invoke"]);
+    assert_eq!(tool_names(&p), ["tool_search", "tool_inspect", "tool_invoke", "tool_result_read"]);
 }
 
 #[test]
@@ -108,7 +108,7 @@ fn mixed_policies_in_one_plan() {
     let mut entries = vec![tool("keep", 50, json!({"defer": "never"})), tool("hide", 50, json!({"defer": "always"}))];
     entries.push(tool("small_auto", 50, json!({})));
     let p = plan_with(entries, json!({"contextWindow": 32000}));
-    assert_eq!(tool_names(&p), ["keep", "small_auto", "tool_search", "tool_inspect", "tool_invoke"]);
+    assert_eq!(tool_names(&p), ["keep", "small_auto", "tool_search", "tool_inspect", "tool_invoke", "tool_result_read"]);
     assert_eq!(p["deferred"], json!([{"name": "hide", "namespace": "crm"}]));
     assert_eq!(p["decision"]["gate"], "minCount");
 }

@@ -57,14 +57,14 @@ fn the_default_plan_is_lean_and_include_asks_for_the_rest() {
     let lean = plan(&mut s, json!({}));
     assert!(lean.get("deferred").is_none(), "no deferred list by default");
     assert!(lean["tokens"].get("perTool").is_none(), "no per-tool counts by default");
-    assert_eq!(keys(&lean["placements"]), ["notes_create", "notes_delete", "tool_inspect", "tool_invoke", "tool_search"].map(String::from).into());
+    assert_eq!(keys(&lean["placements"]), ["notes_create", "notes_delete", "tool_inspect", "tool_invoke", "tool_result_read", "tool_search"].map(String::from).into());
     assert_eq!(lean["tokens"]["perNamespace"].as_object().unwrap().len(), 31, "namespaces stay");
     assert_eq!(lean["tokens"]["deferred"].as_u64().unwrap() > 0, true);
 
     let full = plan(&mut s, json!({"include": ["perTool", "deferred"]}));
     assert_eq!(full["deferred"].as_array().unwrap().len(), 300);
     assert_eq!(full["tokens"]["perTool"].as_object().unwrap().len(), 302);
-    assert_eq!(full["placements"].as_object().unwrap().len(), 305);
+    assert_eq!(full["placements"].as_object().unwrap().len(), 306, "300 deferred, 2 inline, 4 meta-tools");
     // Same figures either way; only the lists differ.
     assert_eq!(full["tokens"]["inline"], lean["tokens"]["inline"]);
     assert_eq!(full["tools"], lean["tools"]);
@@ -184,14 +184,14 @@ fn anthropic_rendering_follows_the_messages_api_rules() {
     let names: BTreeSet<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     let up_front: Vec<&Value> = tools.iter().filter(|t| t.get("defer_loading").is_none()).collect();
     assert!(!up_front.is_empty(), "at least one tool is not deferred");
-    assert_eq!(up_front.iter().map(|t| t["name"].as_str().unwrap()).collect::<Vec<_>>(), ["notes_create", "notes_delete", "tool_search"]);
+    assert_eq!(up_front.iter().map(|t| t["name"].as_str().unwrap()).collect::<Vec<_>>(), ["notes_create", "notes_delete", "tool_result_read", "tool_search"]);
     for t in tools {
         assert_eq!(keys(t).iter().filter(|k| !["name", "description", "input_schema", "defer_loading"].contains(&k.as_str())).count(), 0, "{t}");
     }
     assert!(!names.contains("tool_inspect") && !names.contains("tool_invoke"), "no meta-tools but the search");
     assert!(req["system"].as_str().unwrap().contains("find it with tool_search"));
     assert_eq!(p["systemPrompt"], req["system"]);
-    assert_eq!(p["tools"].as_array().unwrap().len(), 2, "tools: what the request carries up front besides the search");
+    assert_eq!(p["tools"].as_array().unwrap().len(), 3, "tools: what the request carries up front besides the search (tool_result_read too)");
     // The model sees less up front than the portable meta-tools cost.
     assert!(p["tokens"]["inline"].as_u64().unwrap() < portable["tokens"]["inline"].as_u64().unwrap());
     assert_eq!(p["tokens"]["deferred"], portable["tokens"]["deferred"]);
@@ -242,7 +242,7 @@ fn openai_rendering_groups_deferred_functions_into_namespaces() {
     assert!(namespaces.iter().all(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')), "{namespaces:?}");
     assert_eq!(namespaces.iter().collect::<BTreeSet<_>>().len(), 9, "unique names");
     let functions: Vec<&Value> = tools.iter().filter(|t| t["type"] == "function").collect();
-    assert_eq!(functions.iter().map(|f| f["name"].as_str().unwrap()).collect::<Vec<_>>(), ["notes_create", "notes_delete"], "approval-gated stays inline");
+    assert_eq!(functions.iter().map(|f| f["name"].as_str().unwrap()).collect::<Vec<_>>(), ["notes_create", "notes_delete", "tool_result_read"], "approval-gated stays inline");
     assert!(functions.iter().all(|f| f["strict"] == false && f.get("defer_loading").is_none() && f["parameters"].is_object()));
     let search: Vec<&Value> = tools.iter().filter(|t| t["type"] == "tool_search").collect();
     assert_eq!(search.len(), 1);
@@ -280,7 +280,7 @@ fn nothing_deferred_renders_plain_tools_without_a_search() {
     for (render, key) in [("anthropic", "input_schema"), ("openai", "parameters")] {
         let p = plan(&mut s, json!({"render": render}));
         let tools = p["request"]["tools"].as_array().unwrap();
-        assert_eq!(tools.len(), 1, "{p}");
+        assert_eq!(tools.len(), 2, "the tool and tool_result_read: {p}");
         assert!(tools[0][key].is_object());
         assert!(p["request"].get("system").is_none() && p["request"].get("instructions").is_none());
     }
@@ -354,7 +354,7 @@ fn programmatic_marks_the_registered_tools_no_approval_gates() {
     }
     // The code execution tool follows the inline tools, before the search tool.
     let order: Vec<&str> = p["request"]["tools"].as_array().unwrap().iter().filter(|t| t.get("defer_loading").is_none()).map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(order, ["host_clock", "notes_create", "notes_delete", "code_execution", "tool_search"]);
+    assert_eq!(order, ["host_clock", "notes_create", "notes_delete", "tool_result_read", "code_execution", "tool_search"]);
     assert_eq!(tools["code_execution"], json!({"type": "code_execution_20250825", "name": "code_execution"}));
     // It costs what the model sees more, and it is another plan.
     assert!(p["tokens"]["inline"].as_u64().unwrap() > plain["tokens"]["inline"].as_u64().unwrap());

@@ -10,9 +10,10 @@
 
 use serde_json::{json, Value};
 
-/// 1 MiB is about 250k tokens: more than a model's whole context window today, so anything
-/// larger cannot be read anyway, while ordinary large outputs (a long file, a big page) pass.
-pub const DEFAULT_MAX_RESULT_BYTES: usize = 1024 * 1024;
+/// 8 MiB: a bound on memory, not on what the model reads. The model reads a result within its
+/// token budget (`results`, 25,000 tokens by default) and pages through the rest, which is kept
+/// whole up to here: a 2 MB file or a long page is read to its end, not thrown away past 1 MiB.
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 8 * 1024 * 1024;
 
 /// The length of `v` as JSON, counted without building the text (every result passes here).
 fn json_len(v: &Value) -> usize {

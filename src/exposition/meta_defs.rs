@@ -70,6 +70,25 @@ of running time, {} tool calls, {} bytes of output.",
     }
 }
 
+/// `tool_result_read`'s definition (`results::read`).
+pub fn result_read_definition() -> ToolDefinition {
+    let (name, description, input_schema) = crate::results::read::definition();
+    ToolDefinition { name: name.into(), description: description.into(), input_schema }
+}
+
+/// Adds `tool_result_read` to `plan`, inline: every plan offers it while a result budget is
+/// on, so a cut result can always be read on (its cost counts in the plan's inline tokens).
+pub fn offer_result_read(plan: &mut super::Plan) {
+    use super::{Placement, Reason};
+    let def = result_read_definition();
+    if plan.tools.iter().any(|t| t.name == def.name) {
+        return;
+    }
+    plan.tokens.inline += u64::from(count_cached(plan.encoding, &def.counted_text()));
+    plan.placements.insert(def.name.clone(), Placement { namespace: None, reason: Reason::Meta, deferred: false, note: None, ui: None });
+    plan.tools.push(def);
+}
+
 pub fn definitions() -> Vec<ToolDefinition> {
     vec![
         ToolDefinition {

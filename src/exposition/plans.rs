@@ -53,6 +53,10 @@ pub struct PlanScope {
     pub usage_key: String,
     /// Tools `tool_search` returned in this request: a call of one is search-led.
     pub found: Mutex<BTreeSet<String>>,
+    /// The host's conversation id, when the plan was made for one.
+    pub session: Option<String>,
+    /// The tokenizer of the plan's model (result budgets count with it).
+    pub encoding: crate::tokenize::EncodingChoice,
     created: Instant,
 }
 
@@ -107,7 +111,7 @@ impl Store {
     fn evict_oldest(&mut self) {
         let Some(id) = self.order.pop_front() else { return };
         if let Some(plan) = self.plans.remove(&id) {
-            self.bytes -= PLAN_OVERHEAD + id.len() + plan.usage_key.len();
+            self.bytes -= PLAN_OVERHEAD + id.len() + plan.usage_key.len() + plan.session.as_ref().map_or(0, String::len);
             self.release(&plan.deferred);
             self.release(&plan.inline);
         }
@@ -125,11 +129,15 @@ pub struct PlanOptions {
     pub programmatic: Option<Programmatic>,
     pub usage_key: String,
     pub code: Option<crate::sandbox::Limits>,
+    /// The host's conversation id: a result cut under the plan is the session's to read.
+    pub session: Option<String>,
+    /// The tokenizer the plan counted with: a result's budget is counted with it too.
+    pub encoding: Option<crate::tokenize::EncodingChoice>,
 }
 
 impl Default for PlanOptions {
     fn default() -> Self {
-        PlanOptions { render: Rendering::Portable, programmatic: None, usage_key: crate::usage::DEFAULT_KEY.to_string(), code: None }
+        PlanOptions { render: Rendering::Portable, programmatic: None, usage_key: crate::usage::DEFAULT_KEY.to_string(), code: None, session: None, encoding: None }
     }
 }
 
@@ -144,7 +152,7 @@ impl PlanStore {
 
     /// A plan with its `options` (rendering, usage key, code mode).
     pub fn create_with(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, options: PlanOptions) -> Arc<PlanScope> {
-        let PlanOptions { render, programmatic, usage_key, code } = options;
+        let PlanOptions { render, programmatic, usage_key, code, session, encoding } = options;
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         // Expired plans are the oldest: drop them first.
         while s.order.front().and_then(|id| s.plans.get(id)).is_some_and(|p| p.created.elapsed() >= PLAN_TTL) {
@@ -163,9 +171,11 @@ impl PlanStore {
             code,
             usage_key,
             found: Mutex::new(BTreeSet::new()),
+            session,
+            encoding: encoding.unwrap_or_else(|| crate::tokenize::for_model(None)),
             created: Instant::now(),
         });
-        s.bytes += PLAN_OVERHEAD + id.len() + scope.usage_key.len();
+        s.bytes += PLAN_OVERHEAD + id.len() + scope.usage_key.len() + scope.session.as_ref().map_or(0, String::len);
         s.plans.insert(id.clone(), scope.clone());
         s.order.push_back(id);
         // Never the plan just made: its request is about to use it.

@@ -90,6 +90,10 @@ pub struct Gateway {
     /// that does not render. What upstreams are told is fixed at start (their sessions are).
     #[serde(default)]
     pub views: Option<bool>,
+    /// The token budget of one tool result (`{maxTokens?, keepBytes?}`, as `initialize.results`;
+    /// also read at the top level of the file). A cut result is kept for its MCP session only.
+    #[serde(default)]
+    pub results: Option<crate::settings::ResultSettings>,
 }
 
 impl Gateway {
@@ -128,6 +132,14 @@ pub enum ToolNames {
 }
 
 impl GatewayConfig {
+    /// The result budget: the `gateway` block's `results`, else the top level's, else the default.
+    pub fn budget(&self) -> Result<crate::service::Budget, String> {
+        match self.gateway.results.as_ref().or(self.host.results.as_ref()) {
+            Some(r) => r.budget().map_err(|(field, why)| format!("results.{field} {why}")),
+            None => Ok(crate::service::Budget::default()),
+        }
+    }
+
     pub fn parse(text: &str) -> Result<GatewayConfig, String> {
         let host: HostConfig = serde_json::from_str(text).map_err(|e| masked(&e))?;
         let added: Added = serde_json::from_str(text).map_err(|e| masked(&e))?;
@@ -135,6 +147,7 @@ impl GatewayConfig {
         if let Some(search) = &cfg.search {
             super::search::check(search)?;
         }
+        cfg.budget()?;
         let mut seen = std::collections::BTreeSet::new();
         for s in &cfg.servers {
             if s.id.is_empty() || !seen.insert(s.id.as_str()) {

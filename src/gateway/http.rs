@@ -50,7 +50,7 @@ pub async fn serve(gw: Arc<Gateway>, addr: SocketAddr, token: String) -> i32 {
     }
     let config = StreamableHttpServerConfig::default()
         .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]);
-    let service = StreamableHttpService::new(move || Ok(Session { gw: gw.clone() }), Arc::new(super::sse_poll::Sessions::default()), config);
+    let service = StreamableHttpService::new(move || Ok(Session::new(gw.clone())), Arc::new(super::sse_poll::Sessions::default()), config);
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(l) => l,
         Err(e) => {

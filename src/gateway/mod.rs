@@ -197,6 +197,7 @@ impl Gateway {
             tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
         }
         let service = Service::new(Registry::default(), "mcp-call-");
+        service.set_budget(cfg.budget().unwrap_or_default(), cfg.host.model.as_deref());
         if let Some(semantic) = search::start(cfg.search.as_ref(), cfg.state_dir()) {
             service.set_semantic(semantic);
         }
@@ -274,6 +275,7 @@ impl Gateway {
             tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
         }
         let servers = cfg.servers.clone();
+        self.service.set_budget(cfg.budget().unwrap_or_default(), cfg.host.model.as_deref());
         *self.cfg.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(cfg);
         // A reload starts a new gateway session: usage (and `gateway.usage`) as they are now.
         self.repick_next();

@@ -31,6 +31,21 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct Session {
     pub gw: Arc<Gateway>,
+    /// Whose the results cut in this MCP session are (`results`): only it reads them.
+    pub owner: String,
+}
+
+impl Session {
+    pub fn new(gw: Arc<Gateway>) -> Session {
+        Session { gw, owner: format!("mcp-session:{}", crate::service::new_result_ref()) }
+    }
+}
+
+impl Drop for Session {
+    /// The session's kept results go with it.
+    fn drop(&mut self) {
+        self.gw.service.results.forget(&self.owner);
+    }
 }
 
 const INSTRUCTIONS: &str = "toolreg serves the tools of several MCP servers. Tools listed here are called directly; \
@@ -348,7 +363,7 @@ impl Session {
         let app = super::views::app_of(&registry, &name, self.renders(context));
         let call = Call { name: name.clone(), arguments, call_id, plan_id, app };
         // Each tool the call runs counts (usage): a listed one, tool_invoke's, a script's.
-        let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: context.ct.clone(), usage_key: gw.usage_key() };
+        let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: context.ct.clone(), usage_key: gw.usage_key(), results_owner: Some(if stateless { STATELESS.to_string() } else { self.owner.clone() }) };
         let outcome = gw.service.call(request).await;
         // The call stopped at its approval: the question goes back as this round's result.
         if let Some(asked) = round.as_ref().and_then(|r| super::lock(&r.asked).take()) {
@@ -426,8 +441,19 @@ fn to_result(done: Invoked) -> CallToolResult {
     result
 }
 
+/// The owner of results cut for 2026-07-28 clients, which have no session: their refs are
+/// random and unguessable, so holding one is the right to read it.
+const STATELESS: &str = "stateless";
+
 fn call_result(done: Invoked) -> CallToolResult {
-    let value = match done.raw {
+    // Cut to the budget: the tool's result cut the same way, or the cut text.
+    let cut = done.cut.as_ref().map(|c| json!({"ref": c.reference, "shownTokens": c.shown_tokens, "totalTokens": c.total_tokens}));
+    let cut_result = done.cut.and_then(|c| c.result);
+    let raw = match cut {
+        Some(_) => cut_result,
+        None => done.raw,
+    };
+    let mut value = match raw {
         Some(mut raw) if raw.get("content").is_some_and(Value::is_array) => {
             raw["isError"] = json!(done.is_error);
             raw
@@ -440,6 +466,9 @@ fn call_result(done: Invoked) -> CallToolResult {
             json!({"content": [{"type": "text", "text": text}], "isError": done.is_error})
         }
     };
+    if let Some(cut) = cut {
+        value["_meta"]["toolreg/cut"] = cut;
+    }
     serde_json::from_value(value).unwrap_or_else(|e| {
         serde_json::from_value(json!({"content": [{"type": "text", "text": format!("the tool's result could not be read: {e}")}], "isError": true}))
             .expect("a valid CallToolResult")
@@ -448,7 +477,7 @@ fn call_result(done: Invoked) -> CallToolResult {
 
 /// Serves one client on stdin/stdout until it closes stdin or a signal arrives.
 pub async fn serve_stdio(gw: Arc<Gateway>) -> i32 {
-    let service = match (Session { gw }).serve(rmcp::transport::stdio_pipes()).await {
+    let service = match Session::new(gw).serve(rmcp::transport::stdio_pipes()).await {
         Ok(s) => s,
         Err(e) => {
             tracing::error!("MCP session did not start: {e}");

@@ -8,7 +8,7 @@ use crate::exposition::{Include, Plan, ToolDefinition};
 use crate::invoke::{ApprovalRequest, Repair};
 use crate::output::ModelOutput;
 use crate::registry::{EntrySummary, ToolEntry, Warning};
-use crate::settings::{CodeModeLimits, SearchSettings};
+use crate::settings::{CodeModeLimits, ResultSettings, SearchSettings};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -115,6 +115,9 @@ pub struct InitializeParams {
     /// Limits of `tool_exec`'s sandbox (code mode, issue 27); every field is optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code_mode: Option<CodeModeLimits>,
+    /// The token budget of one tool result (default 25,000) and what is kept beyond it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub results: Option<ResultSettings>,
 }
 
 /// `exposition/plan`'s `codeMode`: `sandbox` adds `tool_exec`.
@@ -150,7 +153,8 @@ pub struct EmbedResult {
     pub model: String,
 }
 
-/// Bytes. Defaults: message 16,777,216 (16 MiB), result 1,048,576 (1 MiB).
+/// Bytes. Defaults: message 16,777,216 (16 MiB), result 8,388,608 (8 MiB; the model reads it
+/// within `results.maxTokens`, by page).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct McpLimits {
@@ -528,6 +532,22 @@ pub struct InvokeResult {
     /// The view to render for this result (MCP Apps), when the tool that ran names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ui: Option<ViewRef>,
+    /// The answer was over the result budget (`initialize.results`): `output` holds its first
+    /// `shownTokens` and a note; `raw` stays whole. The model reads on with `tool_result_read`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<ResultCut>,
+}
+
+/// How a tool result was cut to the budget.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultCut {
+    /// What `tool_result_read` reads the whole by; absent when the whole was larger than
+    /// `results.keepBytes` and was not kept.
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    pub shown_tokens: u64,
+    pub total_tokens: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

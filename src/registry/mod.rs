@@ -50,7 +50,7 @@ fn compact(v: &mut Value) {
 }
 
 /// Names the sidecar keeps for its meta-tools.
-pub const RESERVED: [&str; 4] = ["tool_search", "tool_inspect", "tool_invoke", "tool_exec"];
+pub const RESERVED: [&str; 5] = ["tool_search", "tool_inspect", "tool_invoke", "tool_exec", "tool_result_read"];
 
 /// A registered entry plus what is derived from it once.
 #[derive(Debug)]

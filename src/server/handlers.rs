@@ -27,12 +27,18 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
     }
     // Checked before anything is kept: a refused initialize changes nothing.
     let code_limits = p.code_mode.as_ref().map(code_limits).transpose()?;
+    let budget = p.results.as_ref().map(ResultSettings::budget).transpose().map_err(|(field, why)| {
+        RpcError::new(ErrorCode::INVALID_PARAMS, format!("results.{field} {why}")).with_data(serde_json::json!({"field": format!("results.{field}")}))
+    })?;
     let semantic = match &p.search {
         Some(search) => start_semantic(ctx, search, p.cache_dir.as_deref())?,
         None => None,
     };
     if let Some(limits) = code_limits {
         let _ = ctx.code_limits.set(limits);
+    }
+    if let Some(budget) = budget {
+        ctx.service.set_budget(budget, None);
     }
     *ctx.host.lock().unwrap_or_else(|e| e.into_inner()) = p.capabilities.clone();
     let t = clamp(&p.timeouts);
@@ -191,7 +197,7 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
         RenderError::ProgrammaticNeedsNative => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(serde_json::json!({"field": "programmatic"})),
         RenderError::NameTaken(name) => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(serde_json::json!({"field": "programmatic", "name": name})),
     })?;
-    let scope = ctx.service.scope(&plan, PlanOptions { render: p.render, programmatic: p.programmatic, usage_key, code });
+    let scope = ctx.service.scope(&plan, PlanOptions { render: p.render, programmatic: p.programmatic, usage_key, code, session: p.session.clone(), ..PlanOptions::default() });
     plan.lean(&p.include);
     if !scope.deferred.is_empty() {
         // Build (or fetch) tool_search's index now, after this reply, so the model's first

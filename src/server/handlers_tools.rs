@@ -133,7 +133,7 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
     let usage_key = p.plan_id.as_deref().and_then(|id| ctx.service.plans.get(id)).map_or_else(|| crate::service::DEFAULT_USAGE_KEY.to_string(), |s| s.usage_key.clone());
     let call_id = p.call_id.unwrap_or_else(|| ctx.service.next_call_id());
     let call = Call { name: p.name, arguments: p.arguments, call_id, plan_id: p.plan_id, app: p.app.map(|a| a.server_id) };
-    let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: current_cancel(), usage_key };
+    let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: current_cancel(), usage_key, results_owner: None };
     let result = ctx.service.call(request).await;
     // A held MCP tool is not registered; say why it did not run (pins).
     if let Err(InvokeError::UnknownTool(name)) = &result {
@@ -144,7 +144,8 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
     match result {
         Ok(done) => {
             let ui = done.ran.as_ref().and_then(|ran| view_of(&registry, &ran.name));
-            Ok(InvokeResult { output: done.output, is_error: done.is_error, raw: done.raw, repaired: done.repaired, provider_output: done.provider_output, ui })
+            let cut = done.cut.map(|c| ResultCut { reference: c.reference, shown_tokens: c.shown_tokens as u64, total_tokens: c.total_tokens as u64 });
+            Ok(InvokeResult { output: done.output, is_error: done.is_error, raw: done.raw, repaired: done.repaired, provider_output: done.provider_output, ui, cut })
         }
         Err(e) => Err(match &e {
             InvokeError::UnknownTool(name) => RpcError::new(ErrorCode::UNKNOWN_TOOL, e.to_string()).with_data(json!({"name": name})),

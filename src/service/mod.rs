@@ -19,6 +19,7 @@ pub use crate::invoke::{ApprovalRequest, Call, HostAbilities, HostPort, InputAsk
 pub use crate::meta::{embedding_texts, is_meta, plan_index};
 pub use crate::output::ModelOutput;
 pub use crate::registry::{hidden, hidden_message, wire_name, Defer, EntrySummary, Registered, Registry, RegistryError, Source, ToolEntry, RESERVED};
+pub use crate::results::{shelf::new_ref as new_result_ref, Budget};
 pub use crate::sandbox::Limits;
 pub use crate::sync::{held_refusal, held_tool, resolve, sync as sync_mcp, Mode as SyncMode};
 pub use crate::tokenize::preload as preload_tokenizer;
@@ -54,6 +55,9 @@ pub struct Service {
     call_seq: AtomicU64,
     /// What a call id the face makes up starts with.
     call_prefix: &'static str,
+    /// Whole results cut to the budget, kept for `tool_result_read`.
+    pub results: crate::results::Shelf,
+    budget: RwLock<(crate::results::Budget, crate::tokenize::EncodingChoice)>,
 }
 
 /// One tool call as a face hands it over: the call, the registry it sees, and the ports that
@@ -67,6 +71,9 @@ pub struct CallAsk<'a, H> {
     pub cancel: CancellationToken,
     /// Every tool the call runs (itself, through `tool_invoke`, a script's calls) counts here.
     pub usage_key: String,
+    /// Whose a result cut to the budget is (a gateway session); `None`: the plan's session,
+    /// else the plan, else the host (the sidecar).
+    pub results_owner: Option<String>,
 }
 
 /// What a face asks a plan of: the request's scope and model, and what it adds.
@@ -99,6 +106,20 @@ pub const MAX_QUERY_TOOLS: usize = crate::meta::MAX_LIMIT;
 /// The start of a query this long is what is searched: a pasted document is not a request.
 pub const QUERY_CHARS: usize = 2_000;
 
+/// Where a cut result is kept (its owner) and whose results a call may read: the face's own
+/// owner (a gateway session), else the plan's session, else the plan; any plan also reads
+/// what the host's calls made under no plan left (`results::shelf`).
+fn owners(face: Option<String>, plan: Option<&PlanScope>) -> (String, Vec<String>) {
+    use crate::results::shelf::HOST;
+    let owner = match (face, plan) {
+        (Some(o), _) => return (o.clone(), vec![o]),
+        (None, Some(p)) => p.session.as_ref().map_or_else(|| format!("plan:{}", p.id), |s| format!("session:{s}")),
+        (None, None) => HOST.to_string(),
+    };
+    let readers = if owner == HOST { vec![owner.clone()] } else { vec![owner.clone(), HOST.to_string()] };
+    (owner, readers)
+}
+
 /// A plan over the active entries, before a face renders it.
 pub struct Planned {
     pub plan: Plan,
@@ -120,6 +141,8 @@ impl Service {
             semantic: OnceLock::new(),
             call_seq: AtomicU64::new(0),
             call_prefix,
+            results: crate::results::Shelf::default(),
+            budget: RwLock::new((crate::results::Budget::default(), crate::tokenize::for_model(None))),
         }
     }
 
@@ -142,6 +165,17 @@ impl Service {
         let _ = self.semantic.set(semantic);
     }
 
+    /// The result budget as the face's settings set it (default: 25,000 tokens).
+    pub fn budget(&self) -> crate::results::Budget {
+        self.budget.read().unwrap_or_else(|e| e.into_inner()).0
+    }
+
+    /// The budget, and the model whose tokenizer counts a result when its call names no plan
+    /// (a plan's own model counts otherwise).
+    pub fn set_budget(&self, budget: crate::results::Budget, model: Option<&str>) {
+        *self.budget.write().unwrap_or_else(|e| e.into_inner()) = (budget, crate::tokenize::for_model(model));
+    }
+
     /// A fresh call id for a call whose caller named none.
     pub fn next_call_id(&self) -> String {
         format!("{}{}", self.call_prefix, self.call_seq.fetch_add(1, Ordering::Relaxed) + 1)
@@ -149,11 +183,32 @@ impl Service {
 
     /// Runs one call: the direct path, a meta-tool scoped to its plan, or a `tool_exec` script
     /// (`route::call`), each tool it runs counted under the request's usage key.
+    /// An answer over the result budget is cut, and its whole kept for its owner to read with
+    /// `tool_result_read`, which is answered here (it reads the shelf, never a tool).
     pub async fn call<H: HostPort>(&self, req: CallAsk<'_, H>) -> Result<Invoked, InvokeError> {
+        let budget = self.budget();
+        let plan = req.call.plan_id.as_deref().and_then(|id| self.plans.get(id));
+        let (owner, readers) = owners(req.results_owner, plan.as_deref());
+        if budget.is_on() && req.call.name == crate::results::read::READ {
+            let readers: Vec<&str> = readers.iter().map(String::as_str).collect();
+            let page = crate::results::read::page(&self.results, &readers, &req.call.arguments, budget);
+            let output = if page.is_error { ModelOutput::ErrorText(page.text) } else { ModelOutput::Text(page.text) };
+            return Ok(Invoked { output, is_error: page.is_error, raw: page.raw, repaired: None, provider_output: None, ran: None, cut: None });
+        }
         let usage_key = req.usage_key;
         let count = |ran: &Ran| self.usage.count(&usage_key, &ran.name, ran.via);
         let exec = Executor::new(req.host, req.mcp, &self.validators, &self.approvals, req.settings, req.cancel).counting(&count);
-        crate::route::call(&exec, req.mcp, req.registry, &self.plans, self.semantic(), req.call).await
+        let tool = req.call.name.clone();
+        let mut done = crate::route::call(&exec, req.mcp, req.registry, &self.plans, self.semantic(), req.call).await?;
+        // A natively rendered search answers the provider, not the model's text: never cut.
+        if budget.is_on() && done.provider_output.is_none() {
+            let enc = plan.map_or_else(|| self.budget.read().unwrap_or_else(|e| e.into_inner()).1, |p| p.encoding);
+            if let Some((output, cut)) = crate::results::fit(&self.results, &owner, &tool, &done.output, done.raw.as_ref(), done.is_error, budget, enc) {
+                done.output = output;
+                done.cut = Some(cut);
+            }
+        }
+        Ok(done)
     }
 
     /// The plan over what `ask.scope` makes active: the policy and its gates
@@ -183,6 +238,9 @@ impl Service {
         if let Some(limits) = ask.code {
             crate::code_mode::offer(&mut plan, &active, limits);
         }
+        if self.budget().is_on() {
+            crate::exposition::meta_defs::offer_result_read(&mut plan);
+        }
         Planned { plan, active, warnings }
     }
 
@@ -201,7 +259,8 @@ impl Service {
 
     /// The plan's scope for its meta-tools and `tool_exec` (its deferred pool and inline
     /// tools, kept in the plan store under a new id).
-    pub fn scope(&self, plan: &Plan, options: PlanOptions) -> Arc<PlanScope> {
+    pub fn scope(&self, plan: &Plan, mut options: PlanOptions) -> Arc<PlanScope> {
+        options.encoding.get_or_insert(plan.encoding);
         let deferred: BTreeSet<String> = plan.deferred_names().map(str::to_string).collect();
         let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
         self.plans.create_with(deferred, inline, options)

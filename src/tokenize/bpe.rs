@@ -67,6 +67,30 @@ impl Bpe {
             .sum()
     }
 
+    /// Where each token of `text` ends, in bytes, in order (the last is `text.len()`): the
+    /// same tokens `count` counts, for cutting text at a token boundary (`results`).
+    pub fn token_ends(&self, text: &str) -> Vec<usize> {
+        let mut ends = Vec::with_capacity(text.len() / 3 + 1);
+        for m in self.regex.find_iter(text) {
+            let m = m.expect("tiktoken's pattern matches");
+            let (at, piece) = (m.start(), m.as_str().as_bytes());
+            if self.ranks.contains_key(piece) || piece.len() == 1 {
+                ends.push(at + piece.len());
+            } else if piece.len() < 100 {
+                let parts = self.small_parts(piece);
+                ends.extend(parts[1..].iter().map(|(start, _)| at + start));
+            } else {
+                let state = self.large_state(piece);
+                let mut i = 0;
+                while i < state.len() {
+                    i = state[i].end;
+                    ends.push(at + i);
+                }
+            }
+        }
+        ends
+    }
+
     fn rank(&self, bytes: &[u8]) -> u32 {
         self.ranks.get(bytes).copied().unwrap_or(u32::MAX)
     }
@@ -76,6 +100,11 @@ impl Bpe {
         if piece.len() == 1 {
             return 1;
         }
+        self.small_parts(piece).len() - 1
+    }
+
+    /// The merged parts of a piece of 2 bytes or more: each token's start, then the end.
+    fn small_parts(&self, piece: &[u8]) -> Vec<(usize, u32)> {
         let mut parts: Vec<(usize, u32)> = Vec::with_capacity(piece.len() + 1);
         let mut min = (u32::MAX, usize::MAX);
         for i in 0..piece.len() - 1 {
@@ -108,20 +137,24 @@ impl Bpe {
                 }
             }
         }
-        parts.len() - 1
+        parts
     }
 
     /// tiktoken's `_byte_pair_merge_large` (a heap, for long pieces), counting the tokens.
     fn merge_large(&self, piece: &[u8]) -> usize {
+        let state = self.large_state(piece);
+        let (mut tokens, mut i) = (0, 0);
+        while i < state.len() {
+            tokens += 1;
+            i = state[i].end;
+        }
+        tokens
+    }
+
+    /// The heap merge's final state: from a token's start, `end` is where it ends.
+    fn large_state(&self, piece: &[u8]) -> Vec<State> {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
-        // Per start: where its token ends, where the next one ends, and that pair's rank.
-        struct State {
-            prev: usize,
-            end: usize,
-            next_end: usize,
-            next_rank: u32,
-        }
         let mut state = Vec::with_capacity(piece.len());
         state.push(State { prev: usize::MAX, end: 1, next_end: 2, next_rank: u32::MAX });
         // Lowest rank first, then the leftmost start: tiktoken's `Merge` order.
@@ -163,13 +196,16 @@ impl Bpe {
             }
             state[right].next_rank = u32::MAX;
         }
-        let (mut tokens, mut i) = (0, 0);
-        while i < state.len() {
-            tokens += 1;
-            i = state[i].end;
-        }
-        tokens
+        state
     }
+}
+
+/// Per start: where its token ends, where the next one ends, and that pair's rank.
+struct State {
+    prev: usize,
+    end: usize,
+    next_end: usize,
+    next_rank: u32,
 }
 
 #[cfg(test)]

@@ -80,3 +80,24 @@ fn the_vocabulary_is_copied_without_specials() {
     assert!(!o200k().ranks.contains_key(&b"<|endoftext|>"[..]));
     assert_eq!(cl100k().ranks.len(), 100_256);
 }
+
+#[test]
+fn token_ends_cut_the_text_into_the_counted_tokens() {
+    for bpe in [o200k(), cl100k()] {
+        for text in samples() {
+            let ends = bpe.token_ends(&text);
+            assert_eq!(ends.len(), bpe.count(&text), "{text:?}");
+            assert!(ends.windows(2).all(|w| w[0] < w[1]), "{text:?}");
+            assert_eq!(ends.last().copied().unwrap_or(0), text.len(), "{text:?}");
+        }
+    }
+    // Each token is the bytes tiktoken-rs's own encoder gives, in order.
+    let core = tiktoken_rs::o200k_base().unwrap();
+    for text in samples() {
+        let ends = o200k().token_ends(&text);
+        let mut at = 0;
+        let pieces: Vec<Vec<u8>> = ends.iter().map(|&e| { let p = text.as_bytes()[at..e].to_vec(); at = e; p }).collect();
+        let want: Vec<Vec<u8>> = core.encode_ordinary(&text).into_iter().map(|t| core.decode_bytes(&[t]).unwrap()).collect();
+        assert_eq!(pieces, want, "{text:?}");
+    }
+}

@@ -482,6 +482,8 @@ class InitializeParams(TypedDict, total=False):
     """`tool_search`'s semantic signal; absent: lexical only."""
     codeMode: Union["CodeModeLimits", None]
     """Limits of `tool_exec`'s sandbox (code mode, issue 27); every field is optional."""
+    results: Union["ResultSettings", None]
+    """The token budget of one tool result (default 25,000) and what is kept beyond it."""
 
 
 class LogSettings(TypedDict, total=False):
@@ -508,7 +510,8 @@ class Timeouts(TypedDict, total=False):
 
 
 class McpLimits(TypedDict, total=False):
-    """Bytes. Defaults: message 16,777,216 (16 MiB), result 1,048,576 (1 MiB)."""
+    """Bytes. Defaults: message 16,777,216 (16 MiB), result 8,388,608 (8 MiB; the model reads it
+    within `results.maxTokens`, by page)."""
     maxMessageBytes: Union[int, None]
     """The largest single message read from a stdio MCP server. A response over it fails its
     request at once, with an error that names this setting; it is never buffered whole."""
@@ -529,6 +532,18 @@ class SearchSettings(TypedDict, total=False):
     0 for a local ONNX model, as the packaged one is English; 1 for the host's embeddings)."""
     queryTimeoutMs: Union[int, None]
     """How long a search waits for its query's vector before answering lexically (default 1,000 ms)."""
+
+
+class ResultSettings(TypedDict, total=False):
+    """How much of one tool result reaches the model (`initialize.results`, the gateway config's
+    `results`): a result over `maxTokens` is cut and kept whole, for `tool_result_read`."""
+    maxTokens: Union[int, None]
+    """Tokens of one result the model reads, counted with the plan's model's tokenizer
+    (default 25,000; 0 turns the budget off: results pass whole and `tool_result_read` is
+    not offered). At least 200 otherwise, at most 1,000,000."""
+    keepBytes: Union[int, None]
+    """Bytes of whole results kept for reading (default 64 MiB): past it the least recently
+    read go first."""
 
 
 class InitializeResult(TypedDict):
@@ -583,6 +598,9 @@ class InvokeResult(_InvokeResultRequired, total=False):
     provider (Anthropic: the `tool_result` content; OpenAI: the `tool_search_output` item)."""
     ui: Union["ViewRef", None]
     """The view to render for this result (MCP Apps), when the tool that ran names one."""
+    cut: Union["ResultCut", None]
+    """The answer was over the result budget (`initialize.results`): `output` holds its first
+    `shownTokens` and a note; `raw` stays whole. The model reads on with `tool_result_read`."""
 
 
 ModelOutput = Union["ModelOutputText", "ModelOutputJson", "ModelOutputErrorText", "ModelOutputErrorJson"]
@@ -621,6 +639,18 @@ class ViewRef(TypedDict):
     """The view a host renders for a tool's result: read it with `catalog/readResource`."""
     serverId: str
     resourceUri: str
+
+
+class _ResultCutRequired(TypedDict):
+    shownTokens: int
+    totalTokens: int
+
+
+class ResultCut(_ResultCutRequired, total=False):
+    """How a tool result was cut to the budget."""
+    ref: Union[str, None]
+    """What `tool_result_read` reads the whole by; absent when the whole was larger than
+    `results.keepBytes` and was not kept."""
 
 
 class ListParams(TypedDict, total=False):

@@ -283,6 +283,8 @@ export interface ProtocolTypes {
   ResourceParams?: ResourceParams;
   ResourceTemplateList?: ResourceTemplateList;
   ResourceUpdated?: ResourceUpdated;
+  ResultCut?: ResultCut;
+  ResultSettings?: ResultSettings;
   Root?: Root;
   RootsParams?: RootsParams;
   RootsResult?: RootsResult;
@@ -788,6 +790,10 @@ export interface InitializeParams {
    * Limits of `tool_exec`'s sandbox (code mode, issue 27); every field is optional.
    */
   codeMode?: CodeModeLimits | null;
+  /**
+   * The token budget of one tool result (default 25,000) and what is kept beyond it.
+   */
+  results?: ResultSettings | null;
 }
 export interface LogSettings {
   /**
@@ -827,7 +833,8 @@ export interface Timeouts {
   elicitationMs?: number | null;
 }
 /**
- * Bytes. Defaults: message 16,777,216 (16 MiB), result 1,048,576 (1 MiB).
+ * Bytes. Defaults: message 16,777,216 (16 MiB), result 8,388,608 (8 MiB; the model reads it
+ * within `results.maxTokens`, by page).
  */
 export interface McpLimits {
   /**
@@ -861,6 +868,23 @@ export interface SearchSettings {
    * How long a search waits for its query's vector before answering lexically (default 1,000 ms).
    */
   queryTimeoutMs?: number | null;
+}
+/**
+ * How much of one tool result reaches the model (`initialize.results`, the gateway config's
+ * `results`): a result over `maxTokens` is cut and kept whole, for `tool_result_read`.
+ */
+export interface ResultSettings {
+  /**
+   * Tokens of one result the model reads, counted with the plan's model's tokenizer
+   * (default 25,000; 0 turns the budget off: results pass whole and `tool_result_read` is
+   * not offered). At least 200 otherwise, at most 1,000,000.
+   */
+  maxTokens?: number | null;
+  /**
+   * Bytes of whole results kept for reading (default 64 MiB): past it the least recently
+   * read go first.
+   */
+  keepBytes?: number | null;
 }
 export interface InitializeResult {
   serverInfo: ServerInfo;
@@ -928,6 +952,11 @@ export interface InvokeResult {
    * The view to render for this result (MCP Apps), when the tool that ran names one.
    */
   ui?: ViewRef | null;
+  /**
+   * The answer was over the result budget (`initialize.results`): `output` holds its first
+   * `shownTokens` and a note; `raw` stays whole. The model reads on with `tool_result_read`.
+   */
+  cut?: ResultCut | null;
 }
 /**
  * How the arguments were mended before the tool ran.
@@ -949,6 +978,18 @@ export interface Repair {
 export interface ViewRef {
   serverId: string;
   resourceUri: string;
+}
+/**
+ * How a tool result was cut to the budget.
+ */
+export interface ResultCut {
+  /**
+   * What `tool_result_read` reads the whole by; absent when the whole was larger than
+   * `results.keepBytes` and was not kept.
+   */
+  ref?: string | null;
+  shownTokens: number;
+  totalTokens: number;
 }
 export interface ListParams {
   /**

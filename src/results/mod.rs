@@ -1,0 +1,229 @@
+//! Results that fit the context (issue 42): a token budget per tool result, the rest kept and
+//! read by page.
+//!
+//! A result whose model-readable text is over `Budget::max_tokens` (counted with the tokenizer
+//! of the plan the call ran under) is cut at a token boundary: whole content parts in order
+//! while they fit, then the part that does not fit cut, then a note that says how much was left
+//! out and how to read on (`tool_result_read`, `read.rs`). The whole text is kept on the
+//! `Shelf` (`shelf.rs`) under a random ref that only its owner (the plan's session, the plan,
+//! the host, a gateway session) may read.
+//!
+//! What is paged (`Doc`) is what the model reads of the result: its text parts (images, audio
+//! and blobs as today's placeholders, out of the budget), or, for a result with no content,
+//! its structured content as pretty JSON. Pages are ranges of the document's tokens; a token
+//! that ends inside a character ends its page after that character, so pages meet exactly and
+//! every byte is on one page.
+
+pub mod read;
+pub mod shelf;
+
+use crate::output::{self, ModelOutput};
+use crate::tokenize::EncodingChoice;
+use serde_json::{json, Value};
+
+pub use shelf::Shelf;
+
+/// Claude Code's default cap on an MCP tool's output (`MAX_MCP_OUTPUT_TOKENS`).
+pub const DEFAULT_MAX_TOKENS: u32 = 25_000;
+pub const MIN_TOKENS: u32 = 200;
+pub const MAX_TOKENS: u32 = 1_000_000;
+/// Whole results kept per host or gateway, in bytes (text and token offsets).
+pub const DEFAULT_KEEP_BYTES: usize = 64 << 20;
+/// Tokens of the budget left for the note that ends a cut result.
+pub(crate) const NOTE_TOKENS: usize = 80;
+
+/// The budget of one result and what is kept beyond it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// 0: off.
+    pub max_tokens: u32,
+    pub keep_bytes: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget { max_tokens: DEFAULT_MAX_TOKENS, keep_bytes: DEFAULT_KEEP_BYTES }
+    }
+}
+
+impl Budget {
+    pub fn is_on(&self) -> bool {
+        self.max_tokens > 0
+    }
+}
+
+/// A result's model-readable text and where its tokens end.
+#[derive(Debug)]
+pub struct Doc {
+    pub text: String,
+    /// Byte offset where each token ends, in order.
+    ends: Vec<u32>,
+    /// Byte ranges of the content parts in `text` (empty when the text is not from parts).
+    parts: Vec<(usize, usize)>,
+}
+
+impl Doc {
+    pub fn new(text: String, enc: EncodingChoice) -> Doc {
+        let ends = enc.name.token_ends(&text).into_iter().map(|e| u32::try_from(e).unwrap_or(u32::MAX)).collect();
+        Doc { text, ends, parts: Vec::new() }
+    }
+
+    pub fn tokens(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Bytes held: the text and the token offsets.
+    pub fn bytes(&self) -> usize {
+        self.text.len() + self.ends.len() * 4 + self.parts.len() * 16
+    }
+
+    /// Where token `i` starts: the end of token `i - 1`, moved on to a character boundary.
+    pub fn byte_at(&self, i: usize) -> usize {
+        if i == 0 {
+            return 0;
+        }
+        let mut at = self.ends.get(i - 1).map_or(self.text.len(), |e| *e as usize).min(self.text.len());
+        while !self.text.is_char_boundary(at) {
+            at += 1;
+        }
+        at
+    }
+
+    /// The text of tokens `from..to`.
+    pub fn slice(&self, from: usize, to: usize) -> &str {
+        &self.text[self.byte_at(from)..self.byte_at(to.max(from))]
+    }
+}
+
+/// What the model's text of `result` is, to count: its output as the host passes it on.
+fn model_text(output: &ModelOutput) -> std::borrow::Cow<'_, str> {
+    match output {
+        ModelOutput::Text(t) | ModelOutput::ErrorText(t) => t.into(),
+        ModelOutput::Json(v) | ModelOutput::ErrorJson(v) => v.to_string().into(),
+    }
+}
+
+/// The document to page for a result: its content parts' texts, joined as the model reads
+/// them, or its structured content (or JSON output) pretty-printed when it has no content.
+fn document(output: &ModelOutput, raw: Option<&Value>, enc: EncodingChoice) -> Doc {
+    if let Some(parts) = raw.and_then(|r| r.get("content")).and_then(Value::as_array).filter(|p| !p.is_empty()) {
+        let mut text = String::new();
+        let mut ranges = Vec::with_capacity(parts.len());
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                text.push('\n');
+            }
+            let start = text.len();
+            text.push_str(&output::part_text(part));
+            ranges.push((start, text.len()));
+        }
+        let mut doc = Doc::new(text, enc);
+        doc.parts = ranges;
+        return doc;
+    }
+    let text = match output {
+        ModelOutput::Text(t) | ModelOutput::ErrorText(t) => t.clone(),
+        ModelOutput::Json(v) | ModelOutput::ErrorJson(v) => serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()),
+    };
+    Doc::new(text, enc)
+}
+
+/// A result that was cut: what the model reads, and the whole kept for `tool_result_read`.
+#[derive(Debug)]
+pub struct Cut {
+    /// The model's text: the first `shown` tokens and the note.
+    pub output: ModelOutput,
+    /// The tool's `CallToolResult` cut the same way (for a face that hands on results, not
+    /// text: `toolreg mcp`), when the tool returned content parts.
+    pub result: Option<Value>,
+    pub shown: usize,
+    pub doc: Doc,
+}
+
+/// Whether `output` is over `max_tokens`; if it is, the cut. `raw`: the tool's own result.
+pub fn cut(output: &ModelOutput, raw: Option<&Value>, is_error: bool, max_tokens: u32, enc: EncodingChoice) -> Option<Cut> {
+    let max = max_tokens as usize;
+    if max == 0 {
+        return None;
+    }
+    let text = model_text(output);
+    // Cheap first: a text under a token per byte of budget is under the budget.
+    if text.len() <= max || enc.name.count(&text) <= max {
+        return None;
+    }
+    let doc = document(output, raw, enc);
+    if doc.tokens() <= max {
+        return None;
+    }
+    let shown = max.saturating_sub(NOTE_TOKENS).max(1);
+    let head = doc.slice(0, shown).to_string();
+    let at = head.len();
+    let result = raw.filter(|_| !doc.parts.is_empty()).map(|raw| cut_parts(raw, &doc, at));
+    let output = if is_error { ModelOutput::ErrorText(head) } else { ModelOutput::Text(head) };
+    Some(Cut { output, result, shown, doc })
+}
+
+/// `raw`'s content parts up to byte `at` of the document: whole parts before it, the part
+/// it falls in cut there (as text), the text parts after it left out; images, audio and
+/// blobs are out of the budget and stay. Structured content is left out.
+fn cut_parts(raw: &Value, doc: &Doc, at: usize) -> Value {
+    let mut result = raw.clone();
+    let Some(map) = result.as_object_mut() else { return result };
+    map.remove("structuredContent");
+    let parts = map.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut kept = Vec::with_capacity(parts.len() + 1);
+    for (part, &(start, end)) in parts.into_iter().zip(&doc.parts) {
+        let media = matches!(part.get("type").and_then(Value::as_str), Some("image" | "audio"))
+            || part.get("resource").is_some_and(|r| r.get("blob").is_some());
+        if end <= at || media {
+            kept.push(part);
+        } else if start < at {
+            kept.push(json!({"type": "text", "text": &doc.text[start..at]}));
+        }
+    }
+    map.insert("content".into(), Value::Array(kept));
+    result
+}
+
+/// The note that ends a cut result (the model's text and a cut `CallToolResult` alike);
+/// `reference`: `None` when the whole was too large to keep.
+pub fn note(reference: Option<&str>, shown: usize, total: usize, max_tokens: u32) -> String {
+    let head = format!(
+        "[toolreg: this result is {total} tokens; the first {shown} are shown (the budget is {max_tokens} tokens per result) and {} are left out.",
+        total - shown
+    );
+    match reference {
+        Some(r) => format!("\n{head} Read on with tool_result_read {{\"ref\": \"{r}\", \"offset\": {shown}}}.]"),
+        None => format!("\n{head} The whole result is larger than toolreg keeps (results.keepBytes), so it cannot be read on: ask the tool for less.]"),
+    }
+}
+
+/// How a result was cut, for the face: the ref to read on with and the counts, and the cut
+/// `CallToolResult` when the tool returned content parts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CutInfo {
+    /// `None`: the whole was larger than the shelf keeps.
+    pub reference: Option<String>,
+    pub shown_tokens: usize,
+    pub total_tokens: usize,
+    pub result: Option<Value>,
+}
+
+/// Fits one call's answer to `budget`: over it, the output is cut and ends with the note, the
+/// whole is kept on `shelf` for `owner`, and the cut is described. `None`: it fits as it is.
+pub fn fit(shelf: &Shelf, owner: &str, tool: &str, output: &ModelOutput, raw: Option<&Value>, is_error: bool, budget: Budget, enc: EncodingChoice) -> Option<(ModelOutput, CutInfo)> {
+    let Cut { mut output, mut result, shown, doc } = cut(output, raw, is_error, budget.max_tokens, enc)?;
+    let total = doc.tokens();
+    let reference = shelf.keep(owner, tool, doc, budget.keep_bytes);
+    let note = note(reference.as_deref(), shown, total, budget.max_tokens);
+    if let ModelOutput::Text(t) | ModelOutput::ErrorText(t) = &mut output {
+        t.push_str(&note);
+    }
+    if let Some(parts) = result.as_mut().and_then(|r| r.get_mut("content")).and_then(Value::as_array_mut) {
+        parts.push(json!({"type": "text", "text": note.trim_start()}));
+    }
+    Some((output, CutInfo { reference, shown_tokens: shown, total_tokens: total, result }))
+}
+
+#[cfg(test)]
+mod tests;
