@@ -30,6 +30,17 @@ pub struct HostConfig {
     /// shows it; `toolreg mcp` reads it here or in its `gateway` block).
     #[serde(default)]
     pub results: Option<crate::settings::ResultSettings>,
+    /// The part of a gateway's `gateway` block that changes what the plan shows: its
+    /// `overrides` (`toolreg plan` shows the overridden view).
+    #[serde(default)]
+    pub gateway: GatewayView,
+}
+
+/// `gateway.overrides`, as `toolreg plan` reads them.
+#[derive(Debug, Default, Deserialize)]
+pub struct GatewayView {
+    #[serde(default)]
+    pub overrides: crate::overrides::Overrides,
 }
 
 /// A configured MCP server plus its cached tool list.
@@ -60,18 +71,35 @@ impl HostConfig {
         let mut reg = Registry::with_builtins();
         reg.register(self.entries.clone()).map_err(|e| e.to_string())?;
         // Named all at once, as `registry/syncMcp` names them.
+        let overrides = &self.gateway.overrides;
+        crate::overrides::check(overrides)?;
+        let over = |s: &ServerSnapshot, t: &crate::catalog::McpTool| overrides.get(&crate::overrides::key(&s.id, &t.name));
         let tools: Vec<(&ServerSnapshot, &crate::catalog::McpTool)> = self
             .servers
             .iter()
             .filter(|s| s.enabled)
             .flat_map(|s| s.tools.iter().filter(|t| !s.disabled_tools.iter().any(|d| crate::registry::hidden::names(d, &t.name))).map(move |t| (s, t)))
+            .filter(|(s, t)| !over(s, t).is_some_and(|o| o.hidden))
             .collect();
         let ids: Vec<ToolId> =
             tools.iter().map(|(s, t)| ToolId { server_id: &s.id, server_name: &s.name, tool_name: &t.name }).collect();
-        let names = reg.mcp_wire_names(&ids);
+        let mut names = reg.mcp_wire_names(&ids);
+        // Overridden names, as the gateway gives them: not one another tool has.
+        let wires: Vec<(String, String)> = tools.iter().zip(&names).map(|((s, t), w)| (crate::overrides::key(&s.id, &t.name), w.clone())).collect();
+        let taken: Vec<&str> = crate::overrides::collisions(overrides, &wires).into_iter().map(|(k, _, _)| k).collect();
+        for ((s, t), wire) in tools.iter().zip(names.iter_mut()) {
+            let k = crate::overrides::key(&s.id, &t.name);
+            if let Some(name) = overrides.get(&k).and_then(|o| o.name.as_ref()).filter(|_| !taken.contains(&k.as_str())) {
+                *wire = name.clone();
+            }
+        }
         for ((s, t), wire) in tools.into_iter().zip(names) {
             let approval = s.approval.asks(&s.approval_tools, &t.name, t.annotations.as_ref());
-            reg.insert(crate::sync::mcp_entry(&s.id, &s.name, approval, t, wire));
+            let mut e = crate::sync::mcp_entry(&s.id, &s.name, approval, t, wire);
+            if let Some(o) = over(s, t) {
+                crate::overrides::apply(&mut e, o);
+            }
+            reg.insert(e);
         }
         Ok(reg)
     }

@@ -17,6 +17,7 @@ pub mod logging;
 pub mod meta;
 pub mod os;
 pub mod output;
+pub mod overrides;
 pub mod protocol;
 pub mod registry;
 pub mod results;

@@ -93,6 +93,41 @@ impl CodeModeLimits {
     }
 }
 
+/// `gateway.overrides["<server>/<tool>"]`: what clients and the model see of one upstream tool
+/// (issue 43), applied after pinning (pins judge the upstream definition).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolOverride {
+    /// The name it is listed and called by; calls still reach the upstream name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Replaces the upstream description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Added after the (upstream or replaced) description, so upstream changes still flow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description_append: Option<String>,
+    /// Never listed, found or callable.
+    #[serde(default)]
+    pub hidden: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<ArgumentOverride>,
+    /// Merged over the upstream annotations, key by key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// `overrides[..].arguments`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ArgumentOverride {
+    /// Filled in where the caller left them out, before validation.
+    #[serde(default)]
+    pub defaults: serde_json::Map<String, serde_json::Value>,
+}
+
 /// How much of one tool result reaches the model (`initialize.results`, the gateway config's
 /// `results`): a result over `maxTokens` is cut and kept whole, for `tool_result_read`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -10,6 +10,7 @@
 //! are neither resolved nor registered, and a registered one is evicted.
 
 use crate::catalog::{Catalog, ListState, ListToolsResult, ServerConfig};
+use crate::overrides::Overrides;
 use crate::registry::mcp::{self, ToolId};
 use crate::registry::{Registry, Source};
 use std::collections::{BTreeMap, BTreeSet};
@@ -58,7 +59,8 @@ struct Named {
     names: Vec<Vec<String>>,
 }
 
-fn named(registry: &Registry, catalog: &Catalog) -> Named {
+fn named(registry: &Registry, catalog: &Catalog, overrides: Option<&Overrides>) -> Named {
+    let hidden = |server: &str, tool: &str| overrides.and_then(|o| o.get(&crate::overrides::key(server, tool))).is_some_and(|o| o.hidden);
     let servers: Vec<_> = catalog
         .server_ids()
         .iter()
@@ -67,7 +69,7 @@ fn named(registry: &Registry, catalog: &Catalog) -> Named {
             let mut list = catalog.list_tools(id, false).ok()?;
             let held = catalog.held_tools(id);
             let hold = held.clone().unwrap_or_default();
-            list.tools.retain(|t| !hold.contains(&t.name));
+            list.tools.retain(|t| !hold.contains(&t.name) && !hidden(id, &t.name));
             Some((cfg, list, held))
         })
         .collect();
@@ -78,8 +80,36 @@ fn named(registry: &Registry, catalog: &Catalog) -> Named {
         })
         .collect();
     let mut flat = registry.mcp_wire_names(&ids).into_iter();
-    let names = servers.iter().map(|(_, list, _)| flat.by_ref().take(list.tools.len()).collect()).collect();
+    let mut names: Vec<Vec<String>> = servers.iter().map(|(_, list, _)| flat.by_ref().take(list.tools.len()).collect()).collect();
+    if let Some(overrides) = overrides.filter(|o| o.values().any(|o| o.name.is_some())) {
+        rename(&servers, &mut names, overrides);
+    }
     Named { servers, names }
+}
+
+/// Gives the tools their overrides' names, unless another tool has that name (then the tool
+/// keeps its usual one, and the collision is logged naming both).
+fn rename(servers: &[(ServerConfig, ListToolsResult, Option<BTreeSet<String>>)], names: &mut [Vec<String>], overrides: &Overrides) {
+    let wires: Vec<(String, String)> = servers
+        .iter()
+        .zip(names.iter())
+        .flat_map(|((cfg, list, _), names)| list.tools.iter().zip(names).map(|(t, w)| (crate::overrides::key(&cfg.id, &t.name), w.clone())))
+        .collect();
+    let refused: BTreeSet<&str> = crate::overrides::collisions(overrides, &wires)
+        .into_iter()
+        .map(|(k, name, other)| {
+            tracing::error!(tool = %k, "gateway.overrides[{k:?}].name {name:?} is the name of {other:?}: not renamed");
+            k
+        })
+        .collect();
+    for ((cfg, list, _), names) in servers.iter().zip(names.iter_mut()) {
+        for (t, wire) in list.tools.iter().zip(names.iter_mut()) {
+            let k = crate::overrides::key(&cfg.id, &t.name);
+            if let Some(name) = overrides.get(&k).and_then(|o| o.name.as_ref()).filter(|_| !refused.contains(k.as_str())) {
+                *wire = name.clone();
+            }
+        }
+    }
 }
 
 /// The wire names of every enabled, non-disabled cached tool of the chosen servers.
@@ -87,7 +117,7 @@ pub fn resolve(registry: &Registry, catalog: &Catalog, mode: Mode, server_ids: &
     if mode == Mode::Disabled {
         return Vec::new();
     }
-    let n = named(registry, catalog);
+    let n = named(registry, catalog, None);
     let mut ids = BTreeSet::new();
     for ((cfg, _, held), names) in n.servers.iter().zip(&n.names) {
         if held.is_none() || (mode == Mode::Manual && !server_ids.contains(&cfg.id)) {
@@ -103,7 +133,8 @@ pub struct Synced {
     pub evicted: Vec<String>,
 }
 
-pub fn sync(registry: &mut Registry, catalog: &Catalog, selected: Option<&[String]>) -> Synced {
+/// `overrides`: the gateway's (`gateway.overrides`); the sidecar has none.
+pub fn sync(registry: &mut Registry, catalog: &Catalog, selected: Option<&[String]>, overrides: Option<&Overrides>) -> Synced {
     let selected: Option<BTreeSet<&str>> = selected.map(|s| s.iter().map(String::as_str).collect());
     let mut registered = Vec::new();
     let mut evicted = Vec::new();
@@ -121,7 +152,7 @@ pub fn sync(registry: &mut Registry, catalog: &Catalog, selected: Option<&[Strin
         }
     }
 
-    let n = named(registry, catalog);
+    let n = named(registry, catalog, overrides);
     for ((cfg, list, held), names) in n.servers.iter().zip(n.names) {
         if list.state != ListState::Ready {
             continue; // cold or failing without a list: keep what it had
@@ -141,7 +172,13 @@ pub fn sync(registry: &mut Registry, catalog: &Catalog, selected: Option<&[Strin
             .tools
             .iter()
             .zip(names)
-            .map(|(t, wire)| mcp_entry(&cfg.id, &cfg.name, cfg.asks_approval(&t.name, t.annotations.as_ref()), t, wire))
+            .map(|(t, wire)| {
+                let mut e = mcp_entry(&cfg.id, &cfg.name, cfg.asks_approval(&t.name, t.annotations.as_ref()), t, wire);
+                if let Some(o) = overrides.and_then(|o| o.get(&crate::overrides::key(id, &t.name))) {
+                    crate::overrides::apply(&mut e, o);
+                }
+                e
+            })
             .collect();
         if let Some(sel) = &selected {
             // Only servers that own a selected tool are synced.

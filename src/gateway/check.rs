@@ -35,6 +35,8 @@ impl Row {
 
 pub struct Report {
     pub rows: Vec<Row>,
+    /// One line per `gateway.overrides` entry: the tool as clients see it, or why not.
+    pub overrides: Vec<(String, bool)>,
 }
 
 /// Connects every enabled server of `cfg` and reports how each one did, in the config's order.
@@ -51,8 +53,36 @@ pub async fn check(cfg: &GatewayConfig) -> Report {
     // It reads the cacheDir: off the reactor.
     let _ = tokio::task::spawn_blocking(move || c.set_servers(servers)).await;
     let rows = futures::future::join_all(cfg.servers.iter().map(|s| row(&catalog, &s.id))).await;
+    let overrides = overridden(cfg, &catalog);
     let _ = tokio::time::timeout(Duration::from_secs(3), catalog.shutdown()).await;
-    Report { rows }
+    Report { rows, overrides }
+}
+
+/// What each override makes of its tool, synced as the gateway syncs: (line, fine).
+fn overridden(cfg: &GatewayConfig, catalog: &Catalog) -> Vec<(String, bool)> {
+    let overrides = &cfg.gateway.overrides;
+    if overrides.is_empty() {
+        return Vec::new();
+    }
+    let mut reg = crate::service::Registry::default();
+    crate::service::sync_mcp(&mut reg, catalog, None, Some(overrides));
+    overrides
+        .iter()
+        .map(|(k, o)| {
+            let (server, tool) = k.split_once('/').unwrap_or((k.as_str(), ""));
+            let listed = catalog.list_tools(server, false).map(|l| l.tools.iter().any(|t| t.name == tool)).unwrap_or(false);
+            let entry = reg.iter().find(|r| matches!(&r.entry.source, crate::service::Source::Mcp { server_id, tool_name } if server_id == server && tool_name == tool));
+            match (listed, entry) {
+                (false, _) => (format!("{k}: {server:?} lists no tool {tool:?} (yet): the override waits for it"), true),
+                (true, None) if o.hidden => (format!("{k}: hidden"), true),
+                (true, None) => (format!("{k}: not listed (held by its pin, or disabled)"), true),
+                (true, Some(r)) => match &o.name {
+                    Some(name) if *name != r.entry.name => (format!("{k}: NOT renamed to {name:?}, another tool has that name; listed as {}", r.entry.name), false),
+                    _ => (format!("{k}: listed as {}", r.entry.name), true),
+                },
+            }
+        })
+        .collect()
 }
 
 async fn row(catalog: &Catalog, id: &str) -> Row {
@@ -76,7 +106,7 @@ async fn row(catalog: &Catalog, id: &str) -> Row {
 impl Report {
     /// Every enabled server is ready.
     pub fn usable(&self) -> bool {
-        self.rows.iter().all(Row::usable)
+        self.rows.iter().all(Row::usable) && self.overrides.iter().all(|(_, fine)| *fine)
     }
 
     /// The table, each stdio server's sandbox in full, then a line that says whether the
@@ -104,6 +134,12 @@ impl Report {
         if !sandboxes.is_empty() {
             out.push('\n');
             out.extend(sandboxes);
+        }
+        if !self.overrides.is_empty() {
+            out.push_str("\noverrides:\n");
+            for (line, _) in &self.overrides {
+                out.push_str(&format!("  {line}\n"));
+            }
         }
         let bad = self.rows.iter().filter(|r| !r.usable()).count();
         let enabled = self.rows.iter().filter(|r| r.state != ServerState::Disabled).count();
@@ -164,7 +200,7 @@ mod tests {
 
     #[test]
     fn the_table_has_a_row_per_server_and_judges_only_enabled_ones() {
-        let good = Report { rows: vec![row("fx", ServerState::Ready, None), row("off", ServerState::Disabled, None)] };
+        let good = Report { rows: vec![row("fx", ServerState::Ready, None), row("off", ServerState::Disabled, None)], overrides: Vec::new() };
         assert!(good.usable());
         assert_eq!(
             good.render(),
@@ -174,7 +210,7 @@ mod tests {
              \n1 enabled server(s), all usable\n"
         );
         let long = format!("spawn failed\n{}", "x".repeat(300));
-        let bad = Report { rows: vec![row("gh", ServerState::NeedsAuth, Some("authorize first")), row("dead", ServerState::Error, Some(&long))] };
+        let bad = Report { rows: vec![row("gh", ServerState::NeedsAuth, Some("authorize first")), row("dead", ServerState::Error, Some(&long))], overrides: Vec::new() };
         assert!(!bad.usable());
         let text = bad.render();
         assert!(text.contains("gh      needsAuth  -         -      0     yes         -        authorize first\n"), "{text}");

@@ -94,6 +94,11 @@ pub struct Gateway {
     /// also read at the top level of the file). A cut result is kept for its MCP session only.
     #[serde(default)]
     pub results: Option<crate::settings::ResultSettings>,
+    /// What clients and the model see of upstream tools, by `"<server>/<tool>"`: `{name?,
+    /// title?, description?, descriptionAppend?, hidden?, arguments?: {defaults}, annotations?}`
+    /// (issue 43). Applied after pinning; a renamed tool still calls its upstream name.
+    #[serde(default)]
+    pub overrides: crate::service::Overrides,
 }
 
 impl Gateway {
@@ -148,6 +153,13 @@ impl GatewayConfig {
             super::search::check(search)?;
         }
         cfg.budget()?;
+        crate::service::check_overrides(&cfg.gateway.overrides)?;
+        for k in cfg.gateway.overrides.keys() {
+            let server = k.split_once('/').map_or(k.as_str(), |(s, _)| s);
+            if !cfg.servers.iter().any(|s| s.id == server) {
+                return Err(format!("gateway.overrides: {k:?} names no configured server {server:?}"));
+            }
+        }
         let mut seen = std::collections::BTreeSet::new();
         for s in &cfg.servers {
             if s.id.is_empty() || !seen.insert(s.id.as_str()) {

@@ -35,7 +35,8 @@ impl Gateway {
         let (n_deferred, pool) = (scope.deferred.len(), pool_hash(&scope.deferred, registry));
         self.service.want_vectors(scope.deferred.iter().filter_map(|n| registry.get(n)));
         let views_on = cfg.gateway.views();
-        let mut said = Said { registry, shown: self.shown_names(registry), metas: self.metas(), shelf: self.resources.shelf(), views: views_on, aliases: HashMap::new() };
+        let titles = cfg.gateway.overrides.iter().filter_map(|(k, o)| Some((k.clone(), o.title.clone()?))).collect();
+        let mut said = Said { registry, shown: self.shown_names(registry), metas: self.metas(), shelf: self.resources.shelf(), views: views_on, aliases: HashMap::new(), titles };
         let tools = said.tools(&plan);
         let rendering = if views_on {
             // The same round, for a client that renders: its tools with a view stay inline and
@@ -59,9 +60,14 @@ impl Gateway {
         if self.config().gateway.tool_names != config::ToolNames::Upstream {
             return HashMap::new();
         }
+        let cfg = self.config();
         let mut by_own: HashMap<&str, Vec<&str>> = HashMap::new();
         for r in registry.iter() {
-            if let Source::Mcp { tool_name, .. } = &r.entry.source {
+            if let Source::Mcp { server_id, tool_name } = &r.entry.source {
+                // A tool its override names is listed by that name.
+                if cfg.gateway.overrides.get(&crate::service::override_key(server_id, tool_name)).is_some_and(|o| o.name.is_some()) {
+                    continue;
+                }
                 by_own.entry(tool_name.as_str()).or_default().push(r.entry.name.as_str());
             }
         }
@@ -98,6 +104,8 @@ struct Said<'a> {
     /// `gateway.views`.
     views: bool,
     aliases: HashMap<String, String>,
+    /// `gateway.overrides`' titles, by `server/tool`.
+    titles: HashMap<String, String>,
 }
 
 impl Said<'_> {
@@ -132,6 +140,9 @@ impl Said<'_> {
             tool["outputSchema"] = o.clone();
         }
         if let Source::Mcp { server_id, tool_name } = &r.entry.source {
+            if let Some(title) = self.titles.get(&crate::service::override_key(server_id, tool_name)) {
+                tool["title"] = json!(title);
+            }
             let meta = self.metas.get(&(server_id.clone(), tool_name.clone()));
             if let Some(meta) = meta.and_then(|m| views::listed_meta(m, server_id, &self.shelf, self.views)) {
                 tool["_meta"] = meta;

@@ -318,7 +318,8 @@ impl Gateway {
         // Entries already warned about (see below), by what the model reads of them.
         let warned: HashMap<String, u64> =
             r.iter().filter(|e| e.hidden > 0 || e.refused.is_some()).map(|e| (e.entry.name.clone(), e.content_hash)).collect();
-        let synced = crate::service::sync_mcp(r, &self.catalog, None);
+        let overrides = self.config();
+        let synced = crate::service::sync_mcp(r, &self.catalog, None, Some(&overrides.gateway.overrides));
         // Said once per entry, when it comes in or what the model reads of it changes, not at
         // every resync (a re-placed entry is registered again each time).
         for name in &synced.registered {

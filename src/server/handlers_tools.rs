@@ -81,7 +81,7 @@ pub fn handle_resolve(ctx: &Ctx, p: ResolveParams) -> Result<ResolveResult, RpcE
 pub fn handle_sync(ctx: &Ctx, p: SyncParams) -> Result<SyncResult, RpcError> {
     let catalog = catalog(ctx)?;
     let mut reg = ctx.current();
-    let s = sync_mcp(Arc::make_mut(&mut reg), catalog, p.selected_tool_ids.as_deref());
+    let s = sync_mcp(Arc::make_mut(&mut reg), catalog, p.selected_tool_ids.as_deref(), None);
     *ctx.service.registry_mut() = reg.clone();
     if s.registered.len() >= super::handlers::BIG_REGISTRATION {
         crate::os::release_freed_memory_soon();

@@ -19,6 +19,7 @@ pub use crate::invoke::{ApprovalRequest, Call, HostAbilities, HostPort, InputAsk
 pub use crate::meta::{embedding_texts, is_meta, plan_index};
 pub use crate::output::ModelOutput;
 pub use crate::registry::{hidden, hidden_message, wire_name, Defer, EntrySummary, Registered, Registry, RegistryError, Source, ToolEntry, RESERVED};
+pub use crate::overrides::{check as check_overrides, key as override_key, Overrides};
 pub use crate::results::{shelf::new_ref as new_result_ref, Budget};
 pub use crate::sandbox::Limits;
 pub use crate::sync::{held_refusal, held_tool, resolve, sync as sync_mcp, Mode as SyncMode};
