@@ -90,7 +90,7 @@ fn warm_up_sync_and_plan() {
     let plan = s.ok_past_notes("exposition/plan", json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "contextWindow": 2000}));
     // Nine small tools cost less than the meta-tools would: all inline, counted per tool.
     assert_eq!(plan["decision"]["gate"], "metaOverhead", "{}", plan["tokens"]);
-    assert_eq!(plan["tools"].as_array().unwrap().len(), 9);
+    assert_eq!(plan["tools"].as_array().unwrap().len(), 10, "nine and tool_result_read");
     assert_eq!(plan["tokens"]["perNamespace"]["mcp:alpha"]["tools"], 5);
     quit(s);
 }
@@ -473,8 +473,9 @@ fn stubborn_mcp_servers_die_with_a_sigkilled_sidecar_even_behind_a_shell() {
 #[test]
 fn oversized_mcp_messages_fail_fast_and_name_the_limit() {
     let mut s = Sidecar::spawn();
+    // No token budget: the byte limit alone is under test (tests/result_budget.rs has the budget).
     init_with(&mut s, json!({"timeouts": {"connectMs": 20000, "listMs": 60000, "callMs": 60000},
-        "mcp": {"maxResultBytes": 100000}}));
+        "mcp": {"maxResultBytes": 100000}, "results": {"maxTokens": 0}}));
     // 17 MiB: over the default limit (16 MiB). The list of 20,000 tools goes to a sidecar-wide
     // limit lowered to 1 MB below (a second sidecar), so it stays cheap.
     s.ok_past_notes("catalog/setServers", json!({"servers": [

@@ -139,7 +139,7 @@ fn deferred_tools_are_found_inspected_and_invoked_through_the_meta_tools() {
     let list = c.ok("tools/list", json!({}));
     let tools = list["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["tool_search", "tool_inspect", "tool_invoke"], "{names:?}");
+    assert_eq!(names, ["tool_search", "tool_inspect", "tool_invoke", "tool_result_read"], "{names:?}");
     let search = tools[0]["description"].as_str().unwrap();
     assert!(search.contains("DEFERRED_TOOLS") && search.contains("mcp:fx"), "the deferred section belongs in tool_search: {search}");
     let found = text(&c.call("tool_search", json!({"query": "generated tool number 7"})));
@@ -256,7 +256,7 @@ fn upstream_names_are_listed_and_called_when_unique() {
     let mut names = c.tool_names();
     names.sort();
     // `echo` and `stats` are on both servers: full names; `tool_0` only on a: its own name.
-    assert_eq!(names, ["mcp__a__echo", "mcp__a__stats", "mcp__b__echo", "mcp__b__stats", "tool_0"], "{names:?}");
+    assert_eq!(names, ["mcp__a__echo", "mcp__a__stats", "mcp__b__echo", "mcp__b__stats", "tool_0", "tool_result_read"], "{names:?}");
     let r = c.call("tool_0", json!({"x": 3}));
     assert_eq!(text(&r), "tool_0 called with {\"x\":3}", "{r}");
     // A 2025-11-25 peer gets no resultType (2026-07-28 only; tests/gateway_http.rs).

@@ -267,7 +267,13 @@ fn a_view_changed_after_approval_is_not_served_and_holds_its_tools() {
         assert!(out.status.success(), "toolreg pins {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    let shown = pins(&[]);
+    // The gateway writes the changed view to the pins file just after it refuses the read.
+    let t = std::time::Instant::now();
+    let mut shown = pins(&[]);
+    while !shown.contains("its view ui://fixture/view.html changed since the user approved it") && t.elapsed() < support::TIMEOUT {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        shown = pins(&[]);
+    }
     assert!(shown.contains("its view ui://fixture/view.html changed since the user approved it"), "{shown}");
     pins(&["--approve", "fx/show_view"]);
     pins(&["--approve", "fx/app_refresh"]);

@@ -121,7 +121,7 @@ async def test_exposition_plan(spawn_real):
         assert plan["encoding"] == {"name": "o200k_base", "exact": True}
         names = [t["name"] for t in plan["tools"]]
         assert names[0] == "my_tool" and "notes_delete" in names
-        assert names[-3:] == ["tool_search", "tool_inspect", "tool_invoke"]
+        assert names[-4:] == ["tool_search", "tool_inspect", "tool_invoke", "tool_result_read"]
         assert plan["placements"]["notes_delete"]["reason"] == "approval"
         assert plan["placements"]["my_tool"]["reason"] == "client"
         assert plan["placements"]["big_tool_0"]["deferred"] is True

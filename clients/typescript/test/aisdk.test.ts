@@ -87,7 +87,7 @@ describe('AI SDK adapter with generateText (mock model, real sidecar)', () => {
       assert.match(JSON.stringify(prompts[0].prompt), /DEFERRED_TOOLS/);
       assert.deepEqual(
         prompts[0].tools.map((x: any) => x.name),
-        ['tool_search', 'tool_inspect', 'tool_invoke'],
+        ['tool_search', 'tool_inspect', 'tool_invoke', 'tool_result_read'],
       );
       const toolMsg = prompts[1].prompt.find((m: any) => m.role === 'tool');
       assert.equal(toolMsg.content[0].output.type, 'text');

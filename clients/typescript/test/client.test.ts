@@ -134,7 +134,7 @@ describe('registry and exposition (real binary)', () => {
       const names = plan.tools.map((t) => t.name);
       assert.equal(names[0], 'my_tool');
       assert.ok(names.includes('notes_delete'));
-      assert.deepEqual(names.slice(-3), ['tool_search', 'tool_inspect', 'tool_invoke']);
+      assert.deepEqual(names.slice(-4), ['tool_search', 'tool_inspect', 'tool_invoke', 'tool_result_read']);
       assert.equal(plan.placements['notes_delete']!.reason, 'approval');
       assert.equal(plan.placements['my_tool']!.reason, 'client');
       assert.equal(plan.placements['big_tool_0']!.deferred, true);
