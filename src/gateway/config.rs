@@ -94,6 +94,12 @@ pub struct Gateway {
     /// also read at the top level of the file). A cut result is kept for its MCP session only.
     #[serde(default)]
     pub results: Option<crate::settings::ResultSettings>,
+    /// The audit log (`{file, maxBytes?, maxFiles?, arguments?, results?}`): every call,
+    /// approval, pin hold and approval, OAuth flow, server start and exit and config reload,
+    /// one JSON line each (`toolreg audit` reads it). Opened at start; a change waits for a
+    /// restart.
+    #[serde(default)]
+    pub audit: Option<crate::service::AuditSettings>,
 }
 
 impl Gateway {
