@@ -1,8 +1,9 @@
 //! The audit log (issue 43, part 3), through the real binary: what `toolreg mcp` writes to
 //! `gateway.audit` after calls, an approval given and one denied, a held tool and a config
 //! reload, with no configured secret in it even with arguments and results recorded; what
-//! `toolreg audit` prints of it; the sidecar's `initialize.audit`; and a file that takes no
-//! writes (a full disk: `/dev/full`), where every call still runs and the loss is said.
+//! `toolreg audit` prints of it; the sidecar's `initialize.audit`; how a call reached its tool
+//! (`tool_invoke`, a `tool_exec` script); and a file that takes no writes (a full disk:
+//! `/dev/full`), where every call still runs and the loss is counted and said.
 
 mod support;
 
@@ -188,4 +189,28 @@ fn the_sidecar_records_calls_under_initialize_audit() {
     assert!(call.get("result").is_none(), "results were not asked for: {call}");
     assert!(all.iter().any(|r| r["event"] == "server" && r["server"] == "fx" && r["state"] == "ready"), "{all:?}");
     assert!(!std::fs::read_to_string(&log).unwrap().contains(SECRET));
+}
+
+#[test]
+fn a_call_through_tool_invoke_or_a_script_says_how_it_reached_the_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let config = write_config(dir.path(), &json!({"servers": [fixture("fx", &["--tools", "3"])],
+        "gateway": {"defer": "always", "codeMode": true, "audit": {"file": log}}}));
+    let mut c = McpClient::ready(&config, json!({}));
+    let sig = text(&c.call("tool_inspect", json!({"name": "mcp__fx__tool1"})));
+    assert!(sig.contains("tool1"), "{sig}");
+    let r = c.call("tool_invoke", json!({"name": "mcp__fx__tool1", "params": {"x": 1}}));
+    assert_eq!(r["isError"], false, "{r}");
+    let r = c.call("tool_exec", json!({"code": "return await tools.call('mcp__fx__tool2', {x: 2});"}));
+    assert_eq!(r["isError"], false, "{r}");
+    assert!(c.finish().success());
+    let all = records(&log);
+    let reached = |tool: &str| all.iter().find(|r| r["event"] == "call" && r["tool"] == tool).unwrap_or_else(|| panic!("no call of {tool}: {all:?}")).clone();
+    let invoked = reached("mcp__fx__tool1");
+    assert_eq!((&invoked["reached"], &invoked["outcome"], &invoked["upstreamTool"]), (&json!("tool_invoke"), &json!("ok"), &json!("tool_1")), "{invoked}");
+    let scripted = reached("mcp__fx__tool2");
+    assert_eq!((&scripted["reached"], &scripted["outcome"]), (&json!("tool_exec"), &json!("ok")), "{scripted}");
+    assert!(scripted["callId"].as_str().unwrap().ends_with("::mcp__fx__tool2"), "a script's call is named after its run: {scripted}");
+    assert!(!all.iter().any(|r| r["tool"] == "tool_exec" || r["tool"] == "tool_inspect"), "meta-tools themselves have no record: {all:?}");
 }
