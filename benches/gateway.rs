@@ -13,7 +13,9 @@
 //!
 //! `cargo build --release -p toolreg-fixture-mcp && cargo bench --bench gateway`. Prints medians;
 //! asserts nothing. `RUNS=n` spawns n times (default 10), `CALLS=n` makes n calls (default 500);
-//! `SECTION=resources` runs only the hung `resources/list` section.
+//! `SECTION=resources` runs only the hung `resources/list` section; `SECTION=audit` only the
+//! audit log's cost per call (off, on, on with arguments and results; issue 43), which is run
+//! by no other section.
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
 use serde_json::{json, Value};
@@ -204,6 +206,9 @@ fn main() {
     if std::env::var("SECTION").as_deref() == Ok("resources") {
         return resources_hung(dir.path(), runs, calls);
     }
+    if std::env::var("SECTION").as_deref() == Ok("audit") {
+        return audit_cost(dir.path(), runs, calls);
+    }
     let defs = write_defs(dir.path());
     let (_, direct_tools, _) = direct_lists(&defs, false);
     println!("upstream: {} fixture servers serving {} tools ({})", defs.len(), direct_tools.len(), CATALOGS.join(", "));
@@ -279,6 +284,55 @@ fn main() {
 
     http_calls(&config, calls);
     resources_hung(dir.path(), runs, calls);
+}
+
+/// The audit log's cost per call (issue 43): `tools/call` echo through `toolreg mcp` with
+/// `gateway.audit` off, on, and on with arguments and results, in interleaved rounds (so a
+/// neighbour's load falls on each alike); the median of each round's median.
+fn audit_cost(dir: &std::path::Path, runs: usize, calls: usize) {
+    let server = json!({"id": "fx", "name": "fx", "transport": {"type": "stdio", "command": fixture_bin(), "args": []}});
+    let variants = [
+        ("off", Value::Null),
+        ("on", json!({"file": dir.join("audit/on.jsonl")})),
+        ("on, arguments and results", json!({"file": dir.join("audit/all.jsonl"), "arguments": true, "results": true})),
+    ];
+    let mut medians: Vec<Vec<Duration>> = vec![Vec::new(); variants.len()];
+    for _ in 0..runs.clamp(1, 5) {
+        for (i, (name, audit)) in variants.iter().enumerate() {
+            let mut gateway = json!({"defer": "never", "cacheDir": dir.join("cache")});
+            if !audit.is_null() {
+                gateway["audit"] = audit.clone();
+            }
+            let path = dir.join(format!("audit-{i}.json"));
+            std::fs::write(&path, serde_json::to_vec(&json!({"servers": [server], "gateway": gateway})).unwrap()).unwrap();
+            let mut gw = Client::spawn(env!("CARGO_BIN_EXE_toolreg"), &["mcp".into(), "--config".into(), path.display().to_string()]);
+            gw.initialize();
+            let t = Instant::now();
+            while !gw.list(Duration::from_secs(60)).unwrap().iter().any(|t| t["name"] == "mcp__fx__echo") {
+                assert!(t.elapsed() < Duration::from_secs(60), "{name}: echo never listed");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            for n in 0..50 {
+                gw.request("tools/call", json!({"name": "mcp__fx__echo", "arguments": {"n": n}}), Duration::from_secs(10)).unwrap();
+            }
+            medians[i].push(median((0..calls).map(|n| {
+                let t = Instant::now();
+                let r = gw.request("tools/call", json!({"name": "mcp__fx__echo", "arguments": {"n": n, "text": "a short argument"}}), Duration::from_secs(10)).unwrap();
+                assert_eq!(r["isError"], false, "{r}");
+                t.elapsed()
+            }).collect()));
+        }
+    }
+    println!("tools/call echo through toolreg mcp, median of {} rounds' medians of {calls} calls:", medians[0].len());
+    let off = median(medians[0].clone());
+    for (i, (name, _)) in variants.iter().enumerate() {
+        let m = median(medians[i].clone());
+        println!("  audit {name:<28} {}   ({:+.1} µs a call)", ms_us(m), (m.as_secs_f64() - off.as_secs_f64()) * 1e6);
+    }
+    for f in ["on", "all"] {
+        let lines = std::fs::read_to_string(dir.join(format!("audit/{f}.jsonl"))).unwrap_or_default().lines().count();
+        println!("  audit/{f}.jsonl: {lines} records");
+    }
 }
 
 const RESOURCE_SERVERS: [&str; 3] = ["docs", "wiki", "files"];

@@ -11,6 +11,7 @@
 //! traits, so this module knows no JSON-RPC.
 
 use crate::approval::{Approvals, Outcome};
+use crate::audit::{self, Audit, Reached};
 use crate::output::{self, ModelOutput};
 use crate::registry::{Registered, Source, ToolEntry};
 use crate::repair;
@@ -198,7 +199,8 @@ pub trait Execute: Sync {
     fn prepare(&self, tool: &Arc<Registered>, raw: Value) -> impl Future<Output = Result<Prepared, InvokeError>> + Send;
     /// Runs arguments that `prepare` accepted: defaults, approval, the owner's own property
     /// names (`Registered::restore`), execution.
-    fn run_prepared(&self, tool: &Registered, arguments: Value, repaired: Option<Repair>, call_id: &str) -> impl Future<Output = Result<Invoked, InvokeError>> + Send;
+    /// `reached`: how the call came to this tool, for the audit log.
+    fn run_prepared(&self, tool: &Registered, arguments: Value, repaired: Option<Repair>, call_id: &str, reached: Reached) -> impl Future<Output = Result<Invoked, InvokeError>> + Send;
     /// Whether a call to `entry` waits for the user, decided now: the entry's own flag, or,
     /// for an MCP tool, its server's current configuration.
     fn asks_approval(&self, entry: &ToolEntry) -> bool;
@@ -271,6 +273,9 @@ pub struct Executor<'a, H, M> {
     settings: Settings,
     cancel: CancellationToken,
     counter: Option<Counter<'a>>,
+    /// Where each run and approval is recorded, and who answers approvals (`audit`).
+    audit: Audit,
+    approver: &'static str,
 }
 
 /// Fills in top-level `default`s the schema declares for missing properties.
@@ -287,7 +292,13 @@ fn apply_defaults(schema: &Value, args: &mut Value) {
 
 impl<'a, H: HostPort, M: McpPort> Executor<'a, H, M> {
     pub fn new(host: &'a H, mcp: &'a M, validators: &'a Validators, approvals: &'a Arc<Approvals>, settings: Settings, cancel: CancellationToken) -> Self {
-        Executor { host, mcp, validators, approvals, settings, cancel, counter: None }
+        Executor { host, mcp, validators, approvals, settings, cancel, counter: None, audit: Audit::off(), approver: "" }
+    }
+
+    /// Records each tool this executor's call runs, and each approval, in `audit`;
+    /// `approver` says who answers approvals (`host`, `client`, `config`).
+    pub fn auditing(self, audit: Audit, approver: &'static str) -> Self {
+        Executor { audit, approver, ..self }
     }
 
     /// Counts each tool this executor's call runs with `counter`.
@@ -350,45 +361,39 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
         Ok(Prepared::Invalid { errors })
     }
 
-    async fn run_prepared(&self, tool: &Registered, mut arguments: Value, repaired: Option<Repair>, call_id: &str) -> Result<Invoked, InvokeError> {
-        let entry = &tool.entry;
-        apply_defaults(&entry.input_schema, &mut arguments);
-        // A tool its pin holds (changed since synced) could not run: refuse before asking.
-        if let Source::Mcp { server_id, tool_name } = &entry.source {
-            if let Some(refusal) = self.mcp.held_refusal(server_id, tool_name) {
-                return Ok(Invoked::error(format!("{} could not run: {}", entry.name, crate::registry::hidden::visible(&refusal))));
-            }
+    async fn run_prepared(&self, tool: &Registered, arguments: Value, repaired: Option<Repair>, call_id: &str, reached: Reached) -> Result<Invoked, InvokeError> {
+        if !self.audit.is_on() {
+            return self.run(tool, arguments, repaired, call_id, &mut None).await;
         }
-        // Decided at call time: the host may have changed the server's approval rules since
-        // the tool was synced, and every path (direct, tool_invoke, after repair) comes here.
-        let gated = self.asks_approval(entry);
-        if gated && !self.settings.abilities.approval {
-            return Ok(Invoked::error(format!(
-                "{} needs the user's approval, but this host cannot ask for it, so it was not run.",
-                entry.name
-            )));
-        }
-        // Never ask the user to approve a call that could not run anyway.
-        if matches!(entry.source, Source::Builtin | Source::Host) && !self.settings.abilities.host_tools {
-            return Ok(Invoked::error(format!(
-                "{} is executed by the host, but the host did not offer to execute tools.",
-                entry.name
-            )));
-        }
-        if gated {
-            if let Some(refusal) = self.approve(entry, &arguments, call_id).await? {
-                return Ok(refusal);
-            }
-        }
-        // Validated (and approved) as the model wrote them; sent as the owner names them.
-        let arguments = match tool.restore(arguments) {
-            Ok(a) => a,
-            Err(e) => return Ok(Invoked::error(format!("{} was not run: {e}.", entry.name))),
+        let started = std::time::Instant::now();
+        let recorded = self.audit.wants_arguments().then(|| arguments.clone());
+        let mut stopped = None;
+        let done = self.run(tool, arguments, repaired, call_id, &mut stopped).await;
+        let outcome = match (&done, stopped) {
+            (Ok(_), Some(stop)) => stop,
+            (Ok(d), None) if d.is_error => audit::Outcome::Error,
+            (Ok(_), None) => audit::Outcome::Ok,
+            (Err(InvokeError::Cancelled), _) => audit::Outcome::Cancelled,
+            (Err(_), _) => audit::Outcome::Error,
         };
-        let mut done = self.execute(entry, arguments, call_id).await?;
-        done.repaired = repaired;
-        done.ran = Some(Ran { name: entry.name.clone(), via: crate::usage::Via::Direct });
-        Ok(done)
+        let raw = done.as_ref().ok().and_then(|d| d.raw.as_ref());
+        let (server, upstream_tool) = match &tool.entry.source {
+            Source::Mcp { server_id, tool_name } => (Some(server_id.clone()), Some(tool_name.clone())),
+            Source::Builtin | Source::Host => (None, None),
+        };
+        self.audit.record(audit::Event::Call {
+            call_id: call_id.to_string(),
+            tool: tool.entry.name.clone(),
+            server,
+            upstream_tool,
+            reached,
+            outcome,
+            duration_ms: started.elapsed().as_millis() as u64,
+            result_bytes: raw.map(json_len),
+            arguments: recorded,
+            result: raw.filter(|_| self.audit.wants_results()).cloned(),
+        });
+        done
     }
 
     fn asks_approval(&self, entry: &ToolEntry) -> bool {
@@ -411,7 +416,70 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
     }
 }
 
+/// The length of `v` as JSON, counted without building the text.
+fn json_len(v: &Value) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len() as u64;
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
+}
+
 impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
+    /// `run_prepared` itself; `stopped` says why a refusal it returns did not run (held,
+    /// denied), for the audit log.
+    async fn run(&self, tool: &Registered, mut arguments: Value, repaired: Option<Repair>, call_id: &str, stopped: &mut Option<audit::Outcome>) -> Result<Invoked, InvokeError> {
+        let entry = &tool.entry;
+        apply_defaults(&entry.input_schema, &mut arguments);
+        // A tool its pin holds (changed since synced) could not run: refuse before asking.
+        if let Source::Mcp { server_id, tool_name } = &entry.source {
+            if let Some(refusal) = self.mcp.held_refusal(server_id, tool_name) {
+                *stopped = Some(audit::Outcome::Held);
+                return Ok(Invoked::error(format!("{} could not run: {}", entry.name, crate::registry::hidden::visible(&refusal))));
+            }
+        }
+        // Decided at call time: the host may have changed the server's approval rules since
+        // the tool was synced, and every path (direct, tool_invoke, after repair) comes here.
+        let gated = self.asks_approval(entry);
+        if gated && !self.settings.abilities.approval {
+            *stopped = Some(audit::Outcome::Denied);
+            return Ok(Invoked::error(format!(
+                "{} needs the user's approval, but this host cannot ask for it, so it was not run.",
+                entry.name
+            )));
+        }
+        // Never ask the user to approve a call that could not run anyway.
+        if matches!(entry.source, Source::Builtin | Source::Host) && !self.settings.abilities.host_tools {
+            return Ok(Invoked::error(format!(
+                "{} is executed by the host, but the host did not offer to execute tools.",
+                entry.name
+            )));
+        }
+        if gated {
+            if let Some(refusal) = self.approve(entry, &arguments, call_id).await? {
+                *stopped = Some(audit::Outcome::Denied);
+                return Ok(refusal);
+            }
+        }
+        // Validated (and approved) as the model wrote them; sent as the owner names them.
+        let arguments = match tool.restore(arguments) {
+            Ok(a) => a,
+            Err(e) => return Ok(Invoked::error(format!("{} was not run: {e}.", entry.name))),
+        };
+        let mut done = self.execute(entry, arguments, call_id).await?;
+        done.repaired = repaired;
+        done.ran = Some(Ran { name: entry.name.clone(), via: crate::usage::Via::Direct });
+        Ok(done)
+    }
+
     /// `None` when approved; otherwise the result that says why the call did not run.
     async fn approve(&self, entry: &ToolEntry, arguments: &Value, call_id: &str) -> Result<Option<Invoked>, InvokeError> {
         if !self.settings.abilities.approval {
@@ -430,7 +498,24 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
             reason: format!("{} is marked as needing approval before it runs", entry.name),
         });
         let approval_id = pending.id.clone();
-        Ok(match pending.wait(self.settings.approval_timeout, &self.cancel).await {
+        let asked = std::time::Instant::now();
+        self.audit.record(audit::Event::ApprovalRequested { approval_id: approval_id.clone(), call_id: call_id.to_string(), tool: entry.name.clone() });
+        let outcome = pending.wait(self.settings.approval_timeout, &self.cancel).await;
+        let (decision, by) = match &outcome {
+            Outcome::Approved => (audit::Decision::Approved, Some(self.approver.to_string())),
+            Outcome::Denied { .. } => (audit::Decision::Denied, Some(self.approver.to_string())),
+            Outcome::TimedOut(_) => (audit::Decision::TimedOut, None),
+            Outcome::Cancelled => (audit::Decision::Cancelled, None),
+        };
+        self.audit.record(audit::Event::ApprovalDecided {
+            approval_id: approval_id.clone(),
+            call_id: call_id.to_string(),
+            tool: entry.name.clone(),
+            decision,
+            answered_by: by,
+            waited_ms: asked.elapsed().as_millis() as u64,
+        });
+        Ok(match outcome {
             Outcome::Approved => None,
             Outcome::Denied { reason } => Some(Invoked::error(match reason {
                 Some(r) => format!("The user denied this call to {} ({r}); it was not run.", entry.name),

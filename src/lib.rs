@@ -4,6 +4,7 @@
 
 pub mod apps;
 pub mod approval;
+pub mod audit;
 pub mod catalog;
 pub mod code_mode;
 pub mod confine;

@@ -1,6 +1,6 @@
 //! The `toolreg` command: `serve` (the sidecar), `plan` (a host config's plan as a table),
 //! `schema` (write or check `protocol/*.schema.json`), `mcp` (the registry as an MCP server),
-//! `auth` (an upstream server's OAuth for `mcp`, from a terminal).
+//! `auth` (an upstream server's OAuth for `mcp`, from a terminal), `pins` and `audit` (a config's held tools, its audit log).
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -88,6 +88,24 @@ enum Command {
         /// The server's id (or name) in the config.
         server: String,
     },
+    /// Print the audit log that a `toolreg mcp` config's `gateway.audit` names (its rotated
+    /// files too), oldest first, as a table or as JSON lines.
+    Audit {
+        /// The config `toolreg mcp` runs with.
+        #[arg(long)]
+        config: PathBuf,
+        /// Only records from this time on: RFC 3339 (2026-12-03T15:00:00Z) or a duration back
+        /// from now (90s, 30m, 1h, 7d).
+        #[arg(long)]
+        since: Option<String>,
+        /// Only records of tools that match: `*` and `?` wildcards, against the wire name, the
+        /// upstream tool's name or SERVER/TOOL.
+        #[arg(long)]
+        tool: Option<String>,
+        /// The records as they are stored, one JSON object a line.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write protocol/*.schema.json from the protocol types, or check them with --check.
     Schema {
         #[arg(long, default_value = "protocol")]
@@ -124,7 +142,42 @@ fn main() -> ExitCode {
         Command::Plan { config, context_window, model, json } => plan(config, context_window, model, json),
         Command::Schema { dir, check } => schema(&dir, check),
         Command::Pins { config, approve } => pins(&config, &approve),
+        Command::Audit { config, since, tool, json } => audit(&config, since.as_deref(), tool.as_deref(), json),
     }
+}
+
+/// `toolreg audit`: the records on stdout; 2 when the config names no audit file or a
+/// filter does not parse.
+#[allow(clippy::print_stdout)]
+fn audit(config: &std::path::Path, since: Option<&str>, tool: Option<&str>, json: bool) -> ExitCode {
+    use toolreg::service::audit_read as read;
+    let cfg = match gateway_config(config) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let Some(settings) = cfg.gateway.audit else {
+        eprintln!("toolreg: {} has no gateway.audit: there is no audit log to read", config.display());
+        return ExitCode::from(2);
+    };
+    let now = time::OffsetDateTime::now_utc();
+    let query = (|| -> Result<read::Query, String> {
+        Ok(read::Query { since: since.map(|s| read::since(s, now)).transpose()?, tool: tool.map(read::pattern).transpose()? })
+    })();
+    let records = match query.and_then(|q| read::records(std::path::Path::new(&settings.file), &q)) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("toolreg: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if json {
+        for r in &records {
+            println!("{r}");
+        }
+    } else {
+        print!("{}", read::table(&records));
+    }
+    ExitCode::SUCCESS
 }
 
 /// The gateway's config file, read and checked; the error already said on stderr.
@@ -192,6 +245,13 @@ fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, check: bool
     if check {
         return mcp_check(&cfg, log_file, log_level);
     }
+    let audit = match cfg.gateway.audit.as_ref().map(|a| toolreg::service::Audit::open(a, toolreg::service::AuditFace::Gateway, None)).transpose() {
+        Ok(a) => a.unwrap_or_default(),
+        Err(e) => {
+            eprintln!("toolreg: gateway.audit: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let listen = match http {
         None => Listen::Stdio,
         Some(addr) => {
@@ -214,7 +274,7 @@ fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, check: bool
     let log = LogControl::init(log_file, log_level);
     install_panic_hook();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime starts");
-    let code = runtime.block_on(async move { tokio::spawn(gateway::run(cfg, listen, Some(file))).await.unwrap_or(1) });
+    let code = runtime.block_on(async move { tokio::spawn(gateway::run(cfg, listen, Some(file), audit)).await.unwrap_or(1) });
     log.flush();
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     ExitCode::from(code as u8)

@@ -4,6 +4,7 @@
 //! port as the direct path, and `invoke` knows no meta-tools. A script's `tools.call` comes
 //! back here (`answer`) and takes the direct path, so every gate of a direct call holds.
 
+use crate::audit::Reached;
 use crate::embed::Semantic;
 use crate::exposition::meta_defs::{EXEC, INSPECT, SEARCH};
 use crate::exposition::plans::{PlanScope, PlanStore};
@@ -29,7 +30,7 @@ pub async fn call(
         if let Some(why) = app_refusal(&tool.entry, server) {
             return Ok(Invoked::error(why));
         }
-        return direct(exec, tool, call.arguments, &call.call_id).await;
+        return direct(exec, tool, call.arguments, &call.call_id, Reached::App).await;
     }
     if call.name == EXEC {
         let plan_id = call.plan_id.ok_or_else(|| InvokeError::PlanRequired(call.name.clone()))?;
@@ -65,7 +66,7 @@ pub async fn call(
     if !crate::apps::model_may_call(tool.entry.ui.as_ref()) {
         return Ok(Invoked::error(format!("{} is offered to its server's view only (MCP Apps visibility without \"model\"), so it was not run.", call.name)));
     }
-    direct(exec, tool, call.arguments, &call.call_id).await
+    direct(exec, tool, call.arguments, &call.call_id, Reached::Direct).await
 }
 
 /// Why a view of `server` may not call `entry`, if it may not: a tool of another server (the
@@ -91,9 +92,9 @@ fn counted(exec: &impl Execute, done: &Invoked) {
 
 /// The direct path of one registered tool: prepare (validate, repair), then run (pins,
 /// approval, the owner), counted (a script's `tools.call` too).
-async fn direct(exec: &impl Execute, tool: &Arc<Registered>, arguments: Value, call_id: &str) -> Result<Invoked, InvokeError> {
+async fn direct(exec: &impl Execute, tool: &Arc<Registered>, arguments: Value, call_id: &str, reached: Reached) -> Result<Invoked, InvokeError> {
     match exec.prepare(tool, arguments).await? {
-        Prepared::Ready { arguments, repaired } => exec.run_prepared(tool, arguments, repaired, call_id).await.inspect(|done| counted(exec, done)),
+        Prepared::Ready { arguments, repaired } => exec.run_prepared(tool, arguments, repaired, call_id, reached).await.inspect(|done| counted(exec, done)),
         Prepared::BadSchema { error } => Ok(invoke::bad_schema(&tool.entry, &error)),
         Prepared::Invalid { errors } => {
             let tool = tool.clone();
@@ -166,7 +167,7 @@ impl<E: Execute, M: McpPort> Scripted<'_, E, M> {
             return Ok(Err(held().unwrap_or_else(|| format!("Tool {name:?} is no longer registered (removed since this plan was made), so it was not run."))));
         };
         let call_id = format!("{}::{seq}::{name}", self.run_id);
-        let done = match direct(self.exec, tool, arguments, &call_id).await {
+        let done = match direct(self.exec, tool, arguments, &call_id, Reached::ToolExec).await {
             Ok(done) => done,
             Err(InvokeError::Cancelled) => return Err(InvokeError::Cancelled),
             Err(e) => return Ok(Err(e.to_string())),

@@ -173,3 +173,26 @@ pub struct UsagePolicy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_tokens: Option<u64>,
 }
+
+/// The audit log (`initialize.audit`, the gateway config's `gateway.audit`): one JSON line per
+/// tool call, approval, pin hold or approval, OAuth flow, server start or exit and config
+/// reload, appended to `file` and rotated (`audit` module; `toolreg audit` reads it).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AuditSettings {
+    /// The file records are appended to (its directory is created; the file is owner-only,
+    /// mode 0600). Rotated files sit beside it as `FILE.1` (the newest) to `FILE.<maxFiles-1>`.
+    pub file: String,
+    /// Rotate once the file would pass this many bytes (default 10 MiB, at least 4 KiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
+    /// Files kept, the current one included (default 5, at least 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_files: Option<u32>,
+    /// Record each call's arguments (off by default), with every known secret redacted.
+    #[serde(default)]
+    pub arguments: bool,
+    /// Record each call's result as the tool returned it (off by default), secrets redacted.
+    #[serde(default)]
+    pub results: bool,
+}

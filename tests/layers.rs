@@ -23,6 +23,7 @@ const ORDER: &[&str] = &[
     "results",
     "sandbox",
     "settings",
+    "audit",
     "apps",
     "logging",
     "catalog",
@@ -47,7 +48,7 @@ const ORDER: &[&str] = &[
 
 /// Plain domain code: never the host contract, the server or the transport.
 const DOMAIN: &[&str] = &[
-    "registry", "overrides", "exposition", "tokenize", "results", "catalog", "embed", "sync", "invoke", "upstream", "meta", "code_mode", "route", "approval", "repair", "validate", "output", "sandbox", "usage",
+    "registry", "overrides", "exposition", "tokenize", "results", "catalog", "embed", "sync", "invoke", "upstream", "meta", "code_mode", "route", "approval", "repair", "validate", "output", "sandbox", "usage", "audit",
 ];
 const BOUNDARY: &[&str] = &["protocol", "server", "transport", "gateway"];
 /// The two faces over the core: neither reaches into the other; what both need sits below them.

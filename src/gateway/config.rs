@@ -99,6 +99,12 @@ pub struct Gateway {
     /// (issue 43). Applied after pinning; a renamed tool still calls its upstream name.
     #[serde(default)]
     pub overrides: crate::service::Overrides,
+    /// The audit log (`{file, maxBytes?, maxFiles?, arguments?, results?}`): every call,
+    /// approval, pin hold and approval, OAuth flow, server start and exit and config reload,
+    /// one JSON line each (`toolreg audit` reads it). Opened at start; a change waits for a
+    /// restart.
+    #[serde(default)]
+    pub audit: Option<crate::service::AuditSettings>,
 }
 
 impl Gateway {

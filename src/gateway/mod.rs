@@ -173,7 +173,9 @@ fn pool_hash(deferred: &BTreeSet<String>, registry: &Registry) -> u64 {
 impl Gateway {
     /// Starts the catalog on the config's servers (connecting in the background) and builds
     /// the first listing from whatever is cached.
-    pub fn start(cfg: GatewayConfig) -> Arc<Gateway> {
+    /// `audit`: the audit log, opened from `gateway.audit` by the caller (a bad path stops
+    /// the command before anything starts).
+    pub fn start(cfg: GatewayConfig, audit: crate::service::Audit) -> Arc<Gateway> {
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let opts = CatalogOptions {
             // Upstream questions go to the client of the call; `client_host` declines what it
@@ -197,6 +199,7 @@ impl Gateway {
             tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
         }
         let service = Service::new(Registry::default(), "mcp-call-");
+        service.set_audit(audit);
         service.set_budget(cfg.budget().unwrap_or_default(), cfg.host.model.as_deref());
         if let Some(semantic) = search::start(cfg.search.as_ref(), cfg.state_dir()) {
             service.set_semantic(semantic);
@@ -274,6 +277,10 @@ impl Gateway {
         if !cfg.host.entries.is_empty() {
             tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());
         }
+        if cfg.gateway.audit != cur.gateway.audit {
+            tracing::warn!("gateway.audit changed: it takes effect when toolreg mcp restarts");
+        }
+        self.service.audit().record(crate::service::AuditEvent::Reload { applied: true, servers: Some(cfg.servers.len()), reason: None });
         let servers = cfg.servers.clone();
         self.service.set_budget(cfg.budget().unwrap_or_default(), cfg.host.model.as_deref());
         *self.cfg.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(cfg);
@@ -424,6 +431,7 @@ impl Gateway {
 async fn follow_catalog(gw: std::sync::Weak<Gateway>, mut events: mpsc::UnboundedReceiver<CatalogEvent>) {
     while let Some(ev) = events.recv().await {
         let Some(gw) = gw.upgrade() else { return };
+        gw.service.audit_catalog(&ev);
         match &ev {
             CatalogEvent::Progress { .. } => continue,
             CatalogEvent::DidChange { server_id, status, .. } => tracing::debug!(server = %server_id, ?status, "upstream changed"),
@@ -465,8 +473,8 @@ pub enum Listen {
 
 /// Serves until stdin closes (stdio) or a signal; returns the exit code. With `file`, its
 /// changes are taken while serving (`reload.rs`).
-pub async fn run(cfg: GatewayConfig, listen: Listen, file: Option<ConfigFile>) -> i32 {
-    let gw = Gateway::start(cfg);
+pub async fn run(cfg: GatewayConfig, listen: Listen, file: Option<ConfigFile>, audit: crate::service::Audit) -> i32 {
+    let gw = Gateway::start(cfg, audit);
     if let Some(file) = file {
         tokio::spawn(reload::watch(Arc::downgrade(&gw), file));
     }
@@ -478,6 +486,8 @@ pub async fn run(cfg: GatewayConfig, listen: Listen, file: Option<ConfigFile>) -
     // A usage write queued on the blocking pool may never start once the runtime ends.
     let book = gw.service.usage.clone();
     let _ = tokio::task::spawn_blocking(move || book.flush()).await;
+    let audit = gw.service.audit();
+    let _ = tokio::task::spawn_blocking(move || audit.flush(Duration::from_secs(2))).await;
     code
 }
 

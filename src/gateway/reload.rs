@@ -130,7 +130,12 @@ pub(crate) async fn watch(gw: Weak<Gateway>, file: ConfigFile) {
         let file = watcher.file.path.display();
         match seen {
             Seen::Same => {}
-            Seen::Invalid(why) => tracing::warn!(%file, "config change not applied, the last valid config stays in force: {why}"),
+            Seen::Invalid(why) => {
+                tracing::warn!(%file, "config change not applied, the last valid config stays in force: {why}");
+                if let Some(gw) = gw.upgrade() {
+                    gw.service.audit().record(crate::service::AuditEvent::Reload { applied: false, servers: None, reason: Some(why) });
+                }
+            }
             Seen::Changed(cfg) => {
                 let Some(gw) = gw.upgrade() else { return };
                 tracing::info!(%file, servers = cfg.servers.len(), "config changed; applying it");

@@ -336,6 +336,7 @@ impl Session {
             (false, false, _) => None,
         };
         let approves = asking.is_some();
+        let approver = if matches!(asking, Some(Asking::Trusted)) { "config" } else { "client" };
         let round = match &asking {
             Some(Asking::Round(r)) => Some(r.clone()),
             _ => None,
@@ -363,7 +364,7 @@ impl Session {
         let app = super::views::app_of(&registry, &name, self.renders(context));
         let call = Call { name: name.clone(), arguments, call_id, plan_id, app };
         // Each tool the call runs counts (usage): a listed one, tool_invoke's, a script's.
-        let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: context.ct.clone(), usage_key: gw.usage_key(), results_owner: Some(if stateless { STATELESS.to_string() } else { self.owner.clone() }) };
+        let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: context.ct.clone(), usage_key: gw.usage_key(), results_owner: Some(if stateless { STATELESS.to_string() } else { self.owner.clone() }), approver };
         let outcome = gw.service.call(request).await;
         // The call stopped at its approval: the question goes back as this round's result.
         if let Some(asked) = round.as_ref().and_then(|r| super::lock(&r.asked).take()) {
@@ -415,6 +416,7 @@ fn held_target(gw: &Gateway, registry: &crate::service::Registry, name: &str, ar
 /// A call of the held `tool` of `server_id` (`called` as the client named it): the person
 /// reviews it if the client can ask them, else the refusal names the command to run.
 async fn held(gw: &Gateway, called: &str, server_id: &str, tool: &str, elicits: bool, stateless: bool, context: &RequestContext<RoleServer>) -> Result<Step, ErrorData> {
+    gw.service.audit_held(&gw.service.next_call_id(), called, server_id, tool);
     let refused = |text: String| Ok(Step::Done(to_result(Invoked::error(text)).into()));
     // A 2026-07-28 client that can show a form is asked by an input-required round.
     if elicits && stateless {

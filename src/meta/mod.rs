@@ -484,7 +484,7 @@ async fn invoke_tool(exec: &impl Execute, registry: Arc<Registry>, plan: Arc<Pla
     };
     // Nested calls carry a derived id so the host can tell them apart.
     let call_id = format!("{outer_call_id}::{}", a.name);
-    let mut done = exec.run_prepared(&tool, arguments, repaired, &call_id).await?;
+    let mut done = exec.run_prepared(&tool, arguments, repaired, &call_id, crate::audit::Reached::ToolInvoke).await?;
     if let Some(ran) = &mut done.ran {
         let searched = plan.found.lock().unwrap_or_else(|e| e.into_inner()).contains(&ran.name);
         ran.via = if searched { crate::usage::Via::Search } else { crate::usage::Via::Invoke };

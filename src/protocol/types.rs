@@ -8,7 +8,7 @@ use crate::exposition::{Include, Plan, ToolDefinition};
 use crate::invoke::{ApprovalRequest, Repair};
 use crate::output::ModelOutput;
 use crate::registry::{EntrySummary, ToolEntry, Warning};
-use crate::settings::{CodeModeLimits, ResultSettings, SearchSettings};
+use crate::settings::{AuditSettings, CodeModeLimits, ResultSettings, SearchSettings};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -118,6 +118,11 @@ pub struct InitializeParams {
     /// The token budget of one tool result (default 25,000) and what is kept beyond it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub results: Option<ResultSettings>,
+    /// The audit log (`{file, maxBytes?, maxFiles?, arguments?, results?}`): one JSON line per
+    /// tool call, approval, pin hold or approval, OAuth flow and server start or exit, in an
+    /// owner-only file rotated by size. Off when absent. A second `initialize` cannot change it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<AuditSettings>,
 }
 
 /// `exposition/plan`'s `codeMode`: `sandbox` adds `tool_exec`.

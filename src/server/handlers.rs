@@ -30,6 +30,16 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
     let budget = p.results.as_ref().map(ResultSettings::budget).transpose().map_err(|(field, why)| {
         RpcError::new(ErrorCode::INVALID_PARAMS, format!("results.{field} {why}")).with_data(serde_json::json!({"field": format!("results.{field}")}))
     })?;
+    // Opened first of what is kept (its directory made now): a bad path refuses initialize.
+    let audit = match &p.audit {
+        Some(a) if !ctx.service.audit().is_on() => {
+            let host = p.client_info.as_ref().map(|c| c.name.clone());
+            Some(crate::service::Audit::open(a, crate::service::AuditFace::Sidecar, host).map_err(|e| {
+                RpcError::new(ErrorCode::INVALID_PARAMS, format!("audit: {e}")).with_data(serde_json::json!({"field": "audit.file"}))
+            })?)
+        }
+        _ => None,
+    };
     let semantic = match &p.search {
         Some(search) => start_semantic(ctx, search, p.cache_dir.as_deref())?,
         None => None,
@@ -39,6 +49,9 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
     }
     if let Some(budget) = budget {
         ctx.service.set_budget(budget, None);
+    }
+    if let Some(audit) = audit {
+        ctx.service.set_audit(audit);
     }
     *ctx.host.lock().unwrap_or_else(|e| e.into_inner()) = p.capabilities.clone();
     let t = clamp(&p.timeouts);

@@ -46,7 +46,9 @@ pub fn handle_approve_tools(ctx: &Ctx, p: ApproveToolsParams) -> Result<PinsResu
     let own = |n: &String| hidden::own_name(names.clone(), n).to_string();
     let tools: Vec<String> = p.tools.iter().map(own).collect();
     let fingerprints = p.fingerprints.iter().map(|(n, f)| (own(n), f.clone())).collect();
-    Ok(shown(catalog.approve_tools(&p.server_id, &tools, &fingerprints).map_err(pins_error)?))
+    let pins = catalog.approve_tools(&p.server_id, &tools, &fingerprints).map_err(pins_error)?;
+    ctx.service.audit().record(crate::service::AuditEvent::PinsApproved { server: p.server_id.clone(), tools, by: "host".into() });
+    Ok(shown(pins))
 }
 
 /// `tool/invoke` of a name that is not registered because its MCP tool is held: a result the

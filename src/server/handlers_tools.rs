@@ -133,7 +133,7 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
     let usage_key = p.plan_id.as_deref().and_then(|id| ctx.service.plans.get(id)).map_or_else(|| crate::service::DEFAULT_USAGE_KEY.to_string(), |s| s.usage_key.clone());
     let call_id = p.call_id.unwrap_or_else(|| ctx.service.next_call_id());
     let call = Call { name: p.name, arguments: p.arguments, call_id, plan_id: p.plan_id, app: p.app.map(|a| a.server_id) };
-    let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: current_cancel(), usage_key, results_owner: None };
+    let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: current_cancel(), usage_key, results_owner: None, approver: "host" };
     let result = ctx.service.call(request).await;
     // A held MCP tool is not registered; say why it did not run (pins).
     if let Err(InvokeError::UnknownTool(name)) = &result {

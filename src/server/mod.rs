@@ -188,7 +188,6 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
     // Unbounded: the catalog sends one event per server state change (refreshes are
     // single-flight and back off), and the forwarder waits while stdout is full.
     let (events_tx, events_rx) = mpsc::unbounded_channel();
-    let forwarder = tokio::spawn(forward_catalog_events(events_rx, out.clone()));
     let ctx = Ctx {
         service: Service::new(Registry::with_builtins(), "toolreg-call-"),
         host: Mutex::new(HostCapabilities::default()),
@@ -205,6 +204,7 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
         runtime: tokio::runtime::Handle::current(),
     };
     let ctx = Arc::new(ctx);
+    let forwarder = tokio::spawn(forward_catalog_events(events_rx, out.clone(), Arc::downgrade(&ctx)));
     let table = dispatch::table();
     let _ = ctx.methods.set(table.names());
     let mut server = Server {
@@ -277,6 +277,8 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
     // A usage write queued on the blocking pool may never start once the runtime ends.
     let book = ctx.service.usage.clone();
     let _ = tokio::task::spawn_blocking(move || book.flush()).await;
+    let audit = ctx.service.audit();
+    let _ = tokio::task::spawn_blocking(move || audit.flush(Duration::from_secs(2))).await;
     // MCP children go with us; bounded so a stuck child cannot hold the exit.
     if let Some(catalog) = ctx.catalog.get() {
         let _ = tokio::time::timeout(Duration::from_secs(3), catalog.shutdown()).await;
@@ -288,8 +290,11 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
 }
 
 /// Catalog events become host notifications.
-async fn forward_catalog_events(mut rx: mpsc::UnboundedReceiver<CatalogEvent>, out: Arc<Outgoing>) {
+async fn forward_catalog_events(mut rx: mpsc::UnboundedReceiver<CatalogEvent>, out: Arc<Outgoing>, ctx: std::sync::Weak<Ctx>) {
     while let Some(ev) = rx.recv().await {
+        if let Some(ctx) = ctx.upgrade() {
+            ctx.service.audit_catalog(&ev);
+        }
         out.writable().await;
         match ev {
             CatalogEvent::DidChange { server_id, status, tool_count, held } => out.notify(

@@ -12,6 +12,7 @@ pub mod semantic;
 // module's path (tests/layers.rs); a change behind them is a change here, not in two faces.
 pub use crate::apps;
 pub use crate::approval::{Approvals, Decision};
+pub use crate::audit::{read as audit_read, Audit, AuditSettings, Event as AuditEvent, Face as AuditFace};
 pub use crate::embed::{Embedded, Embedder, Purpose};
 pub use crate::exposition::plans::PlanOptions;
 pub use crate::exposition::{meta_defs, render, sessions};
@@ -59,6 +60,10 @@ pub struct Service {
     /// Whole results cut to the budget, kept for `tool_result_read`.
     pub results: crate::results::Shelf,
     budget: RwLock<(crate::results::Budget, crate::tokenize::EncodingChoice)>,
+    /// The audit log (off unless the face's settings name a file), and each server's last
+    /// state recorded in it.
+    audit: RwLock<Audit>,
+    server_states: std::sync::Mutex<std::collections::HashMap<String, crate::catalog::ServerState>>,
 }
 
 /// One tool call as a face hands it over: the call, the registry it sees, and the ports that
@@ -75,6 +80,8 @@ pub struct CallAsk<'a, H> {
     /// Whose a result cut to the budget is (a gateway session); `None`: the plan's session,
     /// else the plan, else the host (the sidecar).
     pub results_owner: Option<String>,
+    /// Who answers this call's approvals, for the audit log: `host`, `client`, `config`.
+    pub approver: &'static str,
 }
 
 /// What a face asks a plan of: the request's scope and model, and what it adds.
@@ -144,7 +151,63 @@ impl Service {
             call_prefix,
             results: crate::results::Shelf::default(),
             budget: RwLock::new((crate::results::Budget::default(), crate::tokenize::for_model(None))),
+            audit: RwLock::new(Audit::off()),
+            server_states: Default::default(),
         }
+    }
+
+    /// The audit log in force.
+    pub fn audit(&self) -> Audit {
+        self.audit.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Starts recording to `audit` (the face opened it from its settings).
+    pub fn set_audit(&self, audit: Audit) {
+        *self.audit.write().unwrap_or_else(|e| e.into_inner()) = audit;
+    }
+
+    /// A catalog event, as the audit log keeps it: a server's state when it changed (an OAuth
+    /// flow when it starts needing the user and when it ends authorized), the tools its pins
+    /// hold when that set changed.
+    pub fn audit_catalog(&self, ev: &crate::catalog::CatalogEvent) {
+        use crate::catalog::{CatalogEvent, ServerState};
+        let audit = self.audit();
+        let CatalogEvent::DidChange { server_id, status, tool_count, held } = ev else { return };
+        if !audit.is_on() {
+            return;
+        }
+        let before = self.server_states.lock().unwrap_or_else(|e| e.into_inner()).insert(server_id.clone(), *status);
+        if before != Some(*status) {
+            let state = serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            audit.record(AuditEvent::Server { server: server_id.clone(), state, tool_count: *tool_count });
+            let phase = match (before, status) {
+                (_, ServerState::NeedsAuth) => Some("started"),
+                (Some(ServerState::NeedsAuth), ServerState::Ready) => Some("authorized"),
+                _ => None,
+            };
+            if let Some(phase) = phase {
+                audit.record(AuditEvent::Oauth { server: server_id.clone(), phase: phase.into() });
+            }
+        }
+        if let Some(h) = held.as_ref().filter(|h| !h.changed_tools.is_empty() || !h.new_tools.is_empty()) {
+            audit.record(AuditEvent::PinsHeld { server: server_id.clone(), changed_tools: h.changed_tools.clone(), new_tools: h.new_tools.clone() });
+        }
+    }
+
+    /// A call of a held tool, refused before it ran (its pin holds it).
+    pub fn audit_held(&self, call_id: &str, tool: &str, server: &str, upstream_tool: &str) {
+        self.audit().record(AuditEvent::Call {
+            call_id: call_id.to_string(),
+            tool: tool.to_string(),
+            server: Some(server.to_string()),
+            upstream_tool: Some(upstream_tool.to_string()),
+            reached: crate::audit::Reached::Direct,
+            outcome: crate::audit::Outcome::Held,
+            duration_ms: 0,
+            result_bytes: None,
+            arguments: None,
+            result: None,
+        });
     }
 
     /// The registry as it is now.
@@ -198,9 +261,23 @@ impl Service {
         }
         let usage_key = req.usage_key;
         let count = |ran: &Ran| self.usage.count(&usage_key, &ran.name, ran.via);
-        let exec = Executor::new(req.host, req.mcp, &self.validators, &self.approvals, req.settings, req.cancel).counting(&count);
+        let exec = Executor::new(req.host, req.mcp, &self.validators, &self.approvals, req.settings, req.cancel)
+            .counting(&count)
+            .auditing(self.audit(), req.approver);
         let tool = req.call.name.clone();
-        let mut done = crate::route::call(&exec, req.mcp, req.registry, &self.plans, self.semantic(), req.call).await?;
+        let call_id = req.call.call_id.clone();
+        let mut done = match crate::route::call(&exec, req.mcp, req.registry, &self.plans, self.semantic(), req.call).await {
+            Ok(done) => done,
+            Err(InvokeError::UnknownTool(name)) => {
+                // A held MCP tool is not registered: the face says why; the log says held.
+                let catalog = req.mcp.0.filter(|_| self.audit().is_on());
+                if let Some((server, upstream)) = catalog.and_then(|c| held_tool(req.registry, c, &name)) {
+                    self.audit_held(&call_id, &name, &server, &upstream);
+                }
+                return Err(InvokeError::UnknownTool(name));
+            }
+            Err(e) => return Err(e),
+        };
         // A natively rendered search answers the provider, not the model's text: never cut.
         if budget.is_on() && done.provider_output.is_none() {
             let enc = plan.map_or_else(|| self.budget.read().unwrap_or_else(|e| e.into_inner()).1, |p| p.encoding);

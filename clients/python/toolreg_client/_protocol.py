@@ -80,6 +80,26 @@ class Assistant(TypedDict, total=False):
 McpMode = Union[Literal["disabled"], Literal["auto"], Literal["manual"]]
 
 
+class _AuditSettingsRequired(TypedDict):
+    file: str
+    """The file records are appended to (its directory is created; the file is owner-only,
+    mode 0600). Rotated files sit beside it as `FILE.1` (the newest) to `FILE.<maxFiles-1>`."""
+
+
+class AuditSettings(_AuditSettingsRequired, total=False):
+    """The audit log (`initialize.audit`, the gateway config's `gateway.audit`): one JSON line per
+    tool call, approval, pin hold or approval, OAuth flow, server start or exit and config
+    reload, appended to `file` and rotated (`audit` module; `toolreg audit` reads it)."""
+    maxBytes: Union[int, None]
+    """Rotate once the file would pass this many bytes (default 10 MiB, at least 4 KiB)."""
+    maxFiles: Union[int, None]
+    """Files kept, the current one included (default 5, at least 1)."""
+    arguments: bool
+    """Record each call's arguments (off by default), with every known secret redacted."""
+    results: bool
+    """Record each call's result as the tool returned it (off by default), secrets redacted."""
+
+
 class _CallToolResultRequired(TypedDict):
     content: list[Any]
 
@@ -484,6 +504,10 @@ class InitializeParams(TypedDict, total=False):
     """Limits of `tool_exec`'s sandbox (code mode, issue 27); every field is optional."""
     results: Union["ResultSettings", None]
     """The token budget of one tool result (default 25,000) and what is kept beyond it."""
+    audit: Union["AuditSettings", None]
+    """The audit log (`{file, maxBytes?, maxFiles?, arguments?, results?}`): one JSON line per
+    tool call, approval, pin hold or approval, OAuth flow and server start or exit, in an
+    owner-only file rotated by size. Off when absent. A second `initialize` cannot change it."""
 
 
 class LogSettings(TypedDict, total=False):

@@ -201,6 +201,7 @@ export interface ProtocolTypes {
   ApproveToolsParams?: ApproveToolsParams;
   AppsCapability?: AppsCapability;
   Assistant?: Assistant;
+  AuditSettings?: AuditSettings;
   CallToolResult?: CallToolResult;
   CancelParams?: CancelParams;
   CatalogStatusResult?: CatalogStatusResult;
@@ -396,6 +397,34 @@ export interface AppsCapability {
 export interface Assistant {
   mcpMode?: McpMode;
   mcpServerIds?: string[];
+}
+/**
+ * The audit log (`initialize.audit`, the gateway config's `gateway.audit`): one JSON line per
+ * tool call, approval, pin hold or approval, OAuth flow, server start or exit and config
+ * reload, appended to `file` and rotated (`audit` module; `toolreg audit` reads it).
+ */
+export interface AuditSettings {
+  /**
+   * The file records are appended to (its directory is created; the file is owner-only,
+   * mode 0600). Rotated files sit beside it as `FILE.1` (the newest) to `FILE.<maxFiles-1>`.
+   */
+  file: string;
+  /**
+   * Rotate once the file would pass this many bytes (default 10 MiB, at least 4 KiB).
+   */
+  maxBytes?: number | null;
+  /**
+   * Files kept, the current one included (default 5, at least 1).
+   */
+  maxFiles?: number | null;
+  /**
+   * Record each call's arguments (off by default), with every known secret redacted.
+   */
+  arguments?: boolean;
+  /**
+   * Record each call's result as the tool returned it (off by default), secrets redacted.
+   */
+  results?: boolean;
 }
 /**
  * The MCP `CallToolResult` shape.
@@ -794,6 +823,12 @@ export interface InitializeParams {
    * The token budget of one tool result (default 25,000) and what is kept beyond it.
    */
   results?: ResultSettings | null;
+  /**
+   * The audit log (`{file, maxBytes?, maxFiles?, arguments?, results?}`): one JSON line per
+   * tool call, approval, pin hold or approval, OAuth flow and server start or exit, in an
+   * owner-only file rotated by size. Off when absent. A second `initialize` cannot change it.
+   */
+  audit?: AuditSettings | null;
 }
 export interface LogSettings {
   /**

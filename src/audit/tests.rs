@@ -1,0 +1,116 @@
+use super::*;
+use std::time::Duration;
+
+fn settings(file: &std::path::Path) -> AuditSettings {
+    AuditSettings { file: file.display().to_string(), ..AuditSettings::default() }
+}
+
+fn call(n: usize, arguments: Option<Value>) -> Event {
+    Event::Call {
+        call_id: format!("call-{n}"),
+        tool: "mcp__fx__echo".into(),
+        server: Some("fx".into()),
+        upstream_tool: Some("echo".into()),
+        reached: Reached::Direct,
+        outcome: Outcome::Ok,
+        duration_ms: 3,
+        result_bytes: Some(42),
+        arguments,
+        result: None,
+    }
+}
+
+fn lines(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn records_are_lines_in_an_owner_only_file_in_a_new_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new/dir/audit.jsonl");
+    let audit = Audit::open(&settings(&path), Face::Gateway, Some("work".into())).unwrap();
+    audit.record(call(1, None));
+    audit.flush(Duration::from_secs(5));
+    let got = lines(&path);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0]["event"], "call");
+    assert_eq!(got[0]["face"], "gateway");
+    assert_eq!(got[0]["host"], "work");
+    assert_eq!(got[0]["reached"], "direct");
+    assert_eq!(got[0]["resultBytes"], 42);
+    assert!(got[0].get("arguments").is_none());
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+}
+
+#[test]
+fn rotation_keeps_max_files_of_about_max_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let s = AuditSettings { max_bytes: Some(4096), max_files: Some(3), ..settings(&path) };
+    let audit = Audit::open(&s, Face::Sidecar, None).unwrap();
+    for n in 0..400 {
+        audit.record(call(n, None));
+        if n % 50 == 0 {
+            audit.flush(Duration::from_secs(5));
+        }
+    }
+    audit.flush(Duration::from_secs(5));
+    let files = read::files(&path);
+    assert_eq!(files, vec![writer::rotated(&path, 2), writer::rotated(&path, 1), path.clone()]);
+    assert!(!writer::rotated(&path, 3).exists());
+    for f in &files {
+        assert!(std::fs::metadata(f).unwrap().len() <= 4096, "{} is over maxBytes", f.display());
+    }
+    // Oldest first, in order, the newest last.
+    let ids: Vec<u64> = read::records(&path, &read::Query::default()).unwrap().iter().map(|r| r["callId"].as_str().unwrap()[5..].parse().unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[0] + 1 == w[1]), "{ids:?}");
+    assert_eq!(*ids.last().unwrap(), 399);
+}
+
+#[test]
+fn known_secrets_never_reach_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let _known = crate::secret::redactor::Redactor::new(["sk-live-0123456789abcdef".to_string()]);
+    let s = AuditSettings { arguments: true, ..settings(&path) };
+    let audit = Audit::open(&s, Face::Sidecar, None).unwrap();
+    assert!(audit.wants_arguments() && !audit.wants_results());
+    audit.record(call(1, Some(serde_json::json!({"token": "sk-live-0123456789abcdef", "q": "weather"}))));
+    audit.flush(Duration::from_secs(5));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("sk-live-0123456789abcdef"), "{text}");
+    assert!(text.contains("[redacted]") && text.contains("weather"), "{text}");
+}
+
+#[test]
+fn a_file_that_takes_no_writes_loses_records_counted_never_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    // /dev/full: every write fails with ENOSPC, as a full disk does.
+    std::os::unix::fs::symlink("/dev/full", &path).unwrap();
+    let audit = Audit::open(&settings(&path), Face::Sidecar, None).unwrap();
+    let started = std::time::Instant::now();
+    for n in 0..5000 {
+        audit.record(call(n, None));
+    }
+    assert!(started.elapsed() < Duration::from_secs(1), "recording waited on the file");
+    audit.flush(Duration::from_secs(5));
+    assert_eq!(audit.lost(), 5000, "every record is lost and counted");
+}
+
+#[test]
+fn since_and_tool_filter_records() {
+    let now = time::OffsetDateTime::parse("2026-12-03T16:00:00Z", &time::format_description::well_known::Rfc3339).unwrap();
+    assert_eq!(read::since("30m", now).unwrap(), now - time::Duration::minutes(30));
+    assert_eq!(read::since("2d", now).unwrap(), now - time::Duration::days(2));
+    assert_eq!(read::since("2026-12-03T15:00:00Z", now).unwrap(), now - time::Duration::hours(1));
+    assert!(read::since("yesterday", now).is_err());
+    let q = read::Query { since: Some(now - time::Duration::hours(1)), tool: Some(read::pattern("fx/ec*").unwrap()) };
+    let r = |ts: &str, tool: &str| serde_json::json!({"ts": ts, "event": "call", "tool": format!("mcp__fx__{tool}"), "server": "fx", "upstreamTool": tool});
+    assert!(q.matches(&r("2026-12-03T15:30:00.000Z", "echo")));
+    assert!(!q.matches(&r("2026-12-03T14:30:00.000Z", "echo")), "too old");
+    assert!(!q.matches(&r("2026-12-03T15:30:00.000Z", "add")), "another tool");
+    let table = read::table(&[r("2026-12-03T15:30:00.000Z", "echo")]);
+    assert!(table.starts_with("TIME") && table.contains("mcp__fx__echo (fx/echo)"), "{table}");
+}
