@@ -30,6 +30,8 @@ pub const MAX_TOKENS: u32 = 1_000_000;
 /// Whole results kept per host or gateway, in bytes (text and token offsets).
 pub const DEFAULT_KEEP_BYTES: usize = 64 << 20;
 /// Tokens of the budget left for the note that ends a cut result.
+/// Tokens of the budget first set aside for the note that ends a cut result or a page (the
+/// count of the two together is then checked).
 pub(crate) const NOTE_TOKENS: usize = 80;
 
 /// The budget of one result and what is kept beyond it.
@@ -60,12 +62,18 @@ pub struct Doc {
     ends: Vec<u32>,
     /// Byte ranges of the content parts in `text` (empty when the text is not from parts).
     parts: Vec<(usize, usize)>,
+    enc: EncodingChoice,
 }
 
 impl Doc {
     pub fn new(text: String, enc: EncodingChoice) -> Doc {
         let ends = enc.name.token_ends(&text).into_iter().map(|e| u32::try_from(e).unwrap_or(u32::MAX)).collect();
-        Doc { text, ends, parts: Vec::new() }
+        Doc { text, ends, parts: Vec::new(), enc }
+    }
+
+    /// The tokenizer its tokens are of.
+    pub fn encoding(&self) -> EncodingChoice {
+        self.enc
     }
 
     pub fn tokens(&self) -> usize {
@@ -128,39 +136,63 @@ fn document(output: &ModelOutput, raw: Option<&Value>, enc: EncodingChoice) -> D
     Doc::new(text, enc)
 }
 
-/// A result that was cut: what the model reads, and the whole kept for `tool_result_read`.
+/// A result that was cut: what the model reads (the note included), and the whole to keep.
 #[derive(Debug)]
 pub struct Cut {
     /// The model's text: the first `shown` tokens and the note.
     pub output: ModelOutput,
-    /// The tool's `CallToolResult` cut the same way (for a face that hands on results, not
-    /// text: `toolreg mcp`), when the tool returned content parts.
+    /// The tool's `CallToolResult` cut the same way, the note last (for a face that hands on
+    /// results, not text: `toolreg mcp`), when the tool returned content parts.
     pub result: Option<Value>,
     pub shown: usize,
     pub doc: Doc,
+    /// The ref the note names; `None` when the whole is larger than the shelf keeps.
+    pub reference: Option<String>,
 }
 
-/// Whether `output` is over `max_tokens`; if it is, the cut. `raw`: the tool's own result.
-pub fn cut(output: &ModelOutput, raw: Option<&Value>, is_error: bool, max_tokens: u32, enc: EncodingChoice) -> Option<Cut> {
-    let max = max_tokens as usize;
+/// Whether `output` is over the budget; if it is, the cut, its note naming `reference` (the
+/// ref it will be kept under). The model's text, note included, is within the budget by the
+/// tokenizer's own count of it. `raw`: the tool's own result.
+pub fn cut(output: &ModelOutput, raw: Option<&Value>, is_error: bool, budget: Budget, enc: EncodingChoice, reference: &str) -> Option<Cut> {
+    let max = budget.max_tokens as usize;
     if max == 0 {
         return None;
     }
     let text = model_text(output);
-    // Cheap first: a text under a token per byte of budget is under the budget.
-    if text.len() <= max || enc.name.count(&text) <= max {
+    // A token is at least a byte: a text of no more bytes than the budget fits.
+    if text.len() <= max {
         return None;
     }
+    // Tokenized once: the document is the model's text unless the answer is JSON.
     let doc = document(output, raw, enc);
-    if doc.tokens() <= max {
+    let model_tokens = if doc.text == *text { doc.tokens() } else { enc.name.count(&text) };
+    if model_tokens <= max || doc.tokens() <= max {
         return None;
     }
-    let shown = max.saturating_sub(NOTE_TOKENS).max(1);
-    let head = doc.slice(0, shown).to_string();
+    let reference = (doc.bytes() + Shelf::OVERHEAD <= budget.keep_bytes).then(|| reference.to_string());
+    // The head and the note are counted together: a cut inside a word or a character, and the
+    // ref's digits, tokenize as they do, so the count is checked, not assumed.
+    let mut shown = max.saturating_sub(NOTE_TOKENS).max(1);
+    let (head, note) = loop {
+        let head = doc.slice(0, shown);
+        let note = note(reference.as_deref(), shown, doc.tokens(), budget.max_tokens);
+        let over = enc.name.count(&format!("{head}{note}")).saturating_sub(max);
+        if over == 0 || shown == 1 {
+            break (head.to_string(), note);
+        }
+        shown = shown.saturating_sub(over.max(4)).max(1);
+    };
     let at = head.len();
-    let result = raw.filter(|_| !doc.parts.is_empty()).map(|raw| cut_parts(raw, &doc, at));
-    let output = if is_error { ModelOutput::ErrorText(head) } else { ModelOutput::Text(head) };
-    Some(Cut { output, result, shown, doc })
+    let result = raw.filter(|_| !doc.parts.is_empty()).map(|raw| {
+        let mut result = cut_parts(raw, &doc, at);
+        if let Some(parts) = result.get_mut("content").and_then(Value::as_array_mut) {
+            parts.push(json!({"type": "text", "text": note.trim_start()}));
+        }
+        result
+    });
+    let text = format!("{head}{note}");
+    let output = if is_error { ModelOutput::ErrorText(text) } else { ModelOutput::Text(text) };
+    Some(Cut { output, result, shown, doc, reference })
 }
 
 /// `raw`'s content parts up to byte `at` of the document: whole parts before it, the part
@@ -212,17 +244,25 @@ pub struct CutInfo {
 /// Fits one call's answer to `budget`: over it, the output is cut and ends with the note, the
 /// whole is kept on `shelf` for `owner`, and the cut is described. `None`: it fits as it is.
 pub fn fit(shelf: &Shelf, owner: &str, tool: &str, output: &ModelOutput, raw: Option<&Value>, is_error: bool, budget: Budget, enc: EncodingChoice) -> Option<(ModelOutput, CutInfo)> {
-    let Cut { mut output, mut result, shown, doc } = cut(output, raw, is_error, budget.max_tokens, enc)?;
+    let reference = shelf::new_ref();
+    Some(keep(shelf, owner, tool, cut(output, raw, is_error, budget, enc, &reference)?, budget))
+}
+
+/// Whether `output` may be over the budget: only then is it worth tokenizing (`cut`, CPU work
+/// of up to seconds for megabytes, which a face runs off its reactor).
+pub fn may_exceed(output: &ModelOutput, budget: Budget) -> bool {
+    match output {
+        ModelOutput::Text(t) | ModelOutput::ErrorText(t) => budget.is_on() && t.len() > budget.max_tokens as usize,
+        ModelOutput::Json(_) | ModelOutput::ErrorJson(_) => budget.is_on(),
+    }
+}
+
+/// Keeps the whole of a cut answer on `shelf` for `owner`, under the ref its note names.
+pub fn keep(shelf: &Shelf, owner: &str, tool: &str, cut: Cut, budget: Budget) -> (ModelOutput, CutInfo) {
+    let Cut { output, result, shown, doc, reference } = cut;
     let total = doc.tokens();
-    let reference = shelf.keep(owner, tool, doc, budget.keep_bytes);
-    let note = note(reference.as_deref(), shown, total, budget.max_tokens);
-    if let ModelOutput::Text(t) | ModelOutput::ErrorText(t) = &mut output {
-        t.push_str(&note);
-    }
-    if let Some(parts) = result.as_mut().and_then(|r| r.get_mut("content")).and_then(Value::as_array_mut) {
-        parts.push(json!({"type": "text", "text": note.trim_start()}));
-    }
-    Some((output, CutInfo { reference, shown_tokens: shown, total_tokens: total, result }))
+    let reference = reference.filter(|r| shelf.keep_as(r, owner, tool, doc, budget.keep_bytes));
+    (output, CutInfo { reference, shown_tokens: shown, total_tokens: total, result })
 }
 
 #[cfg(test)]

@@ -75,17 +75,31 @@ pub fn page(shelf: &Shelf, readers: &[&str], arguments: &Value, budget: Budget) 
         return Page::refusal(format!("offset {offset} is past the end of the result of {} ({total} tokens): read from 0 to {}.", found.tool, total.saturating_sub(1)));
     }
     let most = (budget.max_tokens as usize).saturating_sub(NOTE_TOKENS).max(1);
-    let end = (offset + max.unwrap_or(most).min(most)).min(total);
+    let mut end = (offset + max.unwrap_or(most).min(most)).min(total);
+    // The page and its note are counted together, as the model's tokenizer reads them.
+    let text = loop {
+        let text = page_text(doc, &reference, &found.tool, offset, end);
+        let over = doc.encoding().name.count(&text).saturating_sub(budget.max_tokens as usize);
+        if over == 0 || end <= offset + 1 {
+            break text;
+        }
+        end = end.saturating_sub(over.max(4)).max(offset + 1);
+    };
+    let raw = json!({"ref": reference, "offset": offset, "next": (end < total).then_some(end), "totalTokens": total});
+    Page { text, is_error: false, raw: Some(raw) }
+}
+
+/// Tokens `offset..end` of `doc` and the note that says where the next page starts.
+fn page_text(doc: &super::Doc, reference: &str, tool: &str, offset: usize, end: usize) -> String {
+    let total = doc.tokens();
     let mut text = doc.slice(offset, end).to_string();
     if end < total {
         text.push_str(&format!(
-            "\n[toolreg: tokens {offset} to {end} of {total} of the result of {}; {} left. Next page: tool_result_read {{\"ref\": \"{reference}\", \"offset\": {end}}}.]",
-            found.tool,
+            "\n[toolreg: tokens {offset} to {end} of {total} of the result of {tool}; {} left. Next page: tool_result_read {{\"ref\": \"{reference}\", \"offset\": {end}}}.]",
             total - end
         ));
     } else {
-        text.push_str(&format!("\n[toolreg: tokens {offset} to {end} of {total} of the result of {}: the end of the result.]", found.tool));
+        text.push_str(&format!("\n[toolreg: tokens {offset} to {end} of {total} of the result of {tool}: the end of the result.]"));
     }
-    let raw = json!({"ref": reference, "offset": offset, "next": (end < total).then_some(end), "totalTokens": total});
-    Page { text, is_error: false, raw: Some(raw) }
+    text
 }

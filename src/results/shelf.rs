@@ -54,14 +54,23 @@ impl Shelf {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Bytes an entry costs beyond its document (owner, tool name, ref, map slot), at most.
+    pub const OVERHEAD: usize = 512;
+
     /// Keeps `doc` for `owner` within `max_bytes` (older results go first; one larger than
     /// the bound alone is not kept) and returns its ref.
     pub fn keep(&self, owner: &str, tool: &str, doc: Doc, max_bytes: usize) -> Option<String> {
-        let size = doc.bytes() + owner.len() + tool.len();
-        if size > max_bytes {
-            return None;
-        }
         let reference = new_ref();
+        self.keep_as(&reference, owner, tool, doc, max_bytes).then_some(reference)
+    }
+
+    /// `keep` under a ref chosen before (the note that names it is written first).
+    pub fn keep_as(&self, reference: &str, owner: &str, tool: &str, doc: Doc, max_bytes: usize) -> bool {
+        let size = doc.bytes() + owner.len() + tool.len();
+        if size > max_bytes || doc.bytes() + Self::OVERHEAD > max_bytes {
+            return false;
+        }
+        let reference = reference.to_string();
         let mut k = self.lock();
         while k.bytes + size > max_bytes {
             let Some(oldest) = k.items.iter().min_by_key(|(_, i)| i.used).map(|(r, _)| r.clone()) else { break };
@@ -72,8 +81,8 @@ impl Shelf {
         k.tick += 1;
         let used = k.tick;
         k.bytes += size;
-        k.items.insert(reference.clone(), Item { owner: owner.to_string(), tool: tool.to_string(), doc: Arc::new(doc), used });
-        Some(reference)
+        k.items.insert(reference, Item { owner: owner.to_string(), tool: tool.to_string(), doc: Arc::new(doc), used });
+        true
     }
 
     /// The result kept under `reference`, if one of `readers` owns it (marked as read now).

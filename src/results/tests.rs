@@ -205,3 +205,29 @@ fn pages_meet_exactly_inside_multibyte_characters() {
     }
     assert_eq!(joined, text);
 }
+
+#[test]
+fn the_note_and_its_random_ref_never_push_a_cut_or_a_page_past_the_budget() {
+    // Texts whose cut falls in words, numbers, CJK and emoji; each cut gets a fresh random ref,
+    // whose hex digits tokenize differently every time.
+    let texts = [long_text(200), "x".repeat(50_000), "9".repeat(5_000), "狐🦊".repeat(2_000), "word ".repeat(2_000)];
+    let mut cuts = 0;
+    for text in &texts {
+        for budget_tokens in [200u32, 257, 300, 1_000] {
+            for _ in 0..20 {
+                let shelf = Shelf::default();
+                let Some((out, cut)) = fit(&shelf, "host", "mcp__some_server__some_tool", &ModelOutput::Text(text.clone()), None, false, budget(budget_tokens), enc()) else {
+                    assert!(Encoding::O200kBase.count(text) <= budget_tokens as usize, "over the budget and not cut");
+                    continue;
+                };
+                cuts += 1;
+                let n = Encoding::O200kBase.count(text_of(&out));
+                assert!(n <= budget_tokens as usize, "{n} tokens over {budget_tokens}");
+                let p = page(&shelf, &["host"], &json!({"ref": cut.reference.unwrap(), "offset": cut.shown_tokens}), budget(budget_tokens));
+                let n = Encoding::O200kBase.count(text_of(&p.output));
+                assert!(n <= budget_tokens as usize, "a page of {n} tokens over {budget_tokens}");
+            }
+        }
+    }
+    assert!(cuts >= 300, "{cuts} cuts");
+}

@@ -259,6 +259,7 @@ impl Service {
             let output = if page.is_error { ModelOutput::ErrorText(page.text) } else { ModelOutput::Text(page.text) };
             return Ok(Invoked { output, is_error: page.is_error, raw: page.raw, repaired: None, provider_output: None, ran: None, cut: None });
         }
+        let cancel = req.cancel.clone();
         let usage_key = req.usage_key;
         let count = |ran: &Ran| self.usage.count(&usage_key, &ran.name, ran.via);
         let exec = Executor::new(req.host, req.mcp, &self.validators, &self.approvals, req.settings, req.cancel)
@@ -279,9 +280,13 @@ impl Service {
             Err(e) => return Err(e),
         };
         // A natively rendered search answers the provider, not the model's text: never cut.
-        if budget.is_on() && done.provider_output.is_none() {
+        if done.provider_output.is_none() && crate::results::may_exceed(&done.output, budget) {
             let enc = plan.map_or_else(|| self.budget.read().unwrap_or_else(|e| e.into_inner()).1, |p| p.encoding);
-            if let Some((output, cut)) = crate::results::fit(&self.results, &owner, &tool, &done.output, done.raw.as_ref(), done.is_error, budget, enc) {
+            // Tokenizing megabytes takes up to seconds: on the blocking pool, off the reactor.
+            let (output, raw, is_error, reference) = (done.output.clone(), done.raw.clone(), done.is_error, crate::results::shelf::new_ref());
+            let cut = crate::invoke::off_reactor(&cancel, move || crate::results::cut(&output, raw.as_ref(), is_error, budget, enc, &reference)).await?;
+            if let Some(cut) = cut {
+                let (output, cut) = crate::results::keep(&self.results, &owner, &tool, cut, budget);
                 done.output = output;
                 done.cut = Some(cut);
             }
