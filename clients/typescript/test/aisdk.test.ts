@@ -17,7 +17,7 @@ describe('AI SDK adapter', () => {
         clientTools: [{ name: 'my_tool', description: 'Mine.', inputSchema: { type: 'object' } }],
       });
       const { tools, systemPrompt } = toAiSdkTools(client, plan);
-      assert.deepEqual(Object.keys(tools).sort(), ['notes_delete', 'tool_inspect', 'tool_invoke', 'tool_search']);
+      assert.deepEqual(Object.keys(tools).sort(), ['notes_delete', 'tool_inspect', 'tool_invoke', 'tool_result_read', 'tool_search']);
       assert.equal(systemPrompt, plan.systemPrompt);
       const t = tools['notes_delete'] as any;
       assert.match(t.description, /notes_delete/);
@@ -110,7 +110,7 @@ describe('AI SDK adapter with a natively rendered plan (mock model, real sidecar
       const bm25 = { type: 'provider-defined', id: 'anthropic.tool_search_bm25_20251119', name: 'tool_search_tool_bm25', args: {}, inputSchema: {} } as any;
       assert.throws(() => toAiSdkTools(client, plan), /providerSearchTool/);
       const { tools, systemPrompt } = toAiSdkTools(client, plan, { providerSearchTool: bm25 });
-      assert.deepEqual(Object.keys(tools).sort(), [...crm.map((e) => e.name), 'notes_delete', 'tool_search_tool_bm25'].sort());
+      assert.deepEqual(Object.keys(tools).sort(), [...crm.map((e) => e.name), 'notes_delete', 'tool_result_read', 'tool_search_tool_bm25'].sort());
       assert.equal(tools['tool_search_tool_bm25'], bm25);
       const ours = await client.expositionPlan({ scope: {}, render: 'anthropic' });
       assert.throws(() => toAiSdkTools(client, ours), /tool_reference/);
