@@ -35,7 +35,7 @@ from mcp.client.stdio import stdio_client
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from adapter import ARGUMENTS, LIST_ONLY_SCENARIOS, ROOT, open_url, server_config  # noqa: E402
 
-META_TOOLS = {"tool_search", "tool_inspect", "tool_invoke"}
+META_TOOLS = {"tool_search", "tool_inspect", "tool_invoke", "tool_exec", "tool_result_read"}
 # The suite gives its client 30 s.
 READY_WITHIN_S = 25.0
 # Texts of a call refused because the server waits on an authorization that is running, and of
