@@ -182,6 +182,8 @@ pub struct UsagePolicy {
 pub struct AuditSettings {
     /// The file records are appended to (its directory is created; the file is owner-only,
     /// mode 0600). Rotated files sit beside it as `FILE.1` (the newest) to `FILE.<maxFiles-1>`.
+    /// Also read as `path`, the name SPEC.md §11 gives it.
+    #[serde(alias = "path")]
     pub file: String,
     /// Rotate once the file would pass this many bytes (default 10 MiB, at least 4 KiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -135,7 +135,7 @@ fn a_full_disk_loses_records_counted_and_never_a_call() {
     let log = dir.path().join("audit.jsonl");
     // Every write to /dev/full fails with ENOSPC, as on a full disk.
     std::os::unix::fs::symlink("/dev/full", &log).unwrap();
-    let config = gateway_config(dir.path(), &json!({"file": log}), "never");
+    let config = gateway_config(dir.path(), &json!({"path": log}), "never");
     let mut c = McpClient::ready(&config, json!({}));
     for n in 0..20 {
         let r = c.call("mcp__fx__stats", json!({}));

@@ -83,7 +83,8 @@ McpMode = Union[Literal["disabled"], Literal["auto"], Literal["manual"]]
 class _AuditSettingsRequired(TypedDict):
     file: str
     """The file records are appended to (its directory is created; the file is owner-only,
-    mode 0600). Rotated files sit beside it as `FILE.1` (the newest) to `FILE.<maxFiles-1>`."""
+    mode 0600). Rotated files sit beside it as `FILE.1` (the newest) to `FILE.<maxFiles-1>`.
+    Also read as `path`, the name SPEC.md §11 gives it."""
 
 
 class AuditSettings(_AuditSettingsRequired, total=False):

@@ -407,6 +407,7 @@ export interface AuditSettings {
   /**
    * The file records are appended to (its directory is created; the file is owner-only,
    * mode 0600). Rotated files sit beside it as `FILE.1` (the newest) to `FILE.<maxFiles-1>`.
+   * Also read as `path`, the name SPEC.md §11 gives it.
    */
   file: string;
   /**
