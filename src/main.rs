@@ -67,6 +67,10 @@ enum Command {
         /// 0 when all are usable, 1 when one is not, 2 when the config is not usable.
         #[arg(long, conflicts_with = "http")]
         check: bool,
+        /// Serve this profile of `gateway.profiles` over stdio instead of the whole gateway
+        /// (over HTTP every profile is at /mcp/<profile>).
+        #[arg(long, conflicts_with = "http")]
+        profile: Option<String>,
     },
     /// Show the held tools of a `toolreg mcp` config (changed or new since approved) and what
     /// changed, or approve them with --approve.
@@ -137,7 +141,7 @@ fn main() -> ExitCode {
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(code as u8)
         }
-        Command::Mcp { config, http, log_file, log_level, check } => mcp(&config, http, check, log_file.as_deref(), log_level.as_deref()),
+        Command::Mcp { config, http, log_file, log_level, check, profile } => mcp(&config, http, check, profile, log_file.as_deref(), log_level.as_deref()),
         Command::Auth { config, server } => auth(&config, &server),
         Command::Plan { config, context_window, model, json } => plan(config, context_window, model, json),
         Command::Schema { dir, check } => schema(&dir, check),
@@ -233,7 +237,7 @@ fn pins(config: &std::path::Path, approve: &[String]) -> ExitCode {
     }
 }
 
-fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, check: bool, log_file: Option<&std::path::Path>, log_level: Option<&str>) -> ExitCode {
+fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, check: bool, profile: Option<String>, log_file: Option<&std::path::Path>, log_level: Option<&str>) -> ExitCode {
     use toolreg::gateway::{self, ConfigFile, Listen};
     let (file, cfg) = match ConfigFile::read(config) {
         Ok(c) => c,
@@ -244,6 +248,11 @@ fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, check: bool
     };
     if check {
         return mcp_check(&cfg, log_file, log_level);
+    }
+    if let Some(p) = profile.as_deref().filter(|p| !cfg.gateway.profiles.contains_key(*p)) {
+        let known: Vec<&str> = cfg.gateway.profiles.keys().map(String::as_str).collect();
+        eprintln!("toolreg: --profile {p:?}: {} has no such profile in gateway.profiles (it has: {})", config.display(), if known.is_empty() { "none".into() } else { known.join(", ") });
+        return ExitCode::from(2);
     }
     let audit = match cfg.gateway.audit.as_ref().map(|a| toolreg::service::Audit::open(a, toolreg::service::AuditFace::Gateway, None)).transpose() {
         Ok(a) => a.unwrap_or_default(),
@@ -274,7 +283,7 @@ fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, check: bool
     let log = LogControl::init(log_file, log_level);
     install_panic_hook();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime starts");
-    let code = runtime.block_on(async move { tokio::spawn(gateway::run(cfg, listen, Some(file), audit)).await.unwrap_or(1) });
+    let code = runtime.block_on(async move { tokio::spawn(gateway::run(cfg, listen, Some(file), audit, profile)).await.unwrap_or(1) });
     log.flush();
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     ExitCode::from(code as u8)

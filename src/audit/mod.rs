@@ -163,7 +163,7 @@ pub enum Event {
 
 /// Where events go: off (the default, every call a no-op) or a file. Cheap to clone.
 #[derive(Clone, Default)]
-pub struct Audit(Option<Arc<Sink>>);
+pub struct Audit(Option<Arc<Sink>>, Option<Arc<str>>);
 
 struct Sink {
     tx: SyncSender<Msg>,
@@ -181,7 +181,8 @@ struct Shared {
 }
 
 enum Msg {
-    Record(SystemTime, Event),
+    /// With the gateway profile the record is for, if any.
+    Record(SystemTime, Event, Option<Arc<str>>),
     /// Everything before it written; then the sender is told.
     Flush(SyncSender<()>),
 }
@@ -198,7 +199,7 @@ impl Shared {
 impl Audit {
     /// Off: nothing is recorded.
     pub fn off() -> Audit {
-        Audit(None)
+        Audit(None, None)
     }
 
     /// Starts the writer on `settings.file` (its directory made now, so a bad path is said at
@@ -223,7 +224,12 @@ impl Audit {
             .spawn(move || write_loop(rx, file, &on_thread, label))
             .map_err(|e| format!("cannot start the audit writer: {e}"))?;
         let (arguments, results) = (settings.arguments, settings.results);
-        Ok(Audit(Some(Arc::new(Sink { tx, arguments, results, shared, path }))))
+        Ok(Audit(Some(Arc::new(Sink { tx, arguments, results, shared, path })), None))
+    }
+
+    /// The same log, its records marked as a gateway profile's (`profile`).
+    pub fn for_profile(&self, name: &str) -> Audit {
+        Audit(self.0.clone(), Some(Arc::from(name)))
     }
 
     pub fn is_on(&self) -> bool {
@@ -242,7 +248,7 @@ impl Audit {
     /// Queues `event`; never waits. A full queue loses it (counted).
     pub fn record(&self, event: Event) {
         let Some(sink) = &self.0 else { return };
-        match sink.tx.try_send(Msg::Record(SystemTime::now(), event)) {
+        match sink.tx.try_send(Msg::Record(SystemTime::now(), event, self.1.clone())) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => sink.shared.lose(1, &|| format!("the queue of {QUEUE} is full: {} is written too slowly", sink.path.display())),
             Err(TrySendError::Disconnected(_)) => sink.shared.lose(1, &|| "the writer has stopped".into()),
@@ -287,6 +293,9 @@ struct Line<'a> {
     face: Face,
     #[serde(skip_serializing_if = "Option::is_none")]
     host: Option<&'a str>,
+    /// The gateway profile whose client the record is for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    profile: Option<&'a str>,
     #[serde(flatten)]
     event: &'a Event,
 }
@@ -299,8 +308,8 @@ fn stamp(at: SystemTime) -> String {
 }
 
 /// `event` as one line of the file, every known secret redacted, newline ended.
-fn line(face: Face, who: Option<&str>, at: SystemTime, event: &Event) -> String {
-    let text = serde_json::to_string(&Line { ts: stamp(at), face, host: who, event }).unwrap_or_default();
+fn line(face: Face, who: Option<&str>, profile: Option<&str>, at: SystemTime, event: &Event) -> String {
+    let text = serde_json::to_string(&Line { ts: stamp(at), face, host: who, profile, event }).unwrap_or_default();
     let mut text = crate::secret::redactor::logged(&text).into_owned();
     text.push('\n');
     text
@@ -327,8 +336,8 @@ fn write_loop(rx: Receiver<Msg>, mut file: writer::File, shared: &Shared, (face,
         let mut records = 0u64;
         for msg in batch {
             match msg {
-                Msg::Record(at, event) => {
-                    buf.push_str(&line(face, who.as_deref(), at, &event));
+                Msg::Record(at, event, profile) => {
+                    buf.push_str(&line(face, who.as_deref(), profile.as_deref(), at, &event));
                     records += 1;
                 }
                 Msg::Flush(done) => flushes.push(done),
@@ -336,7 +345,7 @@ fn write_loop(rx: Receiver<Msg>, mut file: writer::File, shared: &Shared, (face,
         }
         let lost = shared.lost.load(Ordering::Relaxed);
         if lost > reported {
-            buf.insert_str(0, &line(face, who.as_deref(), SystemTime::now(), &Event::Lost { count: lost - reported }));
+            buf.insert_str(0, &line(face, who.as_deref(), None, SystemTime::now(), &Event::Lost { count: lost - reported }));
         }
         if !buf.is_empty() {
             match file.append(&buf) {

@@ -129,9 +129,10 @@ pub fn table(records: &[Value]) -> String {
             "lost" => (String::new(), format!("{} records lost", r["count"])),
             _ => (String::new(), String::new()),
         };
-        let face = match r["host"].as_str() {
-            Some(h) => format!("{} {h}", s("face")),
-            None => s("face"),
+        let face = match (r["host"].as_str(), r["profile"].as_str()) {
+            (_, Some(p)) => format!("{} /{p}", s("face")),
+            (Some(h), None) => format!("{} {h}", s("face")),
+            (None, None) => s("face"),
         };
         rows.push(vec![s("ts"), face, s("event"), subject, outcome, detail]);
     }

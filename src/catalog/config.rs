@@ -57,6 +57,10 @@ pub struct ServerConfig {
     /// Ignored for `http` servers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<crate::confine::Sandbox>,
+    /// Labels for the gateway's profiles (`gateway.profiles`' tag expressions); the sidecar
+    /// keeps them and does nothing with them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
 }
 
 /// `auto` (default): ask the server (`server/discover`) and speak 2026-07-28 if it can, else

@@ -112,7 +112,7 @@ impl ClientAuth {
             }
             let gw = self.gw.get()?.upgrade()?;
             let calling: Vec<_> = super::lock(&gw.clients.calls).values().cloned().collect();
-            let peers = gw.peers();
+            let peers = gw.peers_of(server_id);
             if let Some(p) = calling.into_iter().chain(peers.iter().cloned()).find(shows_urls) {
                 return Some(p);
             }

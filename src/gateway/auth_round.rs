@@ -18,7 +18,7 @@
 
 use super::auth_host::{self, terminal_hint};
 use super::rounds::{open_ours, spend};
-use super::Gateway;
+use super::{Gateway, Lens};
 use crate::catalog::ServerState;
 use crate::service::meta_defs;
 use crate::service::Source;
@@ -53,16 +53,17 @@ pub enum Authorized {
 
 /// The server a call reaches: the called tool's, or for `tool_invoke` that of the tool it
 /// names; by the registry, else by the wire name (a server that never listed).
-pub fn target(gw: &Gateway, called: &str, arguments: Option<&JsonObject>) -> Option<String> {
-    let listing = gw.listing();
+pub fn target(gw: &Gateway, lens: &Lens, called: &str, arguments: Option<&JsonObject>) -> Option<String> {
+    let listing = lens.listing();
     let mut name = listing.aliases.get(called).map_or(called, String::as_str);
     if name == meta_defs::INVOKE {
         name = arguments?.get("name")?.as_str()?;
     }
-    match gw.service.registry().get(name).map(|r| &r.entry.source) {
+    match lens.service.registry().get(name).map(|r| &r.entry.source) {
         Some(Source::Mcp { server_id, .. }) => Some(server_id.clone()),
         Some(_) => None,
-        None => auth_host::server_by_name(&gw.catalog, name),
+        // A server outside the lens is no business of its clients.
+        None => auth_host::server_by_name(&gw.catalog, name).filter(|s| lens.has_server(&gw.config(), s)),
     }
 }
 

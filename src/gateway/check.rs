@@ -37,6 +37,8 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// One line per `gateway.overrides` entry: the tool as clients see it, or why not.
     pub overrides: Vec<(String, bool)>,
+    /// One line per profile: its servers and how many tools it lists, or why none.
+    pub profiles: Vec<String>,
 }
 
 /// Connects every enabled server of `cfg` and reports how each one did, in the config's order.
@@ -54,8 +56,9 @@ pub async fn check(cfg: &GatewayConfig) -> Report {
     let _ = tokio::task::spawn_blocking(move || c.set_servers(servers)).await;
     let rows = futures::future::join_all(cfg.servers.iter().map(|s| row(&catalog, &s.id))).await;
     let overrides = overridden(cfg, &catalog);
+    let profiles = profiled(cfg, &catalog);
     let _ = tokio::time::timeout(Duration::from_secs(3), catalog.shutdown()).await;
-    Report { rows, overrides }
+    Report { rows, overrides, profiles }
 }
 
 /// What each override makes of its tool, synced as the gateway syncs: (line, fine).
@@ -80,6 +83,27 @@ fn overridden(cfg: &GatewayConfig, catalog: &Catalog) -> Vec<(String, bool)> {
                     Some(name) if *name != r.entry.name => (format!("{k}: NOT renamed to {name:?}, another tool has that name; listed as {}", r.entry.name), false),
                     _ => (format!("{k}: listed as {}", r.entry.name), true),
                 },
+            }
+        })
+        .collect()
+}
+
+/// What each profile selects of the servers' current lists (before overrides and pins).
+fn profiled(cfg: &GatewayConfig, catalog: &Catalog) -> Vec<String> {
+    cfg.gateway
+        .profiles
+        .keys()
+        .map(|name| match cfg.selection(name) {
+            Err(why) => format!("{name}: {why}"),
+            Ok(s) => {
+                let servers: Vec<&str> = cfg.servers.iter().map(|c| c.id.as_str()).filter(|id| s.server(id)).collect();
+                let tools: usize = cfg
+                    .servers
+                    .iter()
+                    .map(|c| catalog.list_tools(&c.id, false).map_or(0, |l| l.tools.iter().filter(|t| s.tool(&c.id, &t.name)).count()))
+                    .sum();
+                let servers = if servers.is_empty() { "no server".to_string() } else { servers.join(", ") };
+                format!("{name} (/mcp/{name}): {servers}; {tools} tool(s)")
             }
         })
         .collect()
@@ -138,6 +162,12 @@ impl Report {
         if !self.overrides.is_empty() {
             out.push_str("\noverrides:\n");
             for (line, _) in &self.overrides {
+                out.push_str(&format!("  {line}\n"));
+            }
+        }
+        if !self.profiles.is_empty() {
+            out.push_str("\nprofiles:\n");
+            for line in &self.profiles {
                 out.push_str(&format!("  {line}\n"));
             }
         }
@@ -200,7 +230,7 @@ mod tests {
 
     #[test]
     fn the_table_has_a_row_per_server_and_judges_only_enabled_ones() {
-        let good = Report { rows: vec![row("fx", ServerState::Ready, None), row("off", ServerState::Disabled, None)], overrides: Vec::new() };
+        let good = Report { rows: vec![row("fx", ServerState::Ready, None), row("off", ServerState::Disabled, None)], overrides: Vec::new(), profiles: Vec::new() };
         assert!(good.usable());
         assert_eq!(
             good.render(),
@@ -210,7 +240,7 @@ mod tests {
              \n1 enabled server(s), all usable\n"
         );
         let long = format!("spawn failed\n{}", "x".repeat(300));
-        let bad = Report { rows: vec![row("gh", ServerState::NeedsAuth, Some("authorize first")), row("dead", ServerState::Error, Some(&long))], overrides: Vec::new() };
+        let bad = Report { rows: vec![row("gh", ServerState::NeedsAuth, Some("authorize first")), row("dead", ServerState::Error, Some(&long))], overrides: Vec::new(), profiles: Vec::new() };
         assert!(!bad.usable());
         let text = bad.render();
         assert!(text.contains("gh      needsAuth  -         -      0     yes         -        authorize first\n"), "{text}");

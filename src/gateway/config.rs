@@ -105,6 +105,13 @@ pub struct Gateway {
     /// restart.
     #[serde(default)]
     pub audit: Option<crate::service::AuditSettings>,
+    /// Named views of the same servers, each at `/mcp/<name>` (`profile.rs`, `lens.rs`).
+    #[serde(default)]
+    pub profiles: std::collections::BTreeMap<String, super::profile::Profile>,
+    /// Tags of upstream tools by `server/tool` pattern, beside their servers' `tags`, for
+    /// profiles' tag expressions.
+    #[serde(default)]
+    pub tool_tags: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 impl Gateway {
@@ -116,7 +123,7 @@ impl Gateway {
 
 /// `gateway.codeMode`: a bool, or the limits (checked as `initialize` checks them; a key that
 /// is not one of them is refused, so a misspelt limit is not silently the default).
-fn code_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<crate::service::Limits>, D::Error> {
+pub(super) fn code_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<crate::service::Limits>, D::Error> {
     use serde::de::Error;
     use crate::settings::CodeModeLimits;
     const KEYS: [&str; 4] = ["memoryMb", "timeoutMs", "maxCalls", "maxOutputBytes"];
@@ -172,7 +179,21 @@ impl GatewayConfig {
                 return Err(format!("server ids must be unique and non-empty: {:?}", s.id));
             }
         }
+        for (name, profile) in &cfg.gateway.profiles {
+            let bad = |why: String| format!("gateway.profiles.{name}: {why}");
+            super::profile::check_name(name).map_err(bad)?;
+            cfg.selection(name).map_err(bad)?;
+            if let Some(search) = &profile.search {
+                super::search::check(search).map_err(bad)?;
+            }
+        }
         Ok(cfg)
+    }
+
+    /// What profile `name` selects; the error says why it cannot select anything.
+    pub fn selection(&self, name: &str) -> Result<super::profile::Selection, String> {
+        let profile = self.gateway.profiles.get(name).ok_or_else(|| format!("no profile is named {name:?} in gateway.profiles"))?;
+        super::profile::Selection::compile(profile, &self.servers, &self.gateway.tool_tags)
     }
 
     /// The config in the file at `path`.

@@ -7,12 +7,20 @@
 //! stderr (never stdout). DNS rebinding (a web page whose host name resolves to 127.0.0.1) is
 //! refused by rmcp's `Host` check (loopback names only) and our `Origin` list (loopback
 //! origins only), before the token is looked at.
+//!
+//! `/mcp/<profile>` serves a profile's lens (`lens.rs`), each with its own session manager;
+//! any other path serves the whole gateway. The gateway's token opens every path; a profile's
+//! own token (`gateway.profiles.<name>.token`) opens that profile only. A path naming no
+//! profile is 404.
 
 use super::session::Session;
-use super::Gateway;
+use super::{Gateway, Lens};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+type Service = StreamableHttpService<Session, super::sse_poll::Sessions>;
 
 /// The environment variable that supplies the bearer token.
 pub const TOKEN_ENV: &str = "TOOLREG_MCP_TOKEN";
@@ -24,19 +32,59 @@ pub fn new_token() -> Result<String, String> {
     Ok(data_encoding::HEXLOWER.encode(&bytes))
 }
 
-/// Whether `header` is `Bearer <token>`, compared in constant time.
-fn authorized(header: Option<&hyper::header::HeaderValue>, token: &str) -> bool {
+/// Whether `header` is `Bearer <token>` for one of `tokens`, compared in constant time.
+fn authorized(header: Option<&hyper::header::HeaderValue>, tokens: &[&str]) -> bool {
     let Some(given) = header.and_then(|h| h.to_str().ok()).and_then(|h| h.strip_prefix("Bearer ")) else { return false };
-    let (a, b) = (given.trim().as_bytes(), token.as_bytes());
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    let a = given.trim().as_bytes();
+    let same = |b: &[u8]| a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0;
+    tokens.iter().fold(false, |any, t| same(t.as_bytes()) | any)
+}
+
+/// The HTTP services: the whole gateway's, and one per profile, made when first asked for.
+struct Routes {
+    gw: Arc<Gateway>,
+    config: StreamableHttpServerConfig,
+    whole: Service,
+    profiles: Mutex<HashMap<String, (Arc<Lens>, Service)>>,
+}
+
+impl Routes {
+    fn service(gw: &Arc<Gateway>, lens: &Arc<Lens>, config: &StreamableHttpServerConfig) -> Service {
+        let (gw, lens) = (gw.clone(), Arc::downgrade(lens));
+        StreamableHttpService::new(
+            // A profile removed from the config takes no new sessions.
+            move || lens.upgrade().filter(|l| !l.is_gone()).map(|l| Session::new(gw.clone(), l)).ok_or_else(|| std::io::Error::other("the profile is no longer in the config")),
+            Arc::new(super::sse_poll::Sessions::default()),
+            config.clone(),
+        )
+    }
+
+    /// The service for `path` and the profile's own token, if any; `None`: no such profile.
+    fn route(&self, path: &str) -> Option<(Service, Option<crate::secret::Secret>)> {
+        let Some(name) = path.strip_prefix("/mcp/").map(|p| p.trim_end_matches('/')).filter(|p| !p.is_empty()) else {
+            return Some((self.whole.clone(), None));
+        };
+        let lens = self.gw.profile(name)?;
+        let token = lens.token();
+        let mut profiles = super::lock(&self.profiles);
+        let fresh = |(l, _): &(Arc<Lens>, Service)| Arc::ptr_eq(l, &lens);
+        if !profiles.get(name).is_some_and(fresh) {
+            profiles.insert(name.to_string(), (lens.clone(), Routes::service(&self.gw, &lens, &self.config)));
+        }
+        Some((profiles[name].1.clone(), token))
+    }
+}
+
+fn status(code: hyper::StatusCode, text: &'static str) -> hyper::Response<http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>> {
+    use http_body_util::BodyExt;
+    let mut r = hyper::Response::new(http_body_util::Full::new(bytes::Bytes::from_static(text.as_bytes())).boxed());
+    *r.status_mut() = code;
+    r
 }
 
 fn unauthorized() -> hyper::Response<http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>> {
-    use http_body_util::BodyExt;
-    let body = http_body_util::Full::new(bytes::Bytes::from_static(b"Unauthorized: send Authorization: Bearer <token> (printed by toolreg mcp at start, or $TOOLREG_MCP_TOKEN)\n"))
-        .boxed();
-    let mut r = hyper::Response::new(body);
-    *r.status_mut() = hyper::StatusCode::UNAUTHORIZED;
+    let text = "Unauthorized: send Authorization: Bearer <token> (printed by toolreg mcp at start, or $TOOLREG_MCP_TOKEN; a profile's own token opens only /mcp/<profile>)\n";
+    let mut r = status(hyper::StatusCode::UNAUTHORIZED, text);
     r.headers_mut().insert(hyper::header::WWW_AUTHENTICATE, hyper::header::HeaderValue::from_static("Bearer"));
     r
 }
@@ -50,7 +98,15 @@ pub async fn serve(gw: Arc<Gateway>, addr: SocketAddr, token: String) -> i32 {
     }
     let config = StreamableHttpServerConfig::default()
         .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]);
-    let service = StreamableHttpService::new(move || Ok(Session::new(gw.clone())), Arc::new(super::sse_poll::Sessions::default()), config);
+    // Each profile's token read at start: one that cannot be read stops the gateway.
+    for (name, p) in &gw.config().gateway.profiles {
+        if let Some(Err(why)) = p.token.as_ref().map(|t| t.read()) {
+            tracing::error!("gateway.profiles.{name}.token: {why}");
+            return 2;
+        }
+    }
+    let whole = Routes::service(&gw, &gw.whole, &config);
+    let routes = Arc::new(Routes { gw: gw.clone(), config, whole, profiles: Mutex::default() });
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(l) => l,
         Err(e) => {
@@ -61,6 +117,9 @@ pub async fn serve(gw: Arc<Gateway>, addr: SocketAddr, token: String) -> i32 {
     let local = listener.local_addr().map_or_else(|_| addr.to_string(), |a| a.to_string());
     // stderr, not the log: the person or script that started us reads the URL from it.
     eprintln!("toolreg mcp: listening on http://{local}/mcp");
+    for name in gw.config().gateway.profiles.keys() {
+        eprintln!("toolreg mcp: profile {name} on http://{local}/mcp/{name}");
+    }
     let token = Arc::new(token);
     let accept = async {
         loop {
@@ -74,15 +133,21 @@ pub async fn serve(gw: Arc<Gateway>, addr: SocketAddr, token: String) -> i32 {
             // An answer goes out in several small writes (headers, SSE events): with Nagle's
             // algorithm on, each write after the first waits for the client's delayed ACK.
             let _ = stream.set_nodelay(true);
-            let (service, token) = (service.clone(), token.clone());
+            let (routes, token) = (routes.clone(), token.clone());
             tokio::spawn(async move {
                 let handler = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                    let (service, token) = (service.clone(), token.clone());
+                    let (routes, token) = (routes.clone(), token.clone());
                     async move {
+                        let Some((service, own)) = routes.route(req.uri().path()) else {
+                            // Only a holder of the gateway's token learns which profiles exist.
+                            let known = authorized(req.headers().get(hyper::header::AUTHORIZATION), &[token.as_str()]);
+                            return Ok(if known { status(hyper::StatusCode::NOT_FOUND, "Not Found: no such profile in gateway.profiles\n") } else { unauthorized() });
+                        };
+                        let tokens: Vec<&str> = std::iter::once(token.as_str()).chain(own.as_ref().map(|t| t.expose())).collect();
                         // Host and Origin first (rmcp checks them in `handle`), so a rebinding
                         // page learns nothing from a 401; but rmcp runs them only inside
                         // `handle`, so a request failing both gets the Host/Origin refusal.
-                        let response = if authorized(req.headers().get(hyper::header::AUTHORIZATION), &token) {
+                        let response = if authorized(req.headers().get(hyper::header::AUTHORIZATION), &tokens) {
                             service.handle(req).await
                         } else {
                             let probe = service.handle(strip(req)).await;

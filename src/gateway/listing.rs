@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::shelf::Shelf;
-use super::{config, pool_hash, views, Gateway, Listing};
+use super::{config, pool_hash, views, Gateway, Listing, Lens};
 use crate::service::meta_defs;
 use crate::service::sessions::{self, Pick};
 use crate::service::{PlanAsk, PlanOptions, Plan, Registry, Source};
@@ -24,24 +24,26 @@ impl Gateway {
     /// The plan over the registry, said as MCP tools: the deferred section goes into
     /// `tool_search`'s description (an MCP server has no system prompt). `usage`: the tools to
     /// list for their use (`usage.rs`).
-    pub(super) fn plan(&self, registry: &Registry, usage: Option<&Pick>) -> Listing {
+    pub(super) fn plan(&self, view: &Lens, registry: &Registry, usage: Option<&Pick>) -> Listing {
         let cfg = self.config();
-        // `gateway.codeMode`: tool_exec listed too, within the file's limits.
-        let code = cfg.gateway.code_mode;
+        let settings = view.settings(&cfg);
+        // `codeMode`: tool_exec listed too, within the file's limits.
+        let code = settings.code_mode;
         let ask = PlanAsk { scope: &cfg.host.scope, context_window: cfg.host.context_window, model: cfg.host.model.as_deref(), client_tools: &[], usage, code: code.as_ref(), views: false, query: None };
-        let plan = self.service.plan(registry, &ask).plan;
+        let service = &view.service;
+        let plan = service.plan(registry, &ask).plan;
         let picks = Arc::new(sessions::chosen(&plan));
-        let scope = self.service.scope(&plan, PlanOptions { usage_key: self.usage_key(), code, ..PlanOptions::default() });
+        let scope = service.scope(&plan, PlanOptions { usage_key: settings.usage_key, code, ..PlanOptions::default() });
         let (n_deferred, pool) = (scope.deferred.len(), pool_hash(&scope.deferred, registry));
-        self.service.want_vectors(scope.deferred.iter().filter_map(|n| registry.get(n)));
+        service.want_vectors(scope.deferred.iter().filter_map(|n| registry.get(n)));
         let views_on = cfg.gateway.views();
         let titles = cfg.gateway.overrides.iter().filter_map(|(k, o)| Some((k.clone(), o.title.clone()?))).collect();
-        let mut said = Said { registry, shown: self.shown_names(registry), metas: self.metas(), shelf: self.resources.shelf(), views: views_on, aliases: HashMap::new(), titles };
+        let mut said = Said { registry, shown: self.shown_names(registry), metas: self.metas(), shelf: view.shelf(), views: views_on, aliases: HashMap::new(), titles };
         let tools = said.tools(&plan);
         let rendering = if views_on {
             // The same round, for a client that renders: its tools with a view stay inline and
             // its app-only tools are listed (its host keeps them from the model).
-            let rendering = self.service.plan(registry, &PlanAsk { views: true, ..ask }).plan;
+            let rendering = service.plan(registry, &PlanAsk { views: true, ..ask }).plan;
             let mut tools = said.tools(&rendering);
             for r in views::app_only_tools(registry) {
                 tools.push(said.tool(&r.entry.name, &r.entry.description, &r.entry.input_schema));

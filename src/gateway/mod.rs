@@ -34,6 +34,7 @@ mod http;
 mod listing;
 mod passthru;
 mod pins_cli;
+pub mod profile;
 mod reload;
 mod resources;
 mod review;
@@ -47,18 +48,18 @@ mod sse_poll;
 mod terminal_auth;
 mod token_file;
 mod usage;
+mod lens;
 mod views;
 
 use crate::catalog::{Catalog, CatalogEvent, CatalogOptions, HostAsks, ServerState};
 use crate::service::sessions::Promote;
-use crate::service::{Registry, Source};
+use crate::service::Registry;
 use crate::service::Service;
 use config::GatewayConfig;
 use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
@@ -68,6 +69,7 @@ pub use pins_cli::pins;
 pub use reload::ConfigFile;
 pub use search::describe as describe_search;
 pub use terminal_auth::authorize_from_terminal;
+pub use lens::Lens;
 
 const DEFAULT_WARMUP: Duration = Duration::from_secs(5);
 
@@ -91,46 +93,51 @@ pub struct Listing {
     pub picks: Arc<Vec<Promote>>,
 }
 
+impl Listing {
+    /// Nothing listed yet: before the first resync.
+    fn empty(service: &Service) -> Listing {
+        Listing {
+            tools: Vec::new(),
+            rendering: Vec::new(),
+            aliases: HashMap::new(),
+            plan_id: service.plans.create(BTreeSet::new(), BTreeSet::new()).id.clone(),
+            tokens: 0,
+            deferred: 0,
+            pool: 0,
+            picks: Arc::default(),
+        }
+    }
+}
+
 /// The one gateway behind every client session (one for stdio, one per HTTP session).
 pub struct Gateway {
     pub(crate) catalog: Catalog,
-    /// The registry, plans, approvals, usage (persisted in the state dir, `usage.rs`), the
-    /// semantic signal (the config's `search`, fixed at start) and the call operation: the
-    /// core this face translates MCP to. Its registry is changed only by `resync`.
-    pub(crate) service: Service,
+    /// `/mcp`: every server. Its core (`Service`) holds the registry `resync` syncs from the
+    /// catalog, the usage book (persisted in the state dir, `usage.rs`), approvals, the audit
+    /// log and the semantic signal (the config's `search`, fixed at start), which the
+    /// profiles' views share.
+    pub(crate) whole: Arc<Lens>,
+    /// `gateway.profiles`' views by name, following the config (`reconfigure`).
+    profiles: RwLock<BTreeMap<String, Arc<Lens>>>,
     /// Replaced whole when the config file changes (`reload.rs`); read through `config()`.
     cfg: RwLock<Arc<GatewayConfig>>,
-    /// The registry and what `tools/list` shows of it, kept current by `resync`.
-    listed: Listed,
-    /// The connected clients and the calls they are waiting on.
-    pub(crate) clients: Clients,
-    /// The state of 2026-07-28 approval rounds (`rounds`).
-    pub(crate) rounds: Rounds,
-    /// The upstreams' resources, templates and prompts, and who subscribed to what.
-    pub(crate) resources: resources::Resources,
-    started: Instant,
-}
-
-/// The listing over the registry: what `resync` changes, under its lock.
-struct Listed {
-    listing: RwLock<Arc<Listing>>,
     /// Whether every server has a list or has failed, as of the last resync: the first
     /// `tools/list` waits on it during warm-up.
     warm: watch::Sender<bool>,
     /// Held through a whole resync, so two (the first, and one for a catalog event) never
     /// interleave and leave an older listing last.
     resyncing: Mutex<()>,
-    /// The next resync starts a new gateway session: its usage-driven tools picked afresh.
-    repick: AtomicBool,
+    /// The connected clients and the calls they are waiting on.
+    pub(crate) clients: Clients,
+    /// The state of 2026-07-28 approval rounds (`rounds`).
+    pub(crate) rounds: Rounds,
+    /// Who subscribed to which upstream resource.
+    pub(crate) resources: resources::Resources,
+    started: Instant,
 }
 
 /// Who is connected, and where an upstream's question during a call goes.
 pub(crate) struct Clients {
-    /// Connected clients, told when the listing changes.
-    peers: Mutex<Vec<Peer<RoleServer>>>,
-    /// Bumped when the listing's tools change: each `subscriptions/listen` stream of a
-    /// 2026-07-28 client (`session.rs`) tells its client, as `peers` are told on their session.
-    pub(crate) list_changes: watch::Sender<u64>,
     /// Calls in flight by call id, with the client that made them: where an upstream server's
     /// question (elicitation, sampling) during that call goes.
     pub(crate) calls: Mutex<HashMap<String, Peer<RoleServer>>>,
@@ -204,33 +211,21 @@ impl Gateway {
         if let Some(semantic) = search::start(cfg.search.as_ref(), cfg.state_dir()) {
             service.set_semantic(semantic);
         }
-        let empty = Arc::new(Listing {
-            tools: Vec::new(),
-            rendering: Vec::new(),
-            aliases: HashMap::new(),
-            plan_id: service.plans.create(BTreeSet::new(), BTreeSet::new()).id.clone(),
-            tokens: 0,
-            deferred: 0,
-            pool: 0,
-            picks: Arc::default(),
-        });
+        let empty = Arc::new(Listing::empty(&service));
         // Usage persists beside the pins; read below, before the first listing is planned.
         if let Some(dir) = cfg.state_dir() {
             service.usage.begin(&dir);
         }
+        let whole = Arc::new(Lens::new(None, service, empty));
+        let profiles = RwLock::new(BTreeMap::new());
         let gw = Arc::new(Gateway {
             catalog,
-            service,
+            whole,
+            profiles,
             cfg: RwLock::new(Arc::new(cfg)),
-            listed: Listed {
-                listing: RwLock::new(empty),
-                warm: watch::channel(false).0,
-                resyncing: Mutex::new(()),
-                repick: AtomicBool::new(true),
-            },
+            warm: watch::channel(false).0,
+            resyncing: Mutex::new(()),
             clients: Clients {
-                peers: Mutex::new(Vec::new()),
-                list_changes: watch::channel(0).0,
                 calls: Mutex::new(HashMap::new()),
                 auth_pages: auth.opener.pages.clone(),
             },
@@ -238,6 +233,7 @@ impl Gateway {
             resources: resources::Resources::default(),
             started: Instant::now(),
         });
+        gw.follow_profiles(&gw.config());
         asker.attach(&gw);
         auth.opener.attach(&gw);
         crate::service::preload_tokenizer();
@@ -245,7 +241,7 @@ impl Gateway {
         // (the tokenizer may still be loading): both off the reactor.
         let first = gw.clone();
         tokio::task::spawn_blocking(move || {
-            first.service.usage.load();
+            first.whole.service.usage.load();
             first.catalog.set_servers(first.config().servers.clone());
             let warm = first.all_listed();
             first.resync(warm)
@@ -259,9 +255,55 @@ impl Gateway {
         self.cfg.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// The view of profile `name`, while the config has it.
+    pub fn profile(&self, name: &str) -> Option<Arc<Lens>> {
+        self.profiles.read().unwrap_or_else(|e| e.into_inner()).get(name).cloned()
+    }
+
+    /// Every view: the whole one first, then the profiles by name.
+    pub(crate) fn views(&self) -> Vec<Arc<Lens>> {
+        let profiles = self.profiles.read().unwrap_or_else(|e| e.into_inner());
+        std::iter::once(self.whole.clone()).chain(profiles.values().cloned()).collect()
+    }
+
+    /// The session clients of every lens that has `server_id` (where its OAuth page may go).
+    pub(crate) fn peers_of(&self, server_id: &str) -> Vec<Peer<RoleServer>> {
+        let cfg = self.config();
+        self.views().iter().filter(|l| l.has_server(&cfg, server_id)).flat_map(|l| l.peers()).collect()
+    }
+
+    /// The profiles' views as `cfg` has them: new ones made, kept ones their tokens read again,
+    /// those gone retired (their clients then see nothing); returns the retired ones.
+    fn follow_profiles(&self, cfg: &GatewayConfig) -> Vec<Arc<Lens>> {
+        let mut profiles = self.profiles.write().unwrap_or_else(|e| e.into_inner());
+        let gone: Vec<String> = profiles.keys().filter(|n| !cfg.gateway.profiles.contains_key(*n)).cloned().collect();
+        let retired: Vec<Arc<Lens>> = gone.iter().filter_map(|n| profiles.remove(n)).collect();
+        for v in &retired {
+            v.retire();
+        }
+        for (name, p) in &cfg.gateway.profiles {
+            let view = profiles.entry(name.clone()).or_insert_with(|| {
+                let semantic = p.search.as_ref().filter(|s| Some(*s) != cfg.search.as_ref()).and_then(|s| search::start(Some(s), cfg.state_dir()));
+                Arc::new(Lens::profile(name, &self.whole, cfg, semantic))
+            });
+            let token = p.token.as_ref().map(|t| t.read());
+            view.set_token(match token {
+                None => None,
+                Some(Ok(t)) => Some(t),
+                Some(Err(why)) => {
+                    // Fail closed: without its token the profile opens only with the gateway's.
+                    tracing::warn!(profile = %name, "profile token not read, only the gateway's token opens it: {why}");
+                    None
+                }
+            });
+            view.service.set_budget(cfg.budget().unwrap_or_default(), cfg.host.model.as_deref());
+        }
+        retired
+    }
+
     /// Takes a new config while serving: its servers (unchanged ones keep their sessions), its
-    /// plan settings and `gateway` block, then a resync announced as any other. `cacheDir` is
-    /// the catalog's, fixed at start: a change waits for the next one.
+    /// plan settings, profiles and `gateway` block, then a resync announced as any other.
+    /// `cacheDir` is the catalog's, fixed at start: a change waits for the next one.
     pub(crate) async fn reconfigure(self: &Arc<Self>, cfg: GatewayConfig) {
         let cur = self.config();
         if cfg.gateway.cache_dir != cur.gateway.cache_dir {
@@ -269,6 +311,11 @@ impl Gateway {
         }
         if cfg.search != cur.search {
             tracing::warn!("search changed: it takes effect when toolreg mcp restarts");
+        }
+        for (name, p) in &cfg.gateway.profiles {
+            if cur.gateway.profiles.get(name).is_some_and(|old| old.search != p.search) {
+                tracing::warn!(profile = %name, "the profile's search changed: it takes effect when toolreg mcp restarts");
+            }
         }
         if cfg.gateway.views() != cur.gateway.views() {
             // The upstream sessions were opened with the old declaration (`views.rs`).
@@ -280,15 +327,30 @@ impl Gateway {
         if cfg.gateway.audit != cur.gateway.audit {
             tracing::warn!("gateway.audit changed: it takes effect when toolreg mcp restarts");
         }
-        self.service.audit().record(crate::service::AuditEvent::Reload { applied: true, servers: Some(cfg.servers.len()), reason: None });
+        self.whole.service.audit().record(crate::service::AuditEvent::Reload { applied: true, servers: Some(cfg.servers.len()), reason: None });
         let servers = cfg.servers.clone();
-        self.service.set_budget(cfg.budget().unwrap_or_default(), cfg.host.model.as_deref());
+        self.whole.service.set_budget(cfg.budget().unwrap_or_default(), cfg.host.model.as_deref());
+        let retired = self.follow_profiles(&cfg);
         *self.cfg.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(cfg);
         // A reload starts a new gateway session: usage (and `gateway.usage`) as they are now.
-        self.repick_next();
+        for view in self.views() {
+            view.repick_next();
+        }
         // Reads the cacheDir of new servers: off the reactor, as at start.
         let gw = self.clone();
         let _ = tokio::task::spawn_blocking(move || gw.catalog.set_servers(servers)).await;
+        // A retired profile's clients are told its lists are now empty.
+        for view in retired {
+            let (gw, v) = (self.clone(), view.clone());
+            let _ = tokio::task::spawn_blocking(move || {
+                let _one = lock(&gw.resyncing);
+                let base = gw.whole.service.registry();
+                gw.relisted(&v, &base)
+            })
+            .await;
+            view.replace_shelf(shelf::Shelf::default());
+            self.announce(&view).await;
+        }
         self.sync_and_announce().await;
     }
 
@@ -297,16 +359,17 @@ impl Gateway {
         self.config().gateway.approval_timeout_ms.map_or(crate::service::Settings::APPROVAL_TIMEOUT, Duration::from_millis)
     }
 
+    /// The whole view's listing (`/mcp`).
     pub fn listing(&self) -> Arc<Listing> {
-        self.listed.listing.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.whole.listing()
     }
 
-    /// The listing, after waiting (only during warm-up) for servers with no list yet.
-    pub async fn listing_when_warm(&self) -> Arc<Listing> {
+    /// `view`'s listing, after waiting (only during warm-up) for servers with no list yet.
+    pub async fn listing_when_warm(&self, view: &Lens) -> Arc<Listing> {
         let deadline = self.started + self.config().gateway.warmup_ms.map_or(DEFAULT_WARMUP, Duration::from_millis);
-        let mut warm = self.listed.warm.subscribe();
+        let mut warm = self.warm.subscribe();
         let _ = tokio::time::timeout_at(deadline.into(), warm.wait_for(|w| *w)).await;
-        self.listing()
+        view.listing()
     }
 
     /// Every enabled server has a list (cached or fetched) or has failed.
@@ -314,86 +377,85 @@ impl Gateway {
         self.catalog.status().iter().all(|s| s.cached || s.state != ServerState::Connecting)
     }
 
-    /// The catalog's lists into the registry, and a new listing when the plan changed.
+    /// The catalog's lists into the registry, each view's registry out of it, and a new
+    /// listing for each view whose plan changed.
     /// `warm`: `all_listed()` as read before the sync (and before the shelf's rebuild), so
-    /// whatever lists it counted, the sync and the shelf then see. Returns whether the
-    /// listing's tools changed.
-    fn resync(&self, warm: bool) -> bool {
-        let _one = lock(&self.listed.resyncing);
-        let mut reg = self.service.registry_mut();
-        let r = Arc::make_mut(&mut reg);
-        // Entries already warned about (see below), by what the model reads of them.
-        let warned: HashMap<String, u64> =
-            r.iter().filter(|e| e.hidden > 0 || e.refused.is_some()).map(|e| (e.entry.name.clone(), e.content_hash)).collect();
-        let overrides = self.config();
-        let synced = crate::service::sync_mcp(r, &self.catalog, None, Some(&overrides.gateway.overrides));
-        // Said once per entry, when it comes in or what the model reads of it changes, not at
-        // every resync (a re-placed entry is registered again each time).
-        for name in &synced.registered {
-            match r.get(name) {
-                Some(e) if warned.get(name) == Some(&e.content_hash) => {}
-                Some(e) if e.refused.is_some() => tracing::warn!(tool = %name, "not offered: {}", e.refused.as_deref().unwrap_or_default()),
-                Some(e) if e.hidden > 0 => tracing::warn!(tool = %name, "{}", crate::service::hidden_message(e)),
-                _ => {}
-            }
-        }
+    /// whatever lists it counted, the sync and the shelf then see. Returns the views whose
+    /// listed tools changed.
+    fn resync(&self, warm: bool) -> Vec<Arc<Lens>> {
+        let _one = lock(&self.resyncing);
         let cfg = self.config();
-        let g = &cfg.gateway;
-        let placed = |server: &str| g.defer_servers.get(server).copied().or(g.defer);
-        let retagged: Vec<_> = r
-            .iter()
-            .filter_map(|e| match &e.entry.source {
-                Source::Mcp { server_id, .. } => placed(server_id).filter(|d| *d != e.entry.defer),
-                _ => None,
+        let base = {
+            let mut reg = self.whole.service.registry_mut();
+            let r = Arc::make_mut(&mut reg);
+            // Entries already warned about (see below), by what the model reads of them.
+            let warned: HashMap<String, u64> =
+                r.iter().filter(|e| e.hidden > 0 || e.refused.is_some()).map(|e| (e.entry.name.clone(), e.content_hash)).collect();
+            let synced = crate::service::sync_mcp(r, &self.catalog, None, Some(&cfg.gateway.overrides));
+            // Said once per entry, when it comes in or what the model reads of it changes, not at
+            // every resync (a re-placed entry is registered again each time).
+            for name in &synced.registered {
+                match r.get(name) {
+                    Some(e) if warned.get(name) == Some(&e.content_hash) => {}
+                    Some(e) if e.refused.is_some() => tracing::warn!(tool = %name, "not offered: {}", e.refused.as_deref().unwrap_or_default()),
+                    Some(e) if e.hidden > 0 => tracing::warn!(tool = %name, "{}", crate::service::hidden_message(e)),
+                    _ => {}
+                }
             }
-            .map(|defer| (e.entry.name.clone(), defer)))
-            .collect();
-        for (name, defer) in retagged {
-            r.set_defer(&name, defer);
+            let base = r.clone();
+            *r = self.whole.registry_from(&base, &cfg);
+            base
+        };
+        let mut changed = Vec::new();
+        for view in self.views() {
+            if view.name.is_some() {
+                *view.service.registry_mut() = Arc::new(view.registry_from(&base, &cfg));
+            }
+            if self.relisted(&view, &view.service.registry()) {
+                changed.push(view);
+            }
         }
-        let snapshot = reg.clone();
-        drop(reg);
-        // The session's usage-driven tools, unless a new session starts now: at start, after a
-        // reload, or when the catalog changed the listed tools anyway (`usage.rs`).
-        let fresh = self.take_repick();
-        let kept = self.listing().picks.clone();
-        let mut next = self.plan(&snapshot, self.usage_pick((!fresh).then_some(&kept)).as_ref());
-        if !fresh && self.config().gateway.usage.is_some() && next.tools != self.listing().tools {
-            next = self.plan(&snapshot, self.usage_pick(None).as_ref());
-        }
-        let mut cur = self.listed.listing.write().unwrap_or_else(|e| e.into_inner());
-        let changed = cur.tools != next.tools || cur.rendering != next.rendering;
-        if changed || cur.pool != next.pool {
-            *cur = Arc::new(next);
-        }
-        drop(cur);
-        self.listed.warm.send_replace(warm);
+        self.warm.send_replace(warm);
         changed
     }
 
-    /// The plan id for meta-tool calls: plans expire (`PLAN_TTL`), the gateway's lives on.
-    /// An expired one is planned again on the blocking pool: planning counts tokens, and the
-    /// `resyncing` lock it takes may be held by a resync for as long.
-    pub(crate) async fn plan_id(self: &Arc<Self>) -> String {
-        let l = self.listing();
-        if self.service.plans.get(&l.plan_id).is_some() {
+    /// `view`'s listing over its registry; whether its tools changed. Under `resyncing`.
+    fn relisted(&self, view: &Lens, snapshot: &Registry) -> bool {
+        // The session's usage-driven tools, unless a new session starts now: at start, after a
+        // reload, or when the catalog changed the listed tools anyway (`usage.rs`).
+        let fresh = view.take_repick();
+        let kept = view.listing().picks.clone();
+        let mut next = self.plan(view, snapshot, self.usage_pick(view, (!fresh).then_some(&kept)).as_ref());
+        if !fresh && view.settings(&self.config()).usage.is_some() && next.tools != view.listing().tools {
+            next = self.plan(view, snapshot, self.usage_pick(view, None).as_ref());
+        }
+        view.replace_listing(next)
+    }
+
+    /// The plan id for `view`'s meta-tool calls: plans expire (`PLAN_TTL`), the view's lives
+    /// on. An expired one is planned again on the blocking pool: planning counts tokens, and
+    /// the `resyncing` lock it takes may be held by a resync for as long.
+    pub(crate) async fn plan_id(self: &Arc<Self>, view: &Arc<Lens>) -> String {
+        let l = view.listing();
+        if view.service.plans.get(&l.plan_id).is_some() {
             return l.plan_id.clone();
         }
-        let (gw, kept) = (self.clone(), l.picks.clone());
+        let (gw, view, kept) = (self.clone(), view.clone(), l.picks.clone());
         let replan = tokio::task::spawn_blocking(move || {
-            let _one = lock(&gw.listed.resyncing);
+            let _one = lock(&gw.resyncing);
             // The same session: its usage-driven tools stay.
-            let next = gw.plan(&gw.service.registry(), gw.usage_pick(Some(&kept)).as_ref());
+            let next = gw.plan(&view, &view.service.registry(), gw.usage_pick(&view, Some(&kept)).as_ref());
             let id = next.plan_id.clone();
-            *gw.listed.listing.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
+            view.set_listing(next);
             id
         });
         // The job only fails by panicking: the call then finds no plan and says so.
         replan.await.unwrap_or(l.plan_id.clone())
     }
 
-    /// Resyncs now (off the reactor) and tells every client when the listing's tools changed:
-    /// after a catalog event, and when a held tool was just approved and its call waits on it.
+    /// Resyncs now (off the reactor) and tells the clients of each view whose listed tools
+    /// changed: after a catalog event, and when a held tool was just approved and its call
+    /// waits on it.
     pub(crate) async fn relist(self: &Arc<Self>) {
         self.relist_as(self.all_listed()).await
     }
@@ -401,29 +463,22 @@ impl Gateway {
     /// `relist` with `warm` read by the caller (`resync`).
     async fn relist_as(self: &Arc<Self>, warm: bool) {
         let g = self.clone();
-        let changed = tokio::task::spawn_blocking(move || g.resync(warm)).await.unwrap_or(false);
-        if changed {
-            let l = self.listing();
-            tracing::info!(tools = l.tools.len(), deferred = l.deferred, tokens = l.tokens, for_usage = l.picks.len(), "tools/list changed");
-            self.clients.list_changes.send_modify(|n| *n = n.wrapping_add(1));
-            for peer in self.peers() {
-                if let Err(e) = peer.notify_tool_list_changed().await {
-                    tracing::debug!("list_changed not delivered: {e}");
-                }
-            }
+        let changed = tokio::task::spawn_blocking(move || g.resync(warm)).await.unwrap_or_default();
+        for view in changed {
+            self.announce(&view).await;
         }
     }
 
-    pub(crate) fn add_peer(&self, peer: Peer<RoleServer>) {
-        let mut peers = lock(&self.clients.peers);
-        peers.retain(|p| !p.is_transport_closed());
-        peers.push(peer);
-    }
-
-    fn peers(&self) -> Vec<Peer<RoleServer>> {
-        let mut peers = lock(&self.clients.peers);
-        peers.retain(|p| !p.is_transport_closed());
-        peers.clone()
+    /// Tells `view`'s clients that its listed tools changed.
+    async fn announce(&self, view: &Lens) {
+        let l = view.listing();
+        tracing::info!(profile = view.name.as_deref().unwrap_or("-"), tools = l.tools.len(), deferred = l.deferred, tokens = l.tokens, for_usage = l.picks.len(), "tools/list changed");
+        view.list_changes.send_modify(|n| *n = n.wrapping_add(1));
+        for peer in view.peers() {
+            if let Err(e) = peer.notify_tool_list_changed().await {
+                tracing::debug!("list_changed not delivered: {e}");
+            }
+        }
     }
 }
 
@@ -431,7 +486,7 @@ impl Gateway {
 async fn follow_catalog(gw: std::sync::Weak<Gateway>, mut events: mpsc::UnboundedReceiver<CatalogEvent>) {
     while let Some(ev) = events.recv().await {
         let Some(gw) = gw.upgrade() else { return };
-        gw.service.audit_catalog(&ev);
+        gw.whole.service.audit_catalog(&ev);
         match &ev {
             CatalogEvent::Progress { .. } => continue,
             CatalogEvent::DidChange { server_id, status, .. } => tracing::debug!(server = %server_id, ?status, "upstream changed"),
@@ -447,13 +502,16 @@ async fn follow_catalog(gw: std::sync::Weak<Gateway>, mut events: mpsc::Unbounde
 }
 
 impl Gateway {
-    /// The shelf and the listing over the catalog as it is now; each list that changed is
-    /// announced to every client.
+    /// The shelves and the listings over the catalog as it is now; each list that changed is
+    /// announced to the clients of its view.
     async fn sync_and_announce(self: &Arc<Self>) {
         // Warm as read before the shelf's rebuild: a server that listed after this read is in
         // neither, so the first lists never say warm over a shelf that lacks a listed server.
         let warm = self.all_listed();
-        self.resources.rebuild(&self.catalog, &self.peers()).await;
+        let cfg = self.config();
+        for view in self.views() {
+            self.resources.rebuild(&self.catalog, &view, &|id: &str| view.has_server(&cfg, id)).await;
+        }
         self.relist_as(warm).await;
     }
 }
@@ -473,20 +531,29 @@ pub enum Listen {
 
 /// Serves until stdin closes (stdio) or a signal; returns the exit code. With `file`, its
 /// changes are taken while serving (`reload.rs`).
-pub async fn run(cfg: GatewayConfig, listen: Listen, file: Option<ConfigFile>, audit: crate::service::Audit) -> i32 {
+/// `profile`: stdio serves that profile's view (`--profile`), else the whole one.
+pub async fn run(cfg: GatewayConfig, listen: Listen, file: Option<ConfigFile>, audit: crate::service::Audit, profile: Option<String>) -> i32 {
     let gw = Gateway::start(cfg, audit);
     if let Some(file) = file {
         tokio::spawn(reload::watch(Arc::downgrade(&gw), file));
     }
+    let view = match profile.as_deref().map(|p| gw.profile(p).ok_or(p)) {
+        None => gw.whole.clone(),
+        Some(Ok(v)) => v,
+        Some(Err(p)) => {
+            tracing::error!("no profile is named {p:?} in gateway.profiles");
+            return 2;
+        }
+    };
     let code = match listen {
-        Listen::Stdio => session::serve_stdio(gw.clone()).await,
+        Listen::Stdio => session::serve_stdio(gw.clone(), view).await,
         Listen::Http { addr, token } => http::serve(gw.clone(), addr, token).await,
     };
     let _ = tokio::time::timeout(Duration::from_secs(3), gw.catalog.shutdown()).await;
     // A usage write queued on the blocking pool may never start once the runtime ends.
-    let book = gw.service.usage.clone();
+    let book = gw.whole.service.usage.clone();
     let _ = tokio::task::spawn_blocking(move || book.flush()).await;
-    let audit = gw.service.audit();
+    let audit = gw.whole.service.audit();
     let _ = tokio::task::spawn_blocking(move || audit.flush(Duration::from_secs(2))).await;
     code
 }

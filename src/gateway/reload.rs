@@ -133,7 +133,7 @@ pub(crate) async fn watch(gw: Weak<Gateway>, file: ConfigFile) {
             Seen::Invalid(why) => {
                 tracing::warn!(%file, "config change not applied, the last valid config stays in force: {why}");
                 if let Some(gw) = gw.upgrade() {
-                    gw.service.audit().record(crate::service::AuditEvent::Reload { applied: false, servers: None, reason: Some(why) });
+                    gw.whole.service.audit().record(crate::service::AuditEvent::Reload { applied: false, servers: None, reason: Some(why) });
                 }
             }
             Seen::Changed(cfg) => {

@@ -21,7 +21,7 @@
 //!   itself by asking the client (elicitation, sampling), registered as a call in flight.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequiredResult,
@@ -31,13 +31,12 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext, RoleServer, SubscriptionSink};
 use rmcp::ErrorData;
 use serde_json::{json, Value};
-use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::passthru;
 use super::session::InFlight;
 use super::shelf::{Route, Shelf};
-use super::{lock, Gateway};
+use super::{lock, Gateway, Lens};
 use crate::catalog::{Answer, Ask, Catalog, CatalogError, Inputs};
 
 /// Which listed set changed, as counters a listen stream compares.
@@ -88,11 +87,9 @@ impl Subscribed {
     }
 }
 
-/// The gateway's part for resources and prompts.
+/// The gateway's part for resources and prompts; each lens has its own shelf.
 #[derive(Default)]
 pub(crate) struct Resources {
-    shelf: RwLock<Arc<Shelf>>,
-    pub changes: watch::Sender<Changes>,
     /// By upstream (server id, own URI).
     subscribers: Mutex<HashMap<(String, String), Vec<Subscriber>>>,
     /// Numbers `Subscribed::Stream`s.
@@ -105,29 +102,16 @@ fn same_peer(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
 }
 
 impl Resources {
-    pub fn shelf(&self) -> Arc<Shelf> {
-        self.shelf.read().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// The shelf over the catalog's current lists; what changed is announced to `peers`.
-    pub async fn rebuild(&self, catalog: &Catalog, peers: &[Peer<RoleServer>]) {
-        let servers: Vec<_> = catalog.server_ids().into_iter().filter_map(|id| catalog.extras(&id).map(|e| (id, e))).collect();
-        let next = Shelf::build(&servers);
-        let (resources, prompts) = {
-            let mut cur = self.shelf.write().unwrap_or_else(|e| e.into_inner());
-            if **cur == next {
-                return;
-            }
-            let resources = cur.resources != next.resources || cur.templates != next.templates;
-            let prompts = cur.prompts != next.prompts;
-            *cur = Arc::new(next);
-            (resources, prompts)
-        };
-        self.changes.send_modify(|c| {
+    /// `lens`'s shelf over the catalog's current lists of the servers `has` says are in it;
+    /// what changed is announced to the lens's clients.
+    pub async fn rebuild(&self, catalog: &Catalog, lens: &Lens, has: &(dyn Fn(&str) -> bool + Sync)) {
+        let servers: Vec<_> = catalog.server_ids().into_iter().filter(|id| has(id)).filter_map(|id| catalog.extras(&id).map(|e| (id, e))).collect();
+        let Some((resources, prompts)) = lens.replace_shelf(Shelf::build(&servers)) else { return };
+        lens.shelf_changes.send_modify(|c| {
             c.resources += u64::from(resources);
             c.prompts += u64::from(prompts);
         });
-        for peer in peers {
+        for peer in lens.peers() {
             if resources && peer.notify_resource_list_changed().await.is_err() {
                 tracing::debug!("resources/list_changed not delivered");
             }
@@ -158,8 +142,8 @@ impl Resources {
 
 /// The capabilities `toolreg mcp` declares: tools and logging always; resources, prompts and
 /// completions as far as some upstream offers them.
-pub(crate) fn capabilities(gw: &Gateway) -> Value {
-    let f = gw.resources.shelf().features;
+pub(crate) fn capabilities(lens: &Lens) -> Value {
+    let f = lens.shelf().features;
     let mut caps = json!({"tools": {"listChanged": true}, "logging": {}});
     // listChanged whatever the upstreams say: the set changes as servers come and go.
     if f.resources {
@@ -215,22 +199,22 @@ fn parse<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> Result<T, Erro
 /// A list result from the shelf, after the warm-up wait of `tools/list`: all in one page,
 /// complete, `ttlMs: 0, cacheScope: private` as `tools/list` says (answered from memory, a
 /// change is announced, what is listed depends on the gateway's config).
-async fn listed<T: serde::de::DeserializeOwned>(gw: &Gateway, field: &str, pick: fn(&Shelf) -> &[Value]) -> Result<T, ErrorData> {
-    gw.listing_when_warm().await;
-    let shelf = gw.resources.shelf();
+async fn listed<T: serde::de::DeserializeOwned>(gw: &Gateway, lens: &Lens, field: &str, pick: fn(&Shelf) -> &[Value]) -> Result<T, ErrorData> {
+    gw.listing_when_warm(lens).await;
+    let shelf = lens.shelf();
     parse(field, json!({field: pick(&shelf), "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}))
 }
 
-pub(crate) async fn list_resources(gw: &Gateway) -> Result<ListResourcesResult, ErrorData> {
-    listed(gw, "resources", |s| &s.resources).await
+pub(crate) async fn list_resources(gw: &Gateway, lens: &Lens) -> Result<ListResourcesResult, ErrorData> {
+    listed(gw, lens, "resources", |s| &s.resources).await
 }
 
-pub(crate) async fn list_resource_templates(gw: &Gateway) -> Result<ListResourceTemplatesResult, ErrorData> {
-    listed(gw, "resourceTemplates", |s| &s.templates).await
+pub(crate) async fn list_resource_templates(gw: &Gateway, lens: &Lens) -> Result<ListResourceTemplatesResult, ErrorData> {
+    listed(gw, lens, "resourceTemplates", |s| &s.templates).await
 }
 
-pub(crate) async fn list_prompts(gw: &Gateway) -> Result<ListPromptsResult, ErrorData> {
-    listed(gw, "prompts", |s| &s.prompts).await
+pub(crate) async fn list_prompts(gw: &Gateway, lens: &Lens) -> Result<ListPromptsResult, ErrorData> {
+    listed(gw, lens, "prompts", |s| &s.prompts).await
 }
 
 /// Who sent a `prompts/get` or `resources/read`, for the upstream's input requests.
@@ -280,7 +264,7 @@ async fn ask_upstream(
         let capabilities = super::views::upstream_caps(caller.capabilities.clone(), gw.config().gateway.views());
         (Inputs::PassThrough { capabilities, retry }, None)
     } else {
-        let id = gw.service.next_call_id();
+        let id = gw.whole.service.next_call_id();
         lock(&gw.clients.calls).insert(id.clone(), caller.peer.clone());
         (Inputs::Fulfil, Some(InFlight(gw, id)))
     };
@@ -292,11 +276,11 @@ async fn ask_upstream(
     }
 }
 
-pub(crate) async fn read_resource(gw: &Gateway, request: ReadResourceRequestParams, caller: &Caller) -> Result<ReadResourceResponse, ErrorData> {
+pub(crate) async fn read_resource(gw: &Gateway, lens: &Lens, request: ReadResourceRequestParams, caller: &Caller) -> Result<ReadResourceResponse, ErrorData> {
     // A client that reads before it lists (it knew the URI) waits for the warm-up too.
-    gw.listing_when_warm().await;
+    gw.listing_when_warm(lens).await;
     let asked = request.uri.clone();
-    let route = gw.resources.shelf().resource(&asked).map_err(invalid)?;
+    let route = lens.shelf().resource(&asked).map_err(invalid)?;
     let mut params = serde_json::to_value(&request).unwrap_or_else(|_| json!({}));
     params["uri"] = json!(route.own);
     let (state, responses) = (request.request_state.as_deref(), request.input_responses.as_ref());
@@ -317,9 +301,9 @@ pub(crate) async fn read_resource(gw: &Gateway, request: ReadResourceRequestPara
     Ok(result.into())
 }
 
-pub(crate) async fn get_prompt(gw: &Gateway, request: GetPromptRequestParams, caller: &Caller) -> Result<GetPromptResponse, ErrorData> {
-    gw.listing_when_warm().await;
-    let route = gw.resources.shelf().prompt(&request.name).map_err(invalid)?;
+pub(crate) async fn get_prompt(gw: &Gateway, lens: &Lens, request: GetPromptRequestParams, caller: &Caller) -> Result<GetPromptResponse, ErrorData> {
+    gw.listing_when_warm(lens).await;
+    let route = lens.shelf().prompt(&request.name).map_err(invalid)?;
     let mut params = serde_json::to_value(&request).unwrap_or_else(|_| json!({}));
     params["name"] = json!(route.own);
     let (state, responses) = (request.request_state.as_deref(), request.input_responses.as_ref());
@@ -333,9 +317,9 @@ pub(crate) async fn get_prompt(gw: &Gateway, request: GetPromptRequestParams, ca
 }
 
 /// Routed by its `ref`: a prompt name or a resource template, as listed.
-pub(crate) async fn complete(gw: &Gateway, request: CompleteRequestParams) -> Result<CompleteResult, ErrorData> {
+pub(crate) async fn complete(gw: &Gateway, lens: &Lens, request: CompleteRequestParams) -> Result<CompleteResult, ErrorData> {
     let mut params = serde_json::to_value(&request).unwrap_or_else(|_| json!({}));
-    let shelf = gw.resources.shelf();
+    let shelf = lens.shelf();
     let route = match (params["ref"]["type"].as_str(), params["ref"]["name"].as_str(), params["ref"]["uri"].as_str()) {
         (Some("ref/prompt"), Some(name), _) => {
             let route = shelf.prompt(name).map_err(invalid)?;
@@ -360,9 +344,10 @@ pub(crate) async fn complete(gw: &Gateway, request: CompleteRequestParams) -> Re
 
 /// `resources/subscribe` of a session client, or one URI of a listen stream: the upstream is
 /// subscribed for the first one.
-pub(crate) async fn subscribe(gw: &Gateway, uri: String, to: Subscribed) -> Result<(), ErrorData> {
-    let route = gw.resources.shelf().resource(&uri).map_err(invalid)?;
-    if !gw.resources.shelf().server_features(&route.server).subscribe {
+pub(crate) async fn subscribe(gw: &Gateway, lens: &Lens, uri: String, to: Subscribed) -> Result<(), ErrorData> {
+    let shelf = lens.shelf();
+    let route = shelf.resource(&uri).map_err(invalid)?;
+    if !shelf.server_features(&route.server).subscribe {
         return Err(invalid(format!("MCP server {} offers no resource subscriptions", route.server)));
     }
     let key = (route.server.clone(), route.own.clone());
@@ -387,8 +372,8 @@ pub(crate) async fn subscribe(gw: &Gateway, uri: String, to: Subscribed) -> Resu
 
 /// `resources/unsubscribe`, or a listen stream's end: the upstream is unsubscribed when its
 /// last subscriber leaves.
-pub(crate) async fn unsubscribe(gw: &Gateway, uri: String, to: Subscribed) -> Result<(), ErrorData> {
-    let route = gw.resources.shelf().resource(&uri).map_err(invalid)?;
+pub(crate) async fn unsubscribe(gw: &Gateway, lens: &Lens, uri: String, to: Subscribed) -> Result<(), ErrorData> {
+    let route = lens.shelf().resource(&uri).map_err(invalid)?;
     let key = (route.server.clone(), route.own.clone());
     let last = {
         let mut subs = lock(&gw.resources.subscribers);

@@ -150,7 +150,7 @@ pub fn approve(gw: &Gateway, server_id: &str, tool: &str, fingerprint: &str, hel
     match gw.catalog.approve_tools(server_id, &[tool.to_owned()], &reviewed) {
         Ok(_) => {
             tracing::info!(server = server_id, tool, fingerprint, "held tool approved by the user");
-            gw.service.audit().record(crate::service::AuditEvent::PinsApproved { server: server_id.into(), tools: vec![tool.into()], by: "client".into() });
+            gw.whole.service.audit().record(crate::service::AuditEvent::PinsApproved { server: server_id.into(), tools: vec![tool.into()], by: "client".into() });
             Review::Approved
         }
         Err(CatalogError::ChangedSinceReview { .. } | CatalogError::NotInList { .. }) => Review::Refused(format!(

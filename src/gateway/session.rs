@@ -11,7 +11,7 @@ use super::resources::{Caller, Subscribed};
 use super::review::{self, Review};
 use super::auth_round::{self, Authorized};
 use super::review_round::{self, Reviewed};
-use super::{passthru, rounds, Gateway};
+use super::{passthru, rounds, Gateway, Lens};
 use crate::service::Decision;
 use crate::service::{Call, HostAbilities, InvokeError, Invoked, Settings};
 use crate::service::CallAsk;
@@ -31,20 +31,22 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct Session {
     pub gw: Arc<Gateway>,
+    /// What this client sees: the whole gateway, or a profile's lens.
+    pub lens: Arc<Lens>,
     /// Whose the results cut in this MCP session are (`results`): only it reads them.
     pub owner: String,
 }
 
 impl Session {
-    pub fn new(gw: Arc<Gateway>) -> Session {
-        Session { gw, owner: format!("mcp-session:{}", crate::service::new_result_ref()) }
+    pub fn new(gw: Arc<Gateway>, lens: Arc<Lens>) -> Session {
+        Session { gw, lens, owner: format!("mcp-session:{}", crate::service::new_result_ref()) }
     }
 }
 
 impl Drop for Session {
     /// The session's kept results go with it.
     fn drop(&mut self) {
-        self.gw.service.results.forget(&self.owner);
+        self.lens.service.results.forget(&self.owner);
     }
 }
 
@@ -55,19 +57,20 @@ the others are found with tool_search, read with tool_inspect and run with tool_
 /// `listen` future rather than let it return).
 struct Unsubscribing {
     gw: Arc<Gateway>,
+    lens: Arc<Lens>,
     uris: Vec<String>,
     stream: Subscribed,
 }
 
 impl Drop for Unsubscribing {
     fn drop(&mut self) {
-        let (gw, uris, stream) = (self.gw.clone(), std::mem::take(&mut self.uris), self.stream.clone());
+        let (gw, lens, uris, stream) = (self.gw.clone(), self.lens.clone(), std::mem::take(&mut self.uris), self.stream.clone());
         if uris.is_empty() {
             return;
         }
         tokio::spawn(async move {
             for uri in uris {
-                let _ = super::resources::unsubscribe(&gw, uri, stream.clone()).await;
+                let _ = super::resources::unsubscribe(&gw, &lens, uri, stream.clone()).await;
             }
         });
     }
@@ -86,7 +89,7 @@ impl ServerHandler for Session {
     fn get_info(&self) -> InitializeResult {
         serde_json::from_value(json!({
             "protocolVersion": "2025-11-25",
-            "capabilities": super::resources::capabilities(&self.gw),
+            "capabilities": super::resources::capabilities(&self.lens),
             "serverInfo": {"name": "toolreg", "version": env!("CARGO_PKG_VERSION")},
             "instructions": INSTRUCTIONS
         }))
@@ -97,12 +100,12 @@ impl ServerHandler for Session {
     /// prompts and completions the upstreams offer, known once they listed.
     async fn initialize(&self, request: InitializeRequestParams, context: RequestContext<RoleServer>) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
-        self.gw.listing_when_warm().await;
+        self.gw.listing_when_warm(&self.lens).await;
         self.negotiate_initialize(&request)
     }
 
     async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
-        self.gw.listing_when_warm().await;
+        self.gw.listing_when_warm(&self.lens).await;
         Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info()))
     }
 
@@ -110,7 +113,7 @@ impl ServerHandler for Session {
         if let Some(info) = context.peer.peer_info() {
             tracing::info!(client = %info.client_info.name, elicitation = info.capabilities.elicitation.is_some(), "client initialized");
         }
-        self.gw.add_peer(context.peer);
+        self.lens.add_peer(context.peer);
     }
 
     // Logging is deprecated by SEP-2577 but still in 2025-11-25, which clients speak.
@@ -122,7 +125,7 @@ impl ServerHandler for Session {
     }
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
-        let listing = self.gw.listing_when_warm().await;
+        let listing = self.gw.listing_when_warm(&self.lens).await;
         // A client that renders MCP Apps views gets its own form (`views.rs`).
         let tools = if self.renders(&context) { &listing.rendering } else { &listing.tools };
         let mut result: ListToolsResult =
@@ -137,13 +140,13 @@ impl ServerHandler for Session {
     /// The listed tool, for rmcp to check a 2026 request's `Mcp-Param-*` headers against the
     /// `x-mcp-header` parameters it declares.
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        let listing = self.gw.listing();
+        let listing = self.lens.listing();
         let tool = listing.tools.iter().chain(&listing.rendering).find(|t| t["name"] == name)?;
         serde_json::from_value(tool.clone()).ok()
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-        Some(super::resources::accepted(requested, &self.gw.resources.shelf()))
+        Some(super::resources::accepted(requested, &self.lens.shelf()))
     }
 
     /// Tells the stream of list changes, and of updates to the resources it subscribed to
@@ -151,16 +154,16 @@ impl ServerHandler for Session {
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let stream = Subscribed::Stream(self.gw.resources.next_stream(), context.sink().clone());
         let uris = context.accepted().resource_subscriptions.clone().unwrap_or_default();
-        let _leave = Unsubscribing { gw: self.gw.clone(), uris: uris.clone(), stream: stream.clone() };
+        let _leave = Unsubscribing { gw: self.gw.clone(), lens: self.lens.clone(), uris: uris.clone(), stream: stream.clone() };
         for uri in uris {
             // Acknowledged already: a refusal now can only be logged.
-            if let Err(e) = super::resources::subscribe(&self.gw, uri.clone(), stream.clone()).await {
+            if let Err(e) = super::resources::subscribe(&self.gw, &self.lens, uri.clone(), stream.clone()).await {
                 tracing::warn!(%uri, "resource subscription of a listen stream failed: {}", e.message);
             }
         }
-        let mut changes = self.gw.clients.list_changes.subscribe();
+        let mut changes = self.lens.list_changes.subscribe();
         changes.mark_unchanged();
-        let mut extras = self.gw.resources.changes.subscribe();
+        let mut extras = self.lens.shelf_changes.subscribe();
         let mut seen = *extras.borrow_and_update();
         let accepted = context.accepted();
         let tools = accepted.tools_list_changed == Some(true);
@@ -196,37 +199,37 @@ impl ServerHandler for Session {
     }
 
     async fn list_resources(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {
-        super::resources::list_resources(&self.gw).await
+        super::resources::list_resources(&self.gw, &self.lens).await
     }
 
     async fn list_resource_templates(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourceTemplatesResult, ErrorData> {
-        super::resources::list_resource_templates(&self.gw).await
+        super::resources::list_resource_templates(&self.gw, &self.lens).await
     }
 
     async fn read_resource(&self, request: ReadResourceRequestParams, context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
-        super::resources::read_resource(&self.gw, request, &Caller::of(&context)).await
+        super::resources::read_resource(&self.gw, &self.lens, request, &Caller::of(&context)).await
     }
 
     #[allow(deprecated)] // legacy-only in 2026-07-28; 2025-11-25 clients subscribe this way
     async fn subscribe(&self, request: SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        super::resources::subscribe(&self.gw, request.uri, Subscribed::Session(context.peer)).await
+        super::resources::subscribe(&self.gw, &self.lens, request.uri, Subscribed::Session(context.peer)).await
     }
 
     #[allow(deprecated)]
     async fn unsubscribe(&self, request: UnsubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        super::resources::unsubscribe(&self.gw, request.uri, Subscribed::Session(context.peer)).await
+        super::resources::unsubscribe(&self.gw, &self.lens, request.uri, Subscribed::Session(context.peer)).await
     }
 
     async fn list_prompts(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListPromptsResult, ErrorData> {
-        super::resources::list_prompts(&self.gw).await
+        super::resources::list_prompts(&self.gw, &self.lens).await
     }
 
     async fn get_prompt(&self, request: GetPromptRequestParams, context: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
-        super::resources::get_prompt(&self.gw, request, &Caller::of(&context)).await
+        super::resources::get_prompt(&self.gw, &self.lens, request, &Caller::of(&context)).await
     }
 
     async fn complete(&self, request: CompleteRequestParams, _context: RequestContext<RoleServer>) -> Result<CompleteResult, ErrorData> {
-        super::resources::complete(&self.gw, request).await
+        super::resources::complete(&self.gw, &self.lens, request).await
     }
 
     /// A held tool the user approves when asked (`review`) runs in the same call, once the
@@ -256,7 +259,7 @@ impl ServerHandler for Session {
             }
             let capabilities = context.meta.client_capabilities();
             let shows_urls = capabilities.as_ref().and_then(|c| c.elicitation.as_ref()).is_some_and(|e| e.url.is_some());
-            if let Some(server) = shows_urls.then(|| auth_round::target(&self.gw, &request.name, request.arguments.as_ref())).flatten() {
+            if let Some(server) = shows_urls.then(|| auth_round::target(&self.gw, &self.lens, &request.name, request.arguments.as_ref())).flatten() {
                 if let Some(round) = auth_round::ask(&self.gw, &request.name, &server)? {
                     return Ok(round);
                 }
@@ -298,7 +301,7 @@ impl Session {
     async fn call_once(&self, request: CallToolRequestParams, context: &RequestContext<RoleServer>) -> Result<Step, ErrorData> {
         let gw = &self.gw;
         // A client that calls before it lists (it knew the names) waits for the warm-up too.
-        let listing = gw.listing_when_warm().await;
+        let listing = gw.listing_when_warm(&self.lens).await;
         let called = request.name.to_string();
         let name = called.clone();
         let name = listing.aliases.get(&name).cloned().unwrap_or(name);
@@ -341,31 +344,32 @@ impl Session {
             Some(Asking::Round(r)) => Some(r.clone()),
             _ => None,
         };
-        let registry = gw.service.registry();
-        if let Some((server_id, tool)) = held_target(gw, &registry, &name, &arguments) {
+        let lens = &self.lens;
+        let registry = lens.service.registry();
+        if let Some((server_id, tool)) = held_target(gw, lens, &registry, &name, &arguments) {
             return held(gw, &called, &server_id, &tool, elicits, stateless, context).await;
         }
         let host = ClientHost {
             peer: context.peer.clone(),
             asking,
-            approvals: gw.service.approvals.clone(),
+            approvals: lens.service.approvals.clone(),
             registry: registry.clone(),
             catalog: gw.catalog.clone(),
             progress_token: context.meta.get_progress_token(),
         };
         let mcp = Mcp(Some(&gw.catalog), Some(&relay));
         let settings = Settings { abilities: HostAbilities { approval: approves, host_tools: false, repair: false }, approval_timeout };
-        let call_id = gw.service.next_call_id();
+        let call_id = lens.service.next_call_id();
         super::lock(&gw.clients.calls).insert(call_id.clone(), context.peer.clone());
         let _in_flight = InFlight(gw, call_id.clone());
         let scoped = crate::service::is_meta(&name) || name == crate::service::meta_defs::EXEC;
-        let plan_id = if scoped { Some(gw.plan_id().await) } else { None };
+        let plan_id = if scoped { Some(gw.plan_id(lens).await) } else { None };
         // An app-only tool called by a client that renders is its view's call (`views.rs`).
         let app = super::views::app_of(&registry, &name, self.renders(context));
         let call = Call { name: name.clone(), arguments, call_id, plan_id, app };
         // Each tool the call runs counts (usage): a listed one, tool_invoke's, a script's.
-        let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: context.ct.clone(), usage_key: gw.usage_key(), results_owner: Some(if stateless { STATELESS.to_string() } else { self.owner.clone() }), approver };
-        let outcome = gw.service.call(request).await;
+        let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: context.ct.clone(), usage_key: gw.usage_key(lens), results_owner: Some(if stateless { STATELESS.to_string() } else { self.owner.clone() }), approver };
+        let outcome = lens.service.call(request).await;
         // The call stopped at its approval: the question goes back as this round's result.
         if let Some(asked) = round.as_ref().and_then(|r| super::lock(&r.asked).take()) {
             return rounds::ask(gw, &host, &name, &asked, approval_timeout).map(|r| Step::Done(r.into()));
@@ -373,10 +377,13 @@ impl Session {
         let done = |r: CallToolResult| Ok(Step::Done(r.into()));
         match outcome {
             Ok(done_) => done(to_result(done_)),
-            Err(InvokeError::UnknownTool(_)) => match crate::service::held_tool(&registry, &gw.catalog, &name) {
+            Err(InvokeError::UnknownTool(_)) => match crate::service::held_tool(&registry, &gw.catalog, &name).filter(|(s, t)| lens.has_tool(&gw.config(), s, t)) {
                 Some((server_id, tool)) => held(gw, &called, &server_id, &tool, elicits, stateless, context).await,
                 // A tool of a server waiting for authorization: say how to give it.
-                None => match super::auth_host::refusal(&gw.catalog, &super::auth_host::config_path(&gw.config()), &name) {
+                None => match super::auth_host::server_by_name(&gw.catalog, &name)
+                    .filter(|s| lens.has_server(&gw.config(), s))
+                    .and_then(|_| super::auth_host::refusal(&gw.catalog, &super::auth_host::config_path(&gw.config()), &name))
+                {
                     Some(refusal) => done(to_result(Invoked::error(refusal))),
                     None => Err(ErrorData::invalid_params(format!("no tool is named {name:?}; tools/list has them"), Some(json!({"name": name})))),
                 },
@@ -400,7 +407,7 @@ impl Session {
 /// the plan with the listing), or a tool the registry still has from an older list while the
 /// catalog holds it (a cached list synced before the pins were read). Either is put before the
 /// person as a held tool's direct call is, never refused with the catalog's own wording.
-fn held_target(gw: &Gateway, registry: &crate::service::Registry, name: &str, arguments: &Value) -> Option<(String, String)> {
+fn held_target(gw: &Gateway, lens: &Lens, registry: &crate::service::Registry, name: &str, arguments: &Value) -> Option<(String, String)> {
     let invoked = name == crate::service::meta_defs::INVOKE;
     let target = if invoked { arguments.get("name")?.as_str()? } else { name };
     match registry.get(target).map(|r| &r.entry.source) {
@@ -408,7 +415,8 @@ fn held_target(gw: &Gateway, registry: &crate::service::Registry, name: &str, ar
             gw.catalog.held_tools(server_id)?.contains(tool_name).then(|| (server_id.clone(), tool_name.clone()))
         }
         Some(_) => None,
-        None if invoked => crate::service::held_tool(registry, &gw.catalog, target),
+        // Another lens's held tool is no tool here.
+        None if invoked => crate::service::held_tool(registry, &gw.catalog, target).filter(|(s, t)| lens.has_tool(&gw.config(), s, t)),
         None => None,
     }
 }
@@ -416,7 +424,7 @@ fn held_target(gw: &Gateway, registry: &crate::service::Registry, name: &str, ar
 /// A call of the held `tool` of `server_id` (`called` as the client named it): the person
 /// reviews it if the client can ask them, else the refusal names the command to run.
 async fn held(gw: &Gateway, called: &str, server_id: &str, tool: &str, elicits: bool, stateless: bool, context: &RequestContext<RoleServer>) -> Result<Step, ErrorData> {
-    gw.service.audit_held(&gw.service.next_call_id(), called, server_id, tool);
+    gw.whole.service.audit_held(&gw.whole.service.next_call_id(), called, server_id, tool);
     let refused = |text: String| Ok(Step::Done(to_result(Invoked::error(text)).into()));
     // A 2026-07-28 client that can show a form is asked by an input-required round.
     if elicits && stateless {
@@ -478,8 +486,8 @@ fn call_result(done: Invoked) -> CallToolResult {
 }
 
 /// Serves one client on stdin/stdout until it closes stdin or a signal arrives.
-pub async fn serve_stdio(gw: Arc<Gateway>) -> i32 {
-    let service = match Session::new(gw).serve(rmcp::transport::stdio_pipes()).await {
+pub async fn serve_stdio(gw: Arc<Gateway>, lens: Arc<Lens>) -> i32 {
+    let service = match Session::new(gw, lens).serve(rmcp::transport::stdio_pipes()).await {
         Ok(s) => s,
         Err(e) => {
             tracing::error!("MCP session did not start: {e}");

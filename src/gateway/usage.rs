@@ -16,39 +16,29 @@
 //! unless `gateway.usage` is set (`{}` takes the defaults: 5 tools, 5% of the context
 //! window), so a listing never changes between runs unless its config asks for it.
 
-use super::Gateway;
+use super::{Gateway, Lens};
 use crate::service::sessions::{Pick, Promote};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// The usage key of the gateway's calls when `gateway.usageKey` does not name one.
+/// The usage key of the gateway's calls when `gateway.usageKey` does not name one (a
+/// profile's: `profile:<name>` unless it names its own).
 pub const DEFAULT_KEY: &str = "gateway";
 
 impl Gateway {
-    /// Where a client's calls are counted (directly, through `tool_invoke`, or from a
+    /// Where `view`'s calls are counted (directly, through `tool_invoke`, or from a
     /// `tool_exec` script).
-    pub(super) fn usage_key(&self) -> String {
-        self.config().gateway.usage_key.clone().unwrap_or_else(|| DEFAULT_KEY.to_string())
+    pub(super) fn usage_key(&self, view: &Lens) -> String {
+        view.settings(&self.config()).usage_key
     }
 
-    /// What a plan of the current session takes from usage: nothing when `gateway.usage` is
+    /// What a plan of `view`'s current session takes from usage: nothing when its `usage` is
     /// off; the session's picks (`kept`: the listing's); or, for a new session, the counts now.
-    pub(super) fn usage_pick(&self, kept: Option<&Arc<Vec<Promote>>>) -> Option<Pick> {
-        let cfg = self.config();
-        let policy = cfg.gateway.usage.as_ref()?;
+    pub(super) fn usage_pick(&self, view: &Lens, kept: Option<&Arc<Vec<Promote>>>) -> Option<Pick> {
+        let settings = view.settings(&self.config());
+        let policy = settings.usage.as_ref()?;
         Some(match kept {
             Some(picks) => Pick::Fixed(picks.clone()),
-            None => Pick::fresh(&self.service.usage, &self.usage_key(), policy.max_tools.map(|n| n as usize), policy.budget_tokens),
+            None => Pick::fresh(&view.service.usage, &settings.usage_key, policy.max_tools.map(|n| n as usize), policy.budget_tokens),
         })
-    }
-
-    /// Whether the next resync starts a new session whatever the catalog did (set at start
-    /// and by a config reload).
-    pub(super) fn take_repick(&self) -> bool {
-        self.listed.repick.swap(false, Ordering::AcqRel)
-    }
-
-    pub(super) fn repick_next(&self) {
-        self.listed.repick.store(true, Ordering::Release);
     }
 }

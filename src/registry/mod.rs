@@ -196,6 +196,11 @@ impl Registry {
         self.entries.insert(name.to_string(), Arc::new(placed));
     }
 
+    /// Keeps the entries `keep` says yes to (a gateway profile's view of the registry).
+    pub fn retain(&mut self, keep: impl Fn(&Registered) -> bool) {
+        self.entries.retain(|_, r| keep(r));
+    }
+
     pub fn deregister(&mut self, names: &[String]) -> Vec<String> {
         names.iter().filter(|n| self.entries.remove(n.as_str()).is_some()).cloned().collect()
     }

@@ -1311,6 +1311,9 @@ class ServerConfig(_ServerConfigRequired, total=False):
     profile, `false` none, or a policy widening or narrowing it. Absent: the default profile
     where the kernel can give it, else none; `catalog/status` says which (`sandbox`).
     Ignored for `http` servers."""
+    tags: list[str]
+    """Labels for the gateway's profiles (`gateway.profiles`' tag expressions); the sidecar
+    keeps them and does nothing with them."""
 
 
 Transport = Union["TransportStdio", "TransportHttp"]

@@ -1693,6 +1693,11 @@ export interface ServerConfig {
    * Ignored for `http` servers.
    */
   sandbox?: Sandbox | null;
+  /**
+   * Labels for the gateway's profiles (`gateway.profiles`' tag expressions); the sidecar
+   * keeps them and does nothing with them.
+   */
+  tags?: string[];
 }
 export interface ServerIdParams {
   serverId: string;
