@@ -250,6 +250,18 @@ fn a_reload_adds_and_removes_profiles() {
     let (_c, addr) = start_http(&path);
     listed(&addr, "/mcp/web", MAIN, |n| n.iter().any(|t| t.starts_with("mcp__web__")));
     assert_eq!(rpc(&addr, "/mcp/files", MAIN, "tools/list", json!({})).0, 404);
+    // A stdio client of the profile that goes away.
+    let mut stdio = spawn(&path, &["--profile", "web"], &[]);
+    let r = stdio.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}));
+    assert!(r.get("result").is_some(), "{r}");
+    stdio.notify("notifications/initialized", json!({}));
+    let deadline = Instant::now() + support::TIMEOUT;
+    while !stdio.tool_names().contains(&"mcp__web__echo".to_string()) {
+        assert!(Instant::now() < deadline, "the profile never listed its tools");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stdio.clear_notes();
+
     config(dir.path(), json!({"files": {"servers": ["fs"]}}));
     let deadline = Instant::now() + support::TIMEOUT;
     while rpc(&addr, "/mcp/files", MAIN, "tools/list", json!({})).0 != 200 {
@@ -259,4 +271,11 @@ fn a_reload_adds_and_removes_profiles() {
     let files = listed(&addr, "/mcp/files", MAIN, |n| n.iter().any(|t| t.starts_with("mcp__fs__")));
     assert!(files.iter().all(|t| !t.starts_with("mcp__web__")), "{files:?}");
     assert_eq!(rpc(&addr, "/mcp/web", MAIN, "tools/list", json!({})).0, 404, "the removed profile is gone");
+
+    // Its stdio client is told, and then sees and reaches nothing.
+    assert!(stdio.wait_note("notifications/tools/list_changed", support::TIMEOUT).is_some(), "the removed profile's client was not told");
+    let left = stdio.tool_names();
+    assert!(!left.iter().any(|t| t.starts_with("mcp__")), "a removed profile lists no tool: {left:?}");
+    let r = stdio.request("tools/call", json!({"name": "mcp__web__echo", "arguments": {}}));
+    assert!(r.get("error").is_some() || r["result"]["isError"] == true, "a removed profile runs no tool: {r}");
 }

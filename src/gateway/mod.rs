@@ -344,8 +344,9 @@ impl Gateway {
             let (gw, v) = (self.clone(), view.clone());
             let _ = tokio::task::spawn_blocking(move || {
                 let _one = lock(&gw.resyncing);
-                let base = gw.whole.service.registry();
-                gw.relisted(&v, &base)
+                // Nothing: its clients' calls find no tool, its list only the meta-tools.
+                *v.service.registry_mut() = Arc::new(Registry::default());
+                gw.relisted(&v, &Registry::default())
             })
             .await;
             view.replace_shelf(shelf::Shelf::default());
