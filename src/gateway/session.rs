@@ -377,7 +377,7 @@ impl Session {
         let done = |r: CallToolResult| Ok(Step::Done(r.into()));
         match outcome {
             Ok(done_) => done(to_result(done_)),
-            Err(InvokeError::UnknownTool(_)) => match crate::service::held_tool(&registry, &gw.catalog, &name).filter(|(s, t)| lens.has_tool(&gw.config(), s, t)) {
+            Err(InvokeError::UnknownTool(_)) => match held_by_name(gw, lens, &registry, &name) {
                 Some((server_id, tool)) => held(gw, &called, &server_id, &tool, elicits, stateless, context).await,
                 // A tool of a server waiting for authorization: say how to give it.
                 None => match super::auth_host::server_by_name(&gw.catalog, &name)
@@ -416,9 +416,21 @@ fn held_target(gw: &Gateway, lens: &Lens, registry: &crate::service::Registry, n
         }
         Some(_) => None,
         // Another lens's held tool is no tool here.
-        None if invoked => crate::service::held_tool(registry, &gw.catalog, target).filter(|(s, t)| lens.has_tool(&gw.config(), s, t)),
+        None if invoked => held_by_name(gw, lens, registry, target),
         None => None,
     }
+}
+
+/// The held tool of this lens that `name` names: by its usual wire name, or by the name its
+/// override gives it (a rug pull under a renamed tool is held, and called by the new name).
+fn held_by_name(gw: &Gateway, lens: &Lens, registry: &crate::service::Registry, name: &str) -> Option<(String, String)> {
+    let cfg = gw.config();
+    let renamed = || {
+        let (key, _) = cfg.gateway.overrides.iter().find(|(_, o)| o.name.as_deref() == Some(name) && !o.hidden)?;
+        let (server, tool) = key.split_once('/')?;
+        gw.catalog.held_tools(server)?.contains(tool).then(|| (server.to_string(), tool.to_string()))
+    };
+    crate::service::held_tool(registry, &gw.catalog, name).or_else(renamed).filter(|(s, t)| lens.has_tool(&cfg, s, t))
 }
 
 /// A call of the held `tool` of `server_id` (`called` as the client named it): the person
