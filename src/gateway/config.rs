@@ -105,6 +105,11 @@ pub struct Gateway {
     /// restart.
     #[serde(default)]
     pub audit: Option<crate::service::AuditSettings>,
+    /// OpenTelemetry export over OTLP/HTTP (`{endpoint?, headers?, serviceName?, ...}`):
+    /// spans and metrics of every request and tool run. Started at start; a change waits for a
+    /// restart.
+    #[serde(default)]
+    pub telemetry: Option<crate::service::telemetry::TelemetrySettings>,
 }
 
 impl Gateway {

@@ -46,6 +46,7 @@ mod shelf;
 mod sse_poll;
 mod terminal_auth;
 mod token_file;
+mod traced;
 mod usage;
 mod views;
 

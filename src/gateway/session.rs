@@ -479,7 +479,7 @@ fn call_result(done: Invoked) -> CallToolResult {
 
 /// Serves one client on stdin/stdout until it closes stdin or a signal arrives.
 pub async fn serve_stdio(gw: Arc<Gateway>) -> i32 {
-    let service = match Session::new(gw).serve(rmcp::transport::stdio_pipes()).await {
+    let service = match super::traced::Traced::new(Session::new(gw), "pipe").serve(rmcp::transport::stdio_pipes()).await {
         Ok(s) => s,
         Err(e) => {
             tracing::error!("MCP session did not start: {e}");
