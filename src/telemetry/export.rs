@@ -15,6 +15,8 @@ use std::time::Duration;
 
 /// How long a finished span waits for company before it is sent.
 pub const SPAN_DELAY: Duration = Duration::from_secs(1);
+/// How long the exporter, woken by a span, lets others gather before it looks again.
+pub const GATHER: Duration = Duration::from_millis(200);
 /// Spans sent in one post, at most.
 pub const BATCH: usize = 512;
 pub const DEFAULT_ENDPOINT: &str = "http://localhost:4318";
@@ -182,9 +184,27 @@ impl Exporter {
             tokio::select! {
                 msg = rx.recv() => match msg {
                     Some(Msg::Span(s)) => {
+                        // Woken by a span: others gather for `GATHER` before the next wake-up,
+                        // so a busy face wakes this thread a few times a second, not per call.
                         batch.push(s);
-                        if batch.len() >= BATCH {
+                        tokio::time::sleep(GATHER).await;
+                        let mut flush = None;
+                        while batch.len() < BATCH {
+                            match rx.try_recv() {
+                                Ok(Msg::Span(s)) => batch.push(s),
+                                Ok(Msg::Flush(done)) => {
+                                    flush = Some(done);
+                                    break;
+                                }
+                                Err(_) => break,
+                            }
+                        }
+                        if batch.len() >= BATCH || flush.is_some() {
                             self.spans(&mut batch).await;
+                        }
+                        if let Some(done) = flush {
+                            self.metrics().await;
+                            let _ = done.try_send(());
                         }
                     }
                     Some(Msg::Flush(done)) => {
