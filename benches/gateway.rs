@@ -13,7 +13,8 @@
 //!
 //! `cargo build --release -p toolreg-fixture-mcp && cargo bench --bench gateway`. Prints medians;
 //! asserts nothing. `RUNS=n` spawns n times (default 10), `CALLS=n` makes n calls (default 500);
-//! `SECTION=resources` runs only the hung `resources/list` section; `SECTION=audit` only the
+//! `SECTION=telemetry` runs only OpenTelemetry's cost per call (off, a live collector, a dead
+//! one; issue 43 §4). `SECTION=resources` runs only the hung `resources/list` section; `SECTION=audit` only the
 //! audit log's cost per call (off, on, on with arguments and results; issue 43), which is run
 //! by no other section.
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
@@ -209,6 +210,9 @@ fn main() {
     if std::env::var("SECTION").as_deref() == Ok("audit") {
         return audit_cost(dir.path(), runs, calls);
     }
+    if std::env::var("SECTION").as_deref() == Ok("telemetry") {
+        return telemetry_cost(dir.path(), runs, calls);
+    }
     let defs = write_defs(dir.path());
     let (_, direct_tools, _) = direct_lists(&defs, false);
     println!("upstream: {} fixture servers serving {} tools ({})", defs.len(), direct_tools.len(), CATALOGS.join(", "));
@@ -290,20 +294,75 @@ fn main() {
 /// `gateway.audit` off, on, and on with arguments and results, in interleaved rounds (so a
 /// neighbour's load falls on each alike); the median of each round's median.
 fn audit_cost(dir: &std::path::Path, runs: usize, calls: usize) {
-    let server = json!({"id": "fx", "name": "fx", "transport": {"type": "stdio", "command": fixture_bin(), "args": []}});
     let variants = [
         ("off", Value::Null),
         ("on", json!({"file": dir.join("audit/on.jsonl")})),
         ("on, arguments and results", json!({"file": dir.join("audit/all.jsonl"), "arguments": true, "results": true})),
     ];
+    per_call_cost(dir, runs, calls, "audit", &variants);
+    for f in ["on", "all"] {
+        let lines = std::fs::read_to_string(dir.join(format!("audit/{f}.jsonl"))).unwrap_or_default().lines().count();
+        println!("  audit/{f}.jsonl: {lines} records");
+    }
+}
+
+/// OpenTelemetry's cost per call (issue 43 §4): `gateway.telemetry` off, on with a collector
+/// that answers every export at once (a loopback sink), and on with a dead one (a closed port).
+fn telemetry_cost(dir: &std::path::Path, runs: usize, calls: usize) {
+    let sink = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let alive = format!("http://{}", sink.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in sink.incoming().flatten() {
+            std::thread::spawn(move || collector_sink(stream));
+        }
+    });
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let variants = [("off", Value::Null), ("on, collector alive", json!({"endpoint": alive})), ("on, collector dead", json!({"endpoint": dead}))];
+    per_call_cost(dir, runs, calls, "telemetry", &variants);
+}
+
+/// Answers every HTTP/1.1 request on `stream` 200 with an empty body, reading the body it
+/// was sent (Content-Length).
+fn collector_sink(stream: std::net::TcpStream) {
+    use std::io::{BufRead, Read, Write};
+    let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+    let mut out = stream;
+    loop {
+        let mut len = 0usize;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let l = line.to_ascii_lowercase();
+            if let Some(v) = l.strip_prefix("content-length:") {
+                len = v.trim().parse().unwrap_or(0);
+            }
+            if line == "\r\n" {
+                break;
+            }
+        }
+        let mut body = vec![0; len];
+        if reader.read_exact(&mut body).is_err() || out.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n").is_err() {
+            return;
+        }
+    }
+}
+
+/// `tools/call` echo through `toolreg mcp` with `gateway.<key>` set to each variant (`null`:
+/// absent), in interleaved rounds; prints the median of each variant's rounds' medians.
+fn per_call_cost(dir: &std::path::Path, runs: usize, calls: usize, key: &str, variants: &[(&str, Value)]) {
+    let server = json!({"id": "fx", "name": "fx", "transport": {"type": "stdio", "command": fixture_bin(), "args": []}});
     let mut medians: Vec<Vec<Duration>> = vec![Vec::new(); variants.len()];
     for _ in 0..runs.clamp(1, 5) {
         for (i, (name, audit)) in variants.iter().enumerate() {
             let mut gateway = json!({"defer": "never", "cacheDir": dir.join("cache")});
             if !audit.is_null() {
-                gateway["audit"] = audit.clone();
+                gateway[key] = audit.clone();
             }
-            let path = dir.join(format!("audit-{i}.json"));
+            let path = dir.join(format!("{key}-{i}.json"));
             std::fs::write(&path, serde_json::to_vec(&json!({"servers": [server], "gateway": gateway})).unwrap()).unwrap();
             let mut gw = Client::spawn(env!("CARGO_BIN_EXE_toolreg"), &["mcp".into(), "--config".into(), path.display().to_string()]);
             gw.initialize();
@@ -327,11 +386,7 @@ fn audit_cost(dir: &std::path::Path, runs: usize, calls: usize) {
     let off = median(medians[0].clone());
     for (i, (name, _)) in variants.iter().enumerate() {
         let m = median(medians[i].clone());
-        println!("  audit {name:<28} {}   ({:+.1} µs a call)", ms_us(m), (m.as_secs_f64() - off.as_secs_f64()) * 1e6);
-    }
-    for f in ["on", "all"] {
-        let lines = std::fs::read_to_string(dir.join(format!("audit/{f}.jsonl"))).unwrap_or_default().lines().count();
-        println!("  audit/{f}.jsonl: {lines} records");
+        println!("  {key} {name:<28} {}   ({:+.1} µs a call)", ms_us(m), (m.as_secs_f64() - off.as_secs_f64()) * 1e6);
     }
 }
 

@@ -362,10 +362,11 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
     }
 
     async fn run_prepared(&self, tool: &Registered, arguments: Value, repaired: Option<Repair>, call_id: &str, reached: Reached) -> Result<Invoked, InvokeError> {
-        if !self.audit.is_on() {
+        let telemetry = crate::telemetry::global();
+        if !self.audit.is_on() && !telemetry.is_on() {
             return self.run(tool, arguments, repaired, call_id, &mut None).await;
         }
-        let started = std::time::Instant::now();
+        let (started, at) = (std::time::Instant::now(), std::time::SystemTime::now());
         let recorded = self.audit.wants_arguments().then(|| arguments.clone());
         let mut stopped = None;
         let done = self.run(tool, arguments, repaired, call_id, &mut stopped).await;
@@ -381,6 +382,24 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
             Source::Mcp { server_id, tool_name } => (Some(server_id.clone()), Some(tool_name.clone())),
             Source::Builtin | Source::Host => (None, None),
         };
+        telemetry.ran(crate::telemetry::Run {
+            tool: &tool.entry.name,
+            upstream: server.as_deref().zip(upstream_tool.as_deref()),
+            call_id,
+            reached,
+            outcome,
+            failure: match &done {
+                Err(InvokeError::Rpc { code, .. }) => Some(code.to_string()),
+                Err(InvokeError::InputRequired(_)) => Some("input_required".into()),
+                Err(InvokeError::UnknownTool(_) | InvokeError::PlanRequired(_) | InvokeError::UnknownPlan(_)) => Some("unknown_tool".into()),
+                _ => None,
+            },
+            started: at,
+            took: started.elapsed(),
+        });
+        if !self.audit.is_on() {
+            return done;
+        }
         self.audit.record(audit::Event::Call {
             call_id: call_id.to_string(),
             tool: tool.entry.name.clone(),
@@ -507,6 +526,7 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
             Outcome::TimedOut(_) => (audit::Decision::TimedOut, None),
             Outcome::Cancelled => (audit::Decision::Cancelled, None),
         };
+        crate::telemetry::global().approval(decision);
         self.audit.record(audit::Event::ApprovalDecided {
             approval_id: approval_id.clone(),
             call_id: call_id.to_string(),

@@ -5,6 +5,7 @@
 pub mod apps;
 pub mod approval;
 pub mod audit;
+pub mod telemetry;
 pub mod catalog;
 pub mod code_mode;
 pub mod confine;

@@ -137,6 +137,7 @@ fn main() -> ExitCode {
             // become readable runs it directly, one thread hop less per message.
             let opts = toolreg::server::ServeOptions { max_frame_bytes, record };
             let code = runtime.block_on(async move { tokio::spawn(toolreg::server::serve(opts, log)).await.unwrap_or(1) });
+            toolreg::service::telemetry::global().flush(TELEMETRY_FLUSH);
             // Do not wait for stray blocking tasks: the host is gone or said exit.
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(code as u8)
@@ -237,6 +238,9 @@ fn pins(config: &std::path::Path, approve: &[String]) -> ExitCode {
     }
 }
 
+/// How long the last spans and metrics may take to leave at exit (a dead collector's cost).
+const TELEMETRY_FLUSH: std::time::Duration = std::time::Duration::from_secs(2);
+
 fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, check: bool, profile: Option<String>, log_file: Option<&std::path::Path>, log_level: Option<&str>) -> ExitCode {
     use toolreg::gateway::{self, ConfigFile, Listen};
     let (file, cfg) = match ConfigFile::read(config) {
@@ -261,6 +265,17 @@ fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, check: bool
             return ExitCode::from(2);
         }
     };
+    if let Some(t) = &cfg.gateway.telemetry {
+        match toolreg::service::telemetry::Telemetry::start(t, &|k| std::env::var(k).ok()) {
+            Ok(t) => {
+                toolreg::service::telemetry::install(t);
+            }
+            Err(e) => {
+                eprintln!("toolreg: gateway.telemetry: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     let listen = match http {
         None => Listen::Stdio,
         Some(addr) => {
@@ -284,6 +299,7 @@ fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, check: bool
     install_panic_hook();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime starts");
     let code = runtime.block_on(async move { tokio::spawn(gateway::run(cfg, listen, Some(file), audit, profile)).await.unwrap_or(1) });
+    toolreg::service::telemetry::global().flush(TELEMETRY_FLUSH);
     log.flush();
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     ExitCode::from(code as u8)

@@ -198,3 +198,39 @@ pub struct AuditSettings {
     #[serde(default)]
     pub results: bool,
 }
+
+/// OpenTelemetry export (`initialize.telemetry`, the gateway config's `gateway.telemetry`):
+/// spans and metrics of every call sent over OTLP/HTTP (protobuf) to a collector
+/// (`telemetry` module). Off when absent; present, each field left out is taken from the
+/// standard `OTEL_EXPORTER_OTLP_*` / `OTEL_SERVICE_NAME` variables, then the defaults.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TelemetrySettings {
+    /// The collector's base URL; `/v1/traces` and `/v1/metrics` are appended (default:
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`, else `http://localhost:4318`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<crate::secret::SecretUrl>,
+    /// Where spans go, as a whole URL (default: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else
+    /// `endpoint` + `/v1/traces`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traces_endpoint: Option<crate::secret::SecretUrl>,
+    /// Where metrics go, as a whole URL (default: `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, else
+    /// `endpoint` + `/v1/metrics`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_endpoint: Option<crate::secret::SecretUrl>,
+    /// Headers of every export (an API key), over those of `OTEL_EXPORTER_OTLP_HEADERS`.
+    /// Secrets: never logged, never in an error.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub headers: std::collections::BTreeMap<String, crate::secret::Secret>,
+    /// `service.name` of the exported resource (default: `OTEL_SERVICE_NAME`, else `toolreg`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_name: Option<String>,
+    /// How often metrics are exported, in milliseconds (default: `OTEL_METRIC_EXPORT_INTERVAL`,
+    /// else 60,000; at least 100). They are also exported once at exit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub export_interval_ms: Option<u64>,
+    /// How long one export may take before it is abandoned, in milliseconds (default:
+    /// `OTEL_EXPORTER_OTLP_TIMEOUT`, else 10,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}

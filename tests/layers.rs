@@ -24,6 +24,7 @@ const ORDER: &[&str] = &[
     "sandbox",
     "settings",
     "audit",
+    "telemetry",
     "apps",
     "logging",
     "catalog",
@@ -48,7 +49,7 @@ const ORDER: &[&str] = &[
 
 /// Plain domain code: never the host contract, the server or the transport.
 const DOMAIN: &[&str] = &[
-    "registry", "overrides", "exposition", "tokenize", "results", "catalog", "embed", "sync", "invoke", "upstream", "meta", "code_mode", "route", "approval", "repair", "validate", "output", "sandbox", "usage", "audit",
+    "registry", "overrides", "exposition", "tokenize", "results", "catalog", "embed", "sync", "invoke", "upstream", "meta", "code_mode", "route", "approval", "repair", "validate", "output", "sandbox", "usage", "audit", "telemetry",
 ];
 const BOUNDARY: &[&str] = &["protocol", "server", "transport", "gateway"];
 /// The two faces over the core: neither reaches into the other; what both need sits below them.

@@ -112,6 +112,11 @@ pub struct Gateway {
     /// profiles' tag expressions.
     #[serde(default)]
     pub tool_tags: std::collections::BTreeMap<String, Vec<String>>,
+    /// OpenTelemetry export over OTLP/HTTP (`{endpoint?, headers?, serviceName?, ...}`):
+    /// spans and metrics of every request and tool run. Started at start; a change waits for a
+    /// restart.
+    #[serde(default)]
+    pub telemetry: Option<crate::service::telemetry::TelemetrySettings>,
 }
 
 impl Gateway {

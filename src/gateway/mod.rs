@@ -47,6 +47,7 @@ mod shelf;
 mod sse_poll;
 mod terminal_auth;
 mod token_file;
+mod traced;
 mod usage;
 mod lens;
 mod views;
@@ -326,6 +327,9 @@ impl Gateway {
         }
         if cfg.gateway.audit != cur.gateway.audit {
             tracing::warn!("gateway.audit changed: it takes effect when toolreg mcp restarts");
+        }
+        if cfg.gateway.telemetry != cur.gateway.telemetry {
+            tracing::warn!("gateway.telemetry changed: it takes effect when toolreg mcp restarts");
         }
         self.whole.service.audit().record(crate::service::AuditEvent::Reload { applied: true, servers: Some(cfg.servers.len()), reason: None });
         let servers = cfg.servers.clone();

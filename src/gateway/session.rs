@@ -499,7 +499,7 @@ fn call_result(done: Invoked) -> CallToolResult {
 
 /// Serves one client on stdin/stdout until it closes stdin or a signal arrives.
 pub async fn serve_stdio(gw: Arc<Gateway>, lens: Arc<Lens>) -> i32 {
-    let service = match Session::new(gw, lens).serve(rmcp::transport::stdio_pipes()).await {
+    let service = match super::traced::Traced::new(Session::new(gw, lens), "pipe").serve(rmcp::transport::stdio_pipes()).await {
         Ok(s) => s,
         Err(e) => {
             tracing::error!("MCP session did not start: {e}");

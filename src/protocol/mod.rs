@@ -13,7 +13,7 @@ mod usage;
 pub use error::{ErrorCode, RpcError};
 pub use crate::catalog::{ListToolsResult, ServerConfig, ServerStatus};
 // Settings both faces read travel as they are (`crate::settings`).
-pub use crate::settings::{AuditSettings, CodeModeLimits, EmbeddingSource, ResultSettings, SearchSettings, UsagePolicy, MAX_TIMEOUT_MS};
+pub use crate::settings::{AuditSettings, CodeModeLimits, EmbeddingSource, ResultSettings, SearchSettings, TelemetrySettings, UsagePolicy, MAX_TIMEOUT_MS};
 pub use extras::*;
 pub use types::*;
 pub use usage::*;

@@ -8,7 +8,7 @@ use crate::exposition::{Include, Plan, ToolDefinition};
 use crate::invoke::{ApprovalRequest, Repair};
 use crate::output::ModelOutput;
 use crate::registry::{EntrySummary, ToolEntry, Warning};
-use crate::settings::{AuditSettings, CodeModeLimits, ResultSettings, SearchSettings};
+use crate::settings::{AuditSettings, CodeModeLimits, ResultSettings, SearchSettings, TelemetrySettings};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -123,6 +123,13 @@ pub struct InitializeParams {
     /// owner-only file rotated by size. Off when absent. A second `initialize` cannot change it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit: Option<AuditSettings>,
+    /// OpenTelemetry export over OTLP/HTTP (`{endpoint?, tracesEndpoint?, metricsEndpoint?,
+    /// headers?, serviceName?, exportIntervalMs?, timeoutMs?}`): a span per request and per tool
+    /// run, metrics of calls, errors, latency, approvals and deferred tokens. Off when absent;
+    /// fields left out come from the `OTEL_EXPORTER_OTLP_*` variables. A second `initialize`
+    /// cannot change it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<TelemetrySettings>,
 }
 
 /// `exposition/plan`'s `codeMode`: `sandbox` adds `tool_exec`.

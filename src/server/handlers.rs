@@ -40,6 +40,12 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         }
         _ => None,
     };
+    // Started once (the process's); a bad header or URL refuses initialize, naming no value.
+    if let Some(t) = p.telemetry.as_ref().filter(|_| !crate::service::telemetry::global().is_on()) {
+        let started = crate::service::telemetry::Telemetry::start(t, &|k| std::env::var(k).ok())
+            .map_err(|e| RpcError::new(ErrorCode::INVALID_PARAMS, e).with_data(serde_json::json!({"field": "telemetry"})))?;
+        crate::service::telemetry::install(started);
+    }
     let semantic = match &p.search {
         Some(search) => start_semantic(ctx, search, p.cache_dir.as_deref())?,
         None => None,

@@ -451,6 +451,14 @@ impl Server {
             Kind::Scan => Kind::Inline,
             kind => kind,
         };
+        // Described for its span when telemetry is on (requests that run concurrently).
+        let span = crate::service::telemetry::is_on().then(|| crate::service::telemetry::Request {
+            face: crate::service::telemetry::Face::Sidecar,
+            method: method.clone(),
+            id: id.display(),
+            session: None,
+            transport: "pipe",
+        });
         match (kind, &m.handler) {
             (Kind::Serial | Kind::SerialRegistry, Handler::Sync(_)) => {
                 // In flight under its id (duplicate ids are refused meanwhile), not cancellable:
@@ -492,16 +500,17 @@ impl Server {
                     let _ = tx.send(answer);
                 });
                 let lost = id.clone();
-                self.track(id, token, async move {
+                let work = async move {
                     rx.await.unwrap_or_else(|_| Answer { body: message::failure(Some(&lost), &internal("the work pool dropped the request")), ok: false })
-                });
+                };
+                self.track(id, token, traced(span, work));
             }
             (_, Handler::Async(f)) => {
                 let token = CancellationToken::new();
                 let work = f(self.ctx.clone(), id.clone(), params);
                 let caught = id.clone();
                 let work = async move { AssertUnwindSafe(work).catch_unwind().await.unwrap_or_else(|panic| panicked(&caught, panic)) };
-                let work = ARRIVAL.scope(self.ctx.current(), CANCEL.scope(token.clone(), work));
+                let work = ARRIVAL.scope(self.ctx.current(), CANCEL.scope(token.clone(), traced(span, work)));
                 self.track(id, token, work);
             }
         }
@@ -539,6 +548,21 @@ impl Server {
             }
         });
     }
+}
+
+/// `work` in its span (`telemetry::request`); a failure's `error.type` is its JSON-RPC code.
+fn traced(span: Option<crate::service::telemetry::Request>, work: impl std::future::Future<Output = Answer>) -> impl std::future::Future<Output = Answer> {
+    crate::service::telemetry::request(span, work, |a: &Answer| {
+        #[derive(serde::Deserialize)]
+        struct Failure {
+            error: Code,
+        }
+        #[derive(serde::Deserialize)]
+        struct Code {
+            code: i64,
+        }
+        (!a.ok).then(|| serde_json::from_slice::<Failure>(&a.body).map_or_else(|_| "error".into(), |f| f.error.code.to_string()))
+    })
 }
 
 /// The id named by `$/cancelRequest`'s params.

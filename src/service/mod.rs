@@ -23,6 +23,7 @@ pub use crate::registry::{hidden, hidden_message, wire_name, Defer, EntrySummary
 pub use crate::overrides::{check as check_overrides, key as override_key, Overrides};
 pub use crate::results::{shelf::new_ref as new_result_ref, Budget};
 pub use crate::sandbox::Limits;
+pub use crate::telemetry;
 pub use crate::sync::{held_refusal, held_tool, resolve, sync as sync_mcp, Mode as SyncMode};
 pub use crate::tokenize::preload as preload_tokenizer;
 pub use crate::upstream::{Mcp, PassThrough, Relay};
@@ -268,8 +269,12 @@ impl Service {
         let tool = req.call.name.clone();
         let call_id = req.call.call_id.clone();
         let mut done = match crate::route::call(&exec, req.mcp, req.registry, &self.plans, self.semantic(), req.call).await {
-            Ok(done) => done,
+            Ok(done) => {
+                crate::telemetry::note_tool(&tool, &call_id, done.is_error);
+                done
+            }
             Err(InvokeError::UnknownTool(name)) => {
+                crate::telemetry::note_tool(&name, &call_id, true);
                 // A held MCP tool is not registered: the face says why; the log says held.
                 let catalog = req.mcp.0.filter(|_| self.audit().is_on());
                 if let Some((server, upstream)) = catalog.and_then(|c| held_tool(req.registry, c, &name)) {
@@ -277,7 +282,10 @@ impl Service {
                 }
                 return Err(InvokeError::UnknownTool(name));
             }
-            Err(e) => return Err(e),
+            Err(e) => {
+                crate::telemetry::note_tool(&tool, &call_id, true);
+                return Err(e);
+            }
         };
         // A natively rendered search answers the provider, not the model's text: never cut.
         if done.provider_output.is_none() && crate::results::may_exceed(&done.output, budget) {
@@ -324,6 +332,7 @@ impl Service {
         if self.budget().is_on() {
             crate::exposition::meta_defs::offer_result_read(&mut plan);
         }
+        crate::telemetry::global().deferred(if plan.decision.deferred { plan.tokens.deferred } else { 0 });
         Planned { plan, active, warnings }
     }
 

@@ -509,6 +509,12 @@ class InitializeParams(TypedDict, total=False):
     """The audit log (`{file, maxBytes?, maxFiles?, arguments?, results?}`): one JSON line per
     tool call, approval, pin hold or approval, OAuth flow and server start or exit, in an
     owner-only file rotated by size. Off when absent. A second `initialize` cannot change it."""
+    telemetry: Union["TelemetrySettings", None]
+    """OpenTelemetry export over OTLP/HTTP (`{endpoint?, tracesEndpoint?, metricsEndpoint?,
+    headers?, serviceName?, exportIntervalMs?, timeoutMs?}`): a span per request and per tool
+    run, metrics of calls, errors, latency, approvals and deferred tokens. Off when absent;
+    fields left out come from the `OTEL_EXPORTER_OTLP_*` variables. A second `initialize`
+    cannot change it."""
 
 
 class LogSettings(TypedDict, total=False):
@@ -569,6 +575,33 @@ class ResultSettings(TypedDict, total=False):
     keepBytes: Union[int, None]
     """Bytes of whole results kept for reading (default 64 MiB): past it the least recently
     read go first."""
+
+
+class TelemetrySettings(TypedDict, total=False):
+    """OpenTelemetry export (`initialize.telemetry`, the gateway config's `gateway.telemetry`):
+    spans and metrics of every call sent over OTLP/HTTP (protobuf) to a collector
+    (`telemetry` module). Off when absent; present, each field left out is taken from the
+    standard `OTEL_EXPORTER_OTLP_*` / `OTEL_SERVICE_NAME` variables, then the defaults."""
+    endpoint: Union[str, None]
+    """The collector's base URL; `/v1/traces` and `/v1/metrics` are appended (default:
+    `OTEL_EXPORTER_OTLP_ENDPOINT`, else `http://localhost:4318`)."""
+    tracesEndpoint: Union[str, None]
+    """Where spans go, as a whole URL (default: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else
+    `endpoint` + `/v1/traces`)."""
+    metricsEndpoint: Union[str, None]
+    """Where metrics go, as a whole URL (default: `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, else
+    `endpoint` + `/v1/metrics`)."""
+    headers: dict[str, str]
+    """Headers of every export (an API key), over those of `OTEL_EXPORTER_OTLP_HEADERS`.
+    Secrets: never logged, never in an error."""
+    serviceName: Union[str, None]
+    """`service.name` of the exported resource (default: `OTEL_SERVICE_NAME`, else `toolreg`)."""
+    exportIntervalMs: Union[int, None]
+    """How often metrics are exported, in milliseconds (default: `OTEL_METRIC_EXPORT_INTERVAL`,
+    else 60,000; at least 100). They are also exported once at exit."""
+    timeoutMs: Union[int, None]
+    """How long one export may take before it is abandoned, in milliseconds (default:
+    `OTEL_EXPORTER_OTLP_TIMEOUT`, else 10,000)."""
 
 
 class InitializeResult(TypedDict):

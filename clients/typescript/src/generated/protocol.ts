@@ -317,6 +317,7 @@ export interface ProtocolTypes {
   Source?: Source;
   SyncParams?: SyncParams;
   SyncResult?: SyncResult;
+  TelemetrySettings?: TelemetrySettings;
   Timeouts?: Timeouts;
   Tokens?: Tokens;
   ToolDefinition?: ToolDefinition;
@@ -830,6 +831,14 @@ export interface InitializeParams {
    * owner-only file rotated by size. Off when absent. A second `initialize` cannot change it.
    */
   audit?: AuditSettings | null;
+  /**
+   * OpenTelemetry export over OTLP/HTTP (`{endpoint?, tracesEndpoint?, metricsEndpoint?,
+   * headers?, serviceName?, exportIntervalMs?, timeoutMs?}`): a span per request and per tool
+   * run, metrics of calls, errors, latency, approvals and deferred tokens. Off when absent;
+   * fields left out come from the `OTEL_EXPORTER_OTLP_*` variables. A second `initialize`
+   * cannot change it.
+   */
+  telemetry?: TelemetrySettings | null;
 }
 export interface LogSettings {
   /**
@@ -921,6 +930,50 @@ export interface ResultSettings {
    * read go first.
    */
   keepBytes?: number | null;
+}
+/**
+ * OpenTelemetry export (`initialize.telemetry`, the gateway config's `gateway.telemetry`):
+ * spans and metrics of every call sent over OTLP/HTTP (protobuf) to a collector
+ * (`telemetry` module). Off when absent; present, each field left out is taken from the
+ * standard `OTEL_EXPORTER_OTLP_*` / `OTEL_SERVICE_NAME` variables, then the defaults.
+ */
+export interface TelemetrySettings {
+  /**
+   * The collector's base URL; `/v1/traces` and `/v1/metrics` are appended (default:
+   * `OTEL_EXPORTER_OTLP_ENDPOINT`, else `http://localhost:4318`).
+   */
+  endpoint?: string | null;
+  /**
+   * Where spans go, as a whole URL (default: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else
+   * `endpoint` + `/v1/traces`).
+   */
+  tracesEndpoint?: string | null;
+  /**
+   * Where metrics go, as a whole URL (default: `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, else
+   * `endpoint` + `/v1/metrics`).
+   */
+  metricsEndpoint?: string | null;
+  /**
+   * Headers of every export (an API key), over those of `OTEL_EXPORTER_OTLP_HEADERS`.
+   * Secrets: never logged, never in an error.
+   */
+  headers?: {
+    [k: string]: string;
+  };
+  /**
+   * `service.name` of the exported resource (default: `OTEL_SERVICE_NAME`, else `toolreg`).
+   */
+  serviceName?: string | null;
+  /**
+   * How often metrics are exported, in milliseconds (default: `OTEL_METRIC_EXPORT_INTERVAL`,
+   * else 60,000; at least 100). They are also exported once at exit.
+   */
+  exportIntervalMs?: number | null;
+  /**
+   * How long one export may take before it is abandoned, in milliseconds (default:
+   * `OTEL_EXPORTER_OTLP_TIMEOUT`, else 10,000).
+   */
+  timeoutMs?: number | null;
 }
 export interface InitializeResult {
   serverInfo: ServerInfo;
