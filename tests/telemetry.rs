@@ -99,6 +99,41 @@ fn wait_listed(c: &mut McpClient, name: &str) {
 }
 
 #[test]
+fn over_http_a_tools_call_has_its_request_span_with_the_upstream_call_under_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start(dir.path());
+    let config = gateway_config(dir.path(), json!({"endpoint": rx.endpoint(), "exportIntervalMs": 200}));
+    let token = "http-token-0123456789abcdef";
+    let (_c, addr) = support::gateway::spawn_http(&config, &[("TOOLREG_MCP_TOKEN", token)]);
+    let t = Instant::now();
+    loop {
+        let (_, r) = support::gateway::rpc_2026(&addr, "/mcp", token, "tools/call", json!({"name": "mcp__fx__testErrorHandling", "arguments": {}}));
+        if r["result"]["isError"] == true && text(&r["result"]).contains("error") {
+            break;
+        }
+        assert!(t.elapsed() < TIMEOUT, "the tool never answered: {r}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let t = Instant::now();
+    let (call, spans) = loop {
+        let spans = rx.spans();
+        let found = spans.iter().find(|s| s["name"] == "tools/call mcp__fx__testErrorHandling" && s["kind"] == "SPAN_KIND_SERVER").cloned();
+        if let Some(call) = found {
+            break (call, spans);
+        }
+        assert!(t.elapsed() < TIMEOUT, "no request span over HTTP: {spans:#?}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(call["attributes"]["network.transport"], "tcp", "{call}");
+    assert_eq!(call["attributes"]["gen_ai.tool.name"], "mcp__fx__testErrorHandling", "{call}");
+    let t = Instant::now();
+    while !rx.spans().iter().any(|s| s["parentSpanId"] == call["spanId"] && s["kind"] == "SPAN_KIND_CLIENT") {
+        assert!(t.elapsed() < TIMEOUT, "no upstream span under the HTTP request's: {spans:#?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
 fn the_gateway_exports_a_span_per_request_and_per_upstream_call_and_metrics() {
     let dir = tempfile::tempdir().unwrap();
     let rx = Receiver::start(dir.path());

@@ -53,7 +53,7 @@ impl Routes {
         let (gw, lens) = (gw.clone(), Arc::downgrade(lens));
         StreamableHttpService::new(
             // A profile removed from the config takes no new sessions.
-            move || lens.upgrade().filter(|l| !l.is_gone()).map(|l| Session::new(gw.clone(), l)).ok_or_else(|| std::io::Error::other("the profile is no longer in the config")),
+            move || lens.upgrade().filter(|l| !l.is_gone()).map(|l| Session::over_http(gw.clone(), l)).ok_or_else(|| std::io::Error::other("the profile is no longer in the config")),
             Arc::new(super::sse_poll::Sessions::default()),
             config.clone(),
         )

@@ -35,11 +35,28 @@ pub struct Session {
     pub lens: Arc<Lens>,
     /// Whose the results cut in this MCP session are (`results`): only it reads them.
     pub owner: String,
+    /// Served over `--http`: the session spans its requests itself (`traced.rs`).
+    http: bool,
 }
 
 impl Session {
     pub fn new(gw: Arc<Gateway>, lens: Arc<Lens>) -> Session {
-        Session { gw, lens, owner: format!("mcp-session:{}", crate::service::new_result_ref()) }
+        Session { gw, lens, http: false, owner: format!("mcp-session:{}", crate::service::new_result_ref()) }
+    }
+}
+
+impl Session {
+    /// A session of `--http`, which spans its main requests itself.
+    pub fn over_http(gw: Arc<Gateway>, lens: Arc<Lens>) -> Session {
+        let mut s = Session::new(gw, lens);
+        s.http = true;
+        s
+    }
+
+    /// `work` in a span of `method` (over `--http`; stdio's `Traced` spans every request).
+    async fn traced<T>(&self, method: &str, context: &RequestContext<RoleServer>, work: impl std::future::Future<Output = Result<T, ErrorData>>) -> Result<T, ErrorData> {
+        let span = if self.http { super::traced::request_of(method, context, "tcp") } else { None };
+        crate::service::telemetry::request(span, Box::pin(work), super::traced::failure::<T>).await
     }
 }
 
@@ -125,16 +142,7 @@ impl ServerHandler for Session {
     }
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
-        let listing = self.gw.listing_when_warm(&self.lens).await;
-        // A client that renders MCP Apps views gets its own form (`views.rs`).
-        let tools = if self.renders(&context) { &listing.rendering } else { &listing.tools };
-        let mut result: ListToolsResult =
-            serde_json::from_value(json!({"tools": tools})).map_err(|e| ErrorData::internal_error(format!("tool list: {e}"), None))?;
-        // Required from 2026-07-28; JSON without it reads as None. rmcp strips it for older peers.
-        result.result_type = Some(ResultType::COMPLETE);
-        result.ttl_ms = Some(0);
-        result.cache_scope = Some(CacheScope::Private);
-        Ok(result)
+        self.traced("tools/list", &context, self.list_tools_now(&context)).await
     }
 
     /// The listed tool, for rmcp to check a 2026 request's `Mcp-Param-*` headers against the
@@ -207,7 +215,7 @@ impl ServerHandler for Session {
     }
 
     async fn read_resource(&self, request: ReadResourceRequestParams, context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
-        super::resources::read_resource(&self.gw, &self.lens, request, &Caller::of(&context)).await
+        self.traced("resources/read", &context, super::resources::read_resource(&self.gw, &self.lens, request, &Caller::of(&context))).await
     }
 
     #[allow(deprecated)] // legacy-only in 2026-07-28; 2025-11-25 clients subscribe this way
@@ -225,7 +233,7 @@ impl ServerHandler for Session {
     }
 
     async fn get_prompt(&self, request: GetPromptRequestParams, context: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
-        super::resources::get_prompt(&self.gw, &self.lens, request, &Caller::of(&context)).await
+        self.traced("prompts/get", &context, super::resources::get_prompt(&self.gw, &self.lens, request, &Caller::of(&context))).await
     }
 
     async fn complete(&self, request: CompleteRequestParams, _context: RequestContext<RoleServer>) -> Result<CompleteResult, ErrorData> {
@@ -237,7 +245,14 @@ impl ServerHandler for Session {
     /// A 2026-07-28 client's retry that answers a held tool's review round (`review_round`) or
     /// an authorization page (`auth_round`) is settled first; the call then runs as a first
     /// round.
-    async fn call_tool(&self, mut request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        let span = if self.http { super::traced::request_of("tools/call", &context, "tcp") } else { None };
+        crate::service::telemetry::request(span, Box::pin(self.call_tool_now(request, context)), super::traced::failure::<CallToolResponse>).await
+    }
+}
+
+impl Session {
+    async fn call_tool_now(&self, mut request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         if context.protocol_version().is_some_and(|v| !v.has_initialize()) {
             let (state, responses) = (request.request_state.as_deref(), request.input_responses.as_ref());
             let reviewed = review_round::answered(&self.gw, &request.name, state, responses)?;
@@ -291,6 +306,19 @@ enum Step {
 }
 
 impl Session {
+    async fn list_tools_now(&self, context: &RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+        let listing = self.gw.listing_when_warm(&self.lens).await;
+        // A client that renders MCP Apps views gets its own form (`views.rs`).
+        let tools = if self.renders(context) { &listing.rendering } else { &listing.tools };
+        let mut result: ListToolsResult =
+            serde_json::from_value(json!({"tools": tools})).map_err(|e| ErrorData::internal_error(format!("tool list: {e}"), None))?;
+        // Required from 2026-07-28; JSON without it reads as None. rmcp strips it for older peers.
+        result.result_type = Some(ResultType::COMPLETE);
+        result.ttl_ms = Some(0);
+        result.cache_scope = Some(CacheScope::Private);
+        Ok(result)
+    }
+
     /// The client declared that it renders MCP Apps views (in this 2026-07-28 request's
     /// `_meta`, else at `initialize`), and the gateway serves them.
     fn renders(&self, context: &RequestContext<RoleServer>) -> bool {

@@ -1,8 +1,9 @@
 //! Every MCP request a stdio session serves, in its span (`telemetry::request`): `Traced` is
 //! rmcp's `Service` over a session's handler, so each request, whatever its method, passes one
-//! place. Telemetry off, the request goes straight through. Not yet over `--http`: rmcp's
-//! Streamable HTTP service takes a `ServerHandler`, not a `Service` (its tool runs still
-//! export their spans, as roots, and every metric).
+//! place. Telemetry off, the request goes straight through. Over `--http` rmcp's Streamable
+//! HTTP service takes a `ServerHandler`, not a `Service`: there the session spans its own
+//! `tools/call`, `tools/list`, `resources/read` and `prompts/get` (`Session::traced`); other
+//! requests get no span over HTTP.
 
 use crate::service::telemetry;
 use rmcp::model::{ClientNotification, ClientRequest, ProtocolVersion, ServerResult};
@@ -22,23 +23,33 @@ impl<S> Traced<S> {
     }
 }
 
+/// The span's description of a request, when telemetry is on.
+pub(crate) fn request_of(method: &str, context: &RequestContext<RoleServer>, transport: &'static str) -> Option<telemetry::Request> {
+    telemetry::is_on().then(|| telemetry::Request {
+        face: telemetry::Face::Gateway,
+        method: method.to_string(),
+        id: context.id.to_string(),
+        session: context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
+        transport,
+    })
+}
+
+/// A request's failure as its span says it: the JSON-RPC code.
+pub(crate) fn failure<T>(done: &Result<T, ErrorData>) -> Option<String> {
+    done.as_ref().err().map(|e| e.code.0.to_string())
+}
+
 impl<S: Service<RoleServer>> Service<RoleServer> for Traced<S> {
     async fn handle_request(&self, request: ClientRequest, context: RequestContext<RoleServer>) -> Result<ServerResult, ErrorData> {
-        let span = telemetry::is_on().then(|| telemetry::Request {
-            face: telemetry::Face::Gateway,
-            method: request.method().to_string(),
-            id: context.id.to_string(),
-            session: context
-                .extensions
-                .get::<http::request::Parts>()
-                .and_then(|p| p.headers.get("mcp-session-id"))
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string),
-            transport: self.transport,
-        });
+        let span = request_of(request.method(), &context, self.transport);
         // Boxed: the handler's future is large, and two of it on a worker's stack overflow it.
         let work = Box::pin(self.inner.handle_request(request, context));
-        telemetry::request(span, work, |done: &Result<ServerResult, ErrorData>| done.as_ref().err().map(|e| e.code.0.to_string())).await
+        telemetry::request(span, work, failure::<ServerResult>).await
     }
 
     async fn handle_notification(&self, notification: ClientNotification, context: NotificationContext<RoleServer>) -> Result<(), ErrorData> {

@@ -3,7 +3,7 @@
 
 use super::{bin, TIMEOUT};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
@@ -211,4 +211,48 @@ impl Drop for McpClient {
 /// The text of a `CallToolResult`'s content.
 pub fn text(result: &Value) -> String {
     result["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect::<Vec<_>>().join("\n")
+}
+
+/// One stateless 2026-07-28 request to `path` with `token`: the status and the JSON-RPC answer
+/// (`Null` when the status is not 200).
+pub fn rpc_2026(addr: &str, path: &str, token: &str, method: &str, params: Value) -> (u16, Value) {
+    let mut params = params;
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "toolreg-test", "version": "0"}});
+    let name = params.get("name").and_then(Value::as_str).or_else(|| params.get("uri").and_then(Value::as_str)).map(str::to_string);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+    let mut req = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\nAuthorization: Bearer {token}\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n",
+        body.len()
+    );
+    if let Some(name) = name {
+        req.push_str(&format!("Mcp-Name: {name}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(&body);
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(req.as_bytes()).unwrap();
+    let mut got = Vec::new();
+    let _ = s.read_to_end(&mut got);
+    let raw = String::from_utf8_lossy(&got).into_owned();
+    let status: u16 = raw.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or_else(|| panic!("no status line: {raw:?}"));
+    if status != 200 {
+        return (status, Value::Null);
+    }
+    let body = raw.split("\r\n\r\n").nth(1).unwrap_or_default();
+    let json = body.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(body);
+    (status, serde_json::from_str(json.trim()).unwrap_or_else(|e| panic!("{e}: {raw}")))
+}
+
+/// `toolreg mcp --config FILE --http 127.0.0.1:0` with `env`; its `host:port` once it listens.
+pub fn spawn_http(config_path: &str, env: &[(&str, &str)]) -> (McpClient, String) {
+    let c = spawn(config_path, &["--http", "127.0.0.1:0"], env);
+    let deadline = Instant::now() + super::TIMEOUT;
+    loop {
+        let line = c.stderr.recv_timeout(deadline.saturating_duration_since(Instant::now())).expect("toolreg mcp --http said where it listens");
+        if let Some(rest) = line.split("listening on http://").nth(1) {
+            return (c, rest.trim_end_matches("/mcp").to_string());
+        }
+    }
 }
