@@ -16,7 +16,8 @@
 //! `SECTION=telemetry` runs only OpenTelemetry's cost per call (off, a live collector, a dead
 //! one; issue 43 §4). `SECTION=resources` runs only the hung `resources/list` section; `SECTION=audit` only the
 //! audit log's cost per call (off, on, on with arguments and results; issue 43), which is run
-//! by no other section.
+//! by no other section; `SECTION=profiles`
+//! spawn to `tools/list` with and without four profiles, and of one profile (issue 43 §1).
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
 use serde_json::{json, Value};
@@ -189,8 +190,15 @@ fn gateway_config(dir: &std::path::Path, defs: &[String], hang_first: bool, cach
 
 /// Through toolreg: spawn, initialize, tools/list. Returns (time, tools).
 fn gateway_list(config: &str) -> (Duration, Vec<Value>) {
+    gateway_list_as(config, &[])
+}
+
+/// `gateway_list` with more arguments (`--profile NAME`).
+fn gateway_list_as(config: &str, extra: &[&str]) -> (Duration, Vec<Value>) {
     let start = Instant::now();
-    let mut c = Client::spawn(env!("CARGO_BIN_EXE_toolreg"), &["mcp".into(), "--config".into(), config.into()]);
+    let mut args: Vec<String> = vec!["mcp".into(), "--config".into(), config.into()];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let mut c = Client::spawn(env!("CARGO_BIN_EXE_toolreg"), &args);
     c.initialize();
     let tools = c.list(Duration::from_secs(60)).expect("toolreg mcp lists");
     (start.elapsed(), tools)
@@ -212,6 +220,9 @@ fn main() {
     }
     if std::env::var("SECTION").as_deref() == Ok("telemetry") {
         return telemetry_cost(dir.path(), runs, calls);
+    }
+    if std::env::var("SECTION").as_deref() == Ok("profiles") {
+        return profiles_cost(dir.path(), runs);
     }
     let defs = write_defs(dir.path());
     let (_, direct_tools, _) = direct_lists(&defs, false);
@@ -388,6 +399,32 @@ fn per_call_cost(dir: &std::path::Path, runs: usize, calls: usize, key: &str, va
         let m = median(medians[i].clone());
         println!("  {key} {name:<28} {}   ({:+.1} µs a call)", ms_us(m), (m.as_secs_f64() - off.as_secs_f64()) * 1e6);
     }
+}
+
+/// Spawn to the first full `tools/list` (warm cache) of the five catalogs with no profile, with
+/// four profiles (every resync plans each), and of one profile over stdio (issue 43 §1).
+fn profiles_cost(dir: &std::path::Path, runs: usize) {
+    let defs = write_defs(dir);
+    let cache = dir.join("warm");
+    let plain = gateway_config(dir, &defs, false, &cache);
+    let mut cfg: Value = serde_json::from_slice(&std::fs::read(&plain).unwrap()).unwrap();
+    cfg["gateway"]["profiles"] = json!({"code": {"servers": ["github"]}, "work": {"servers": ["atlassian", "notion"]},
+        "pay": {"servers": ["stripe"], "defer": "never"}, "web": {"servers": ["playwright"]}});
+    let with = dir.join("gw-profiles.json");
+    std::fs::write(&with, serde_json::to_vec(&cfg).unwrap()).unwrap();
+    let with = with.to_string_lossy().into_owned();
+    let (_, whole) = gateway_list(&plain);
+    let (_, work) = gateway_list_as(&with, &["--profile", "work"]);
+    let mut rounds: [Vec<Duration>; 3] = Default::default();
+    for _ in 0..runs {
+        rounds[0].push(gateway_list(&plain).0);
+        rounds[1].push(gateway_list(&with).0);
+        rounds[2].push(gateway_list_as(&with, &["--profile", "work"]).0);
+    }
+    println!("spawn to tools/list, warm cache, median of {runs} (alternated):");
+    println!("  no profile                      {}  ({} tools listed)", ms(median(rounds[0].clone())), whole.len());
+    println!("  four profiles, /mcp             {}", ms(median(rounds[1].clone())));
+    println!("  four profiles, --profile work   {}  ({} tools listed)", ms(median(rounds[2].clone())), work.len());
 }
 
 const RESOURCE_SERVERS: [&str; 3] = ["docs", "wiki", "files"];
