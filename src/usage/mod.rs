@@ -28,8 +28,10 @@ pub const MAX_TOOLS: usize = 64;
 pub const MAX_KEYS: usize = 32;
 /// Calls without a plan, and plans without a usage key or scope.
 pub const DEFAULT_KEY: &str = "default";
-/// A tool must weigh at least this much (about two recent calls) to be worth a place inline.
-pub const MIN_COUNT: f64 = 2.0;
+/// A tool must weigh at least this much to be worth a place inline: two calls within the last
+/// day (two calls a day old weigh 2 x 2^(-1/7) = 1.81). Not 2.0: counts decay by the second, so
+/// two calls made a moment ago already weigh a hair under 2 and would not count.
+pub const MIN_COUNT: f64 = 1.8;
 
 const DAY: i64 = 86_400;
 const HALF_LIFE_SECS: f64 = HALF_LIFE_DAYS as f64 * DAY as f64;
@@ -281,6 +283,14 @@ mod tests {
         let later = &u.tallies("k", NOW + 30 * DAY)[0];
         assert_eq!(later.calls_in_window, 0);
         assert!(later.note().starts_with("called often before"), "{}", later.note());
+    }
+
+    #[test]
+    fn two_calls_within_a_day_are_worth_a_place_and_one_never() {
+        let now = 1_000_000_000;
+        assert!(decayed(2.0, now - 1, now) < 2.0, "a second's decay");
+        assert!(decayed(2.0, now - 1, now) >= MIN_COUNT && decayed(2.0, now - DAY + 60, now) >= MIN_COUNT);
+        assert!(decayed(2.0, now - 2 * DAY, now) < MIN_COUNT && decayed(1.0, now, now) < MIN_COUNT);
     }
 
     #[test]
