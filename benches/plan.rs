@@ -43,7 +43,7 @@ fn plan_cold(bencher: Bencher, n: usize) {
             reg.iter().map(|r| Arc::new(Registered::new(r.entry.clone()))).collect::<Vec<_>>()
         })
         .bench_local_values(|entries| {
-            plan(&PlanInput { active: &entries, context_window: Some(128_000), model: Some("gpt-4o"), client_tools: &[], usage: None, views: false })
+            plan(&PlanInput { active: &entries, context_window: Some(128_000), model: Some("gpt-4o"), client_tools: &[], usage: None, views: false, query: None })
         });
 }
 
@@ -51,7 +51,7 @@ fn plan_cold(bencher: Bencher, n: usize) {
 fn plan_warm(bencher: Bencher, n: usize) {
     let reg = fixture_registry(n);
     let entries = active(&reg);
-    let input = PlanInput { active: &entries, context_window: Some(128_000), model: Some("gpt-4o"), client_tools: &[], usage: None, views: false };
+    let input = PlanInput { active: &entries, context_window: Some(128_000), model: Some("gpt-4o"), client_tools: &[], usage: None, views: false, query: None };
     plan(&input);
     bencher.bench_local(|| plan(&input));
 }

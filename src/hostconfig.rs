@@ -82,6 +82,7 @@ impl HostConfig {
             client_tools: &[],
             usage: None,
             views: false,
+            query: None,
         });
         Ok((plan, warnings))
     }
@@ -96,6 +97,7 @@ fn reason_text(r: Reason, plan: &Plan) -> String {
         Reason::Always => "defer: always".into(),
         Reason::Meta => "meta-tool".into(),
         Reason::Usage => "usage".into(),
+        Reason::Query => "matches the query".into(),
         Reason::View => "has a view (MCP Apps)".into(),
     }
 }

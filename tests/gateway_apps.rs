@@ -259,4 +259,20 @@ fn a_view_changed_after_approval_is_not_served_and_holds_its_tools() {
     let r = c.call("mcp__fx__showView", json!({}));
     assert_eq!(r["isError"], true, "the tool of a changed view is held: {r}");
     assert!(text(&r).contains("changed since the user approved it"), "{r}");
+
+    // `toolreg pins` (another process) shows why and approves the view as it was read; the
+    // running gateway adopts that at its next call.
+    let pins = |args: &[&str]| {
+        let out = std::process::Command::new(support::bin()).args(["pins", "--config", &path]).args(args).env("TOOLREG_STATE_DIR", &state).env("TOOLREG_LOG", "warn").output().unwrap();
+        assert!(out.status.success(), "toolreg pins {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let shown = pins(&[]);
+    assert!(shown.contains("its view ui://fixture/view.html changed since the user approved it"), "{shown}");
+    pins(&["--approve", "fx/show_view"]);
+    pins(&["--approve", "fx/app_refresh"]);
+    let r = c.call("mcp__fx__showView", json!({}));
+    assert_eq!(r["isError"], false, "approved with its new view: {r}");
+    let now = c.ok("resources/read", json!({"uri": "ui://fixture/view.html"}));
+    assert!(now["contents"][0]["text"].as_str().unwrap().contains("swapped"), "{now}");
 }

@@ -38,7 +38,9 @@ fn text_of(result: &Value) -> String {
 #[test]
 fn one_upstream_keeps_its_names_for_resources_prompts_and_completion() {
     let dir = tempfile::tempdir().unwrap();
-    let path = write_config(dir.path(), &json!({"servers": [everything("everything")], "gateway": {"defer": "never", "trustedClient": true}}));
+    // The capabilities are what the upstreams listed by `initialize`: wait for them however
+    // slowly node starts on a loaded machine (the default warm-up is 5 s).
+    let path = write_config(dir.path(), &json!({"servers": [everything("everything")], "gateway": {"defer": "never", "trustedClient": true, "warmupMs": 60000}}));
     let (mut c, caps) = spawn_ready(&path);
     assert_eq!(caps["resources"], json!({"listChanged": true, "subscribe": true}), "{caps}");
     assert_eq!(caps["prompts"], json!({"listChanged": true}), "{caps}");

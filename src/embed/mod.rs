@@ -152,6 +152,7 @@ pub fn packaged_models() -> Vec<(Arc<dyn Embedder>, Kind)> {
 }
 
 /// A query's vector, with the model that made it: it is compared only with that model's.
+#[derive(Clone)]
 pub struct QueryVector {
     pub model: String,
     pub vector: Vec<f32>,

@@ -8,6 +8,10 @@
 //! Usage (issue 28): given `PlanInput::usage`, the most used deferred `auto` tools go inline,
 //! most used first, up to a count and a token budget, each with its reason (`Reason::Usage`,
 //! `Placement::note`). Approval-gated tools are inline anyway; `defer: always` stays deferred.
+//! The user's message (issue 41): given `PlanInput::query`, the deferred `auto` tools that best
+//! match it go inline too (`Reason::Query`), up to their own count, in what usage left of the
+//! same budget. Models that never call `tool_search` still find the
+//! tool the user asked for.
 //! The output is a pure function of the input: same input, same bytes (bar the plan id).
 
 pub mod meta_defs;
@@ -86,6 +90,8 @@ pub enum Reason {
     Usage,
     /// Its results have a view the host renders (MCP Apps): the host must see the call.
     View,
+    /// In the deferred pool, but among the best matches of the user's message (`query`).
+    Query,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -203,6 +209,16 @@ pub struct PlanInput<'a> {
     pub usage: Option<UsagePick<'a>>,
     /// The host renders MCP Apps views: tools with a view stay inline.
     pub views: bool,
+    /// Deferred tools matching the user's message, best first; `None`: no query.
+    pub query: Option<QueryPick<'a>>,
+}
+
+/// The query-driven part of a plan's input: matches of the deferred pool, best first.
+pub struct QueryPick<'a> {
+    pub ranked: &'a [sessions::Promote],
+    /// How many may go inline (the budget is usage's: `UsagePick::budget_tokens`, else
+    /// `USAGE_BUDGET_PERCENT` of the context window).
+    pub max_tools: usize,
 }
 
 /// The usage-driven part of a plan's input.
@@ -338,10 +354,7 @@ pub fn plan(input: &PlanInput) -> Plan {
             s.deferred = true;
         }
     }
-    let promoted = match &input.usage {
-        Some(u) if passed => promote(&mut slots, u, context_window),
-        _ => 0,
-    };
+    let promoted = if passed { promote_all(&mut slots, input, context_window) } else { 0 };
     let any_deferred = slots.iter().any(|s| s.deferred);
 
     let client_tokens: Vec<u32> = input.client_tools.iter().map(|t| u32::try_from(enc.name.count(&t.counted_text())).unwrap_or(u32::MAX)).collect();
@@ -437,13 +450,36 @@ pub fn plan(input: &PlanInput) -> Plan {
     }
 }
 
-/// Moves the deferred `auto` tools `u` ranks back inline, in its order, while they fit the
-/// count and the budget (a tool too large for what is left is skipped, the next may fit).
-/// Returns how many moved.
-fn promote<'a>(slots: &mut [Slot<'a>], u: &UsagePick<'a>, context_window: i64) -> usize {
-    let max = u.max_tools.unwrap_or(USAGE_MAX_TOOLS);
-    let budget = u.budget_tokens.unwrap_or((i128::from(context_window) * i128::from(USAGE_BUDGET_PERCENT) / 100) as u64);
-    let rank: std::collections::HashMap<&str, usize> = u.ranked.iter().enumerate().map(|(i, p)| (p.name.as_str(), i)).collect();
+/// The most used tools, then the query's matches, back inline, within one token budget: usage
+/// first, so a session's usage-driven tools are the same whatever its messages ask. Returns
+/// how many moved.
+fn promote_all<'a>(slots: &mut [Slot<'a>], input: &PlanInput<'a>, context_window: i64) -> usize {
+    let default = (i128::from(context_window) * i128::from(USAGE_BUDGET_PERCENT) / 100) as u64;
+    // A session's fixed picks carry no budget (`u64::MAX`): the query's is the default then.
+    let budget = match input.usage.as_ref().and_then(|u| u.budget_tokens) {
+        Some(b) if b != u64::MAX => b,
+        _ => default,
+    };
+    let mut moved = 0;
+    let mut spent = 0u64;
+    if let Some(u) = &input.usage {
+        let mut left = u.budget_tokens.unwrap_or(default);
+        let before = left;
+        moved += promote(slots, u.ranked, u.max_tools.unwrap_or(USAGE_MAX_TOOLS), &mut left, Reason::Usage);
+        spent = before - left;
+    }
+    if let Some(q) = &input.query {
+        let mut left = budget.saturating_sub(spent);
+        moved += promote(slots, q.ranked, q.max_tools, &mut left, Reason::Query);
+    }
+    moved
+}
+
+/// Moves the deferred `auto` tools `ranked` names back inline, in its order, while they fit
+/// the count and what is `left` of the budget (a tool too large for it is skipped, the next
+/// may fit). Returns how many moved.
+fn promote<'a>(slots: &mut [Slot<'a>], ranked: &'a [sessions::Promote], max: usize, left: &mut u64, reason: Reason) -> usize {
+    let rank: std::collections::HashMap<&str, usize> = ranked.iter().enumerate().map(|(i, p)| (p.name.as_str(), i)).collect();
     let mut found: Vec<(usize, usize)> = slots
         .iter()
         .enumerate()
@@ -451,21 +487,21 @@ fn promote<'a>(slots: &mut [Slot<'a>], u: &UsagePick<'a>, context_window: i64) -
         .filter_map(|(i, s)| rank.get(s.r.entry.name.as_str()).map(|r| (*r, i)))
         .collect();
     found.sort_unstable();
-    let (mut moved, mut spent) = (0usize, 0u64);
+    let mut moved = 0usize;
     for (r, i) in found {
         if moved >= max {
             break;
         }
         let s = &mut slots[i];
         let cost = u64::from(s.tokens);
-        if spent.saturating_add(cost) > budget {
+        if cost > *left {
             continue;
         }
-        spent += cost;
+        *left -= cost;
         moved += 1;
         s.deferred = false;
-        s.reason = Reason::Usage;
-        s.note = Some(u.ranked[r].note.as_str());
+        s.reason = reason;
+        s.note = Some(ranked[r].note.as_str());
     }
     moved
 }

@@ -87,7 +87,7 @@ pub struct Marking<'a> {
 /// The inline tools code may call: registered ones (not the host's client tools, not the
 /// meta-tools) that no approval gates.
 pub(super) fn marked_inline<'a>(plan: &Plan, active: &'a [Arc<Registered>], inline: &[ToolDefinition], m: &Marking) -> BTreeSet<&'a str> {
-    let registered = |reason: Reason| matches!(reason, Reason::Never | Reason::Always | Reason::Auto | Reason::Usage | Reason::View);
+    let registered = |reason: Reason| matches!(reason, Reason::Never | Reason::Always | Reason::Auto | Reason::Usage | Reason::Query | Reason::View);
     let listed: BTreeSet<&str> = inline
         .iter()
         .filter(|d| plan.placements.get(&d.name).is_some_and(|p| registered(p.reason)))

@@ -28,7 +28,7 @@ impl Gateway {
         let cfg = self.config();
         // `gateway.codeMode`: tool_exec listed too, within the file's limits.
         let code = cfg.gateway.code_mode;
-        let ask = PlanAsk { scope: &cfg.host.scope, context_window: cfg.host.context_window, model: cfg.host.model.as_deref(), client_tools: &[], usage, code: code.as_ref(), views: false };
+        let ask = PlanAsk { scope: &cfg.host.scope, context_window: cfg.host.context_window, model: cfg.host.model.as_deref(), client_tools: &[], usage, code: code.as_ref(), views: false, query: None };
         let plan = self.service.plan(registry, &ask).plan;
         let picks = Arc::new(sessions::chosen(&plan));
         let scope = self.service.scope(&plan, PlanOptions { usage_key: self.usage_key(), code, ..PlanOptions::default() });

@@ -166,21 +166,7 @@ pub fn plan_index(plan: &Arc<PlanScope>, registry: &Registry) -> Arc<PlanIndex> 
     if let Some(index) = memo(&cache()) {
         return index;
     }
-    let entries: Vec<Arc<Registered>> = plan.deferred.iter().filter_map(|n| registry.get(n)).cloned().collect();
-    let known = cache().by_content.iter().find(|(k, _)| same_entries(k, &entries)).map(|(_, i)| i.clone());
-    let index = match known {
-        Some(index) => index,
-        None => {
-            let index = Arc::new(build_index(&entries));
-            let mut c = cache();
-            c.by_content.push_back((entries, index.clone()));
-            if c.by_content.len() > INDEX_CACHE {
-                c.by_content.pop_front();
-            }
-            c.fit(INDEX_CACHE_BYTES);
-            index
-        }
-    };
+    let index = index_of(plan.deferred.iter().filter_map(|n| registry.get(n)).cloned().collect());
     let mut c = cache();
     // Two searches of one plan may race to here: the first one's index stays the plan's.
     if let Some(index) = memo(&c) {
@@ -193,6 +179,59 @@ pub fn plan_index(plan: &Arc<PlanScope>, registry: &Registry) -> Arc<PlanIndex> 
     }
     c.fit(INDEX_CACHE_BYTES);
     index
+}
+
+/// The index over `entries`: one built over the same entries before, or built now.
+fn index_of(entries: Vec<Arc<Registered>>) -> Arc<PlanIndex> {
+    if let Some(known) = cache().by_content.iter().find(|(k, _)| same_entries(k, &entries)).map(|(_, i)| i.clone()) {
+        return known;
+    }
+    let index = Arc::new(build_index(&entries));
+    let mut c = cache();
+    c.by_content.push_back((entries, index.clone()));
+    if c.by_content.len() > INDEX_CACHE {
+        c.by_content.pop_front();
+    }
+    c.fit(INDEX_CACHE_BYTES);
+    index
+}
+
+/// The deferred tools among `names` that best match `query` (the user's message), best first,
+/// at most `limit`: what a `tool_search` of it would find, by the same index and blend. CPU
+/// work: call it off the reactor.
+pub fn best_matches(registry: &Registry, names: &[String], query: &str, limit: usize, semantic: Option<SemanticQuery<'_>>) -> Vec<String> {
+    let query = query.trim();
+    if query.is_empty() || limit == 0 {
+        return Vec::new();
+    }
+    let idx = index_of(names.iter().filter_map(|n| registry.get(n)).cloned().collect());
+    let (hits, _) = ranked(&idx, query, None, limit, semantic);
+    hits.iter().map(|h| idx.names[h.doc].clone()).collect()
+}
+
+/// `query`'s hits in `idx`, fused with the semantic signal where it has a vector, and what
+/// that signal covered (`None`: no semantic source).
+fn ranked(idx: &PlanIndex, query: &str, namespace: Option<&str>, limit: usize, semantic: Option<SemanticQuery<'_>>) -> (Vec<search::Hit>, Option<crate::embed::Coverage>) {
+    let (mut weight, mut cjk) = semantic.as_ref().map_or((0.0, 0.0), |(s, _)| (s.weight(), s.cjk()));
+    let fused = semantic.as_ref().is_some_and(|(s, _)| s.models().len() > 1);
+    let semantic = semantic.map(|(s, all)| if fused { (s, None, all) } else { (s, all.and_then(|mut v| (!v.is_empty()).then(|| v.swap_remove(0))), None) });
+    let (cosines, coverage) = match semantic {
+        Some((s, _, all)) if fused => {
+            // Several models: their cosines already weighted for this query (`search_fuse`).
+            (weight, cjk) = (1.0, 1.0);
+            let (c, cov) = search_fuse::fused(s, &idx.keys, query, all);
+            (c, Some(cov))
+        }
+        Some((s, Some(Ok(q)), _)) => {
+            let (c, cov) = s.cosines(&idx.keys, &q);
+            (cov.used.then_some(c), Some(cov))
+        }
+        Some((s, Some(Err(why)), _)) => (None, Some(s.coverage(&idx.keys, Some(why)))),
+        Some((s, None, _)) => (None, Some(s.coverage(&idx.keys, None))),
+        None => (None, None),
+    };
+    let blend = cosines.as_deref().map(|cosines| Blend { cosines, weight, cjk });
+    (idx.index.search_blended(query, namespace, limit, blend), coverage)
 }
 
 /// One meta-tool call, owned, so that its CPU work can move to the blocking pool.
@@ -289,9 +328,11 @@ fn provider_output(registry: &Registry, plan: &PlanScope, call_id: &str, hits: &
     render::search_output(plan.render, plan.programmatic.as_ref(), call_id, &pool, &found, text)
 }
 
-/// The answer and the names found, best first.
-type SemanticQuery<'a> = (&'a Semantic, Option<Vec<Result<QueryVector, String>>>);
+/// The semantic source and the query's vectors, one per model in `Semantic::models` order
+/// (or why there is none).
+pub type SemanticQuery<'a> = (&'a Semantic, Option<Vec<Result<QueryVector, String>>>);
 
+/// The answer and the names found, best first.
 fn search(registry: &Registry, plan: &Arc<PlanScope>, a: SearchArgs, cold: &[String], semantic: Option<SemanticQuery<'_>>) -> (Invoked, Vec<String>) {
     let idx = plan_index(plan, registry);
     let query = a.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
@@ -299,26 +340,7 @@ fn search(registry: &Registry, plan: &Arc<PlanScope>, a: SearchArgs, cold: &[Str
         return browse(registry, &idx, a.namespace.as_deref(), cold);
     };
     let limit = a.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
-    let (mut weight, mut cjk) = semantic.as_ref().map_or((0.0, 0.0), |(s, _)| (s.weight(), s.cjk()));
-    let fused = semantic.as_ref().is_some_and(|(s, _)| s.models().len() > 1);
-    let semantic = semantic.map(|(s, all)| if fused { (s, None, all) } else { (s, all.and_then(|mut v| (!v.is_empty()).then(|| v.swap_remove(0))), None) });
-    let (cosines, coverage) = match semantic {
-        Some((s, _, all)) if fused => {
-            // Several models: their cosines already weighted for this query (`search_fuse`).
-            (weight, cjk) = (1.0, 1.0);
-            let (c, cov) = search_fuse::fused(s, &idx.keys, query, all);
-            (c, Some(cov))
-        }
-        Some((s, Some(Ok(q)), _)) => {
-            let (c, cov) = s.cosines(&idx.keys, &q);
-            (cov.used.then_some(c), Some(cov))
-        }
-        Some((s, Some(Err(why)), _)) => (None, Some(s.coverage(&idx.keys, Some(why)))),
-        Some((s, None, _)) => (None, Some(s.coverage(&idx.keys, None))),
-        None => (None, None),
-    };
-    let blend = cosines.as_deref().map(|cosines| Blend { cosines, weight, cjk });
-    let hits = idx.index.search_blended(query, a.namespace.as_deref(), limit, blend);
+    let (hits, coverage) = ranked(&idx, query, a.namespace.as_deref(), limit, semantic);
     let with_coverage = |mut raw: Value| {
         if let Some(c) = &coverage {
             raw["semantic"] = json!(c);

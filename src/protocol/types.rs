@@ -328,6 +328,15 @@ pub struct PlanParams {
     /// `scope`; `default` for an empty scope).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage_key: Option<String>,
+    // --- issue 41: plans that already hold the tool the user asked for ---
+    /// The user's message: the deferred tools that best match it (as `tool_search` would find
+    /// them) go inline for this plan, `placements[name].reason: "query"`, within usage's budget.
+    /// Only the first 2,000 characters are searched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// How many of `query`'s matches may go inline (default 5, at most 50; 0: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_tools: Option<u32>,
 }
 
 /// `exposition/plan`'s answer: the plan, or that it is the one the host holds.

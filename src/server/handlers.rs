@@ -8,7 +8,7 @@ use crate::protocol::*;
 use crate::service::{EntrySummary, RegistryError};
 use std::path::Path;
 use crate::catalog::{Catalog, CatalogOptions, HostAsks};
-use crate::service::{PlanAsk, Planned};
+use crate::service::{PlanAsk, PlanQuery, Planned};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -168,7 +168,17 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
     // tool_exec is offered before rendering, so a native rendering carries it as one more function.
     let code = p.code_mode.map(|_| ctx.code_limits.get().copied().unwrap_or_default());
     let views = ctx.host.lock().unwrap_or_else(|e| e.into_inner()).renders_views();
-    let ask = PlanAsk { scope: &scope_json, context_window: p.context_window, model: p.model.as_deref(), client_tools: &p.client_tools, usage: pick.as_ref(), code: code.as_ref(), views };
+    let query = plan_query(ctx, &p)?;
+    let ask = PlanAsk {
+        scope: &scope_json,
+        context_window: p.context_window,
+        model: p.model.as_deref(),
+        client_tools: &p.client_tools,
+        usage: pick.as_ref(),
+        code: code.as_ref(),
+        views,
+        query: query.as_ref(),
+    };
     let Planned { mut plan, active, warnings } = ctx.service.plan(&registry, &ask);
     if let (Some(session), Some(pick)) = (&p.session, &pick) {
         super::handlers_usage::fix_session(ctx, session, &usage_key, pick, &plan);
@@ -209,6 +219,29 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
     result.request = rendered.map(|r| RawJson(r.request()));
     result.plan_id = scope.id.clone();
     Ok(PlanReply::Plan(Box::new(result)))
+}
+
+/// `query` and `queryTools`, checked, with the query's vector when a semantic source has
+/// vectors to compare it with (waited for here, on the work pool, up to its own timeout).
+fn plan_query(ctx: &Ctx, p: &PlanParams) -> Result<Option<PlanQuery>, RpcError> {
+    let max_tools = match p.query_tools {
+        None => crate::service::QUERY_TOOLS,
+        Some(n) if n as usize <= crate::service::MAX_QUERY_TOOLS => n as usize,
+        Some(n) => {
+            let max = crate::service::MAX_QUERY_TOOLS;
+            return Err(RpcError::new(ErrorCode::INVALID_PARAMS, format!("queryTools is {n}: at most {max} of a query's matches go inline"))
+                .with_data(serde_json::json!({"field": "queryTools", "max": max})));
+        }
+    };
+    let Some(text) = p.query.as_deref().map(str::trim).filter(|q| !q.is_empty()) else { return Ok(None) };
+    let text: String = text.chars().take(crate::service::QUERY_CHARS).collect();
+    let vector = match ctx.service.semantic() {
+        // Never on one of the runtime's own threads, where a wait would stall it (plans run on
+        // the work pool: `Kind::Heavy`); there the query is searched by its words alone.
+        Some(s) if s.any() && max_tools > 0 && tokio::runtime::Handle::try_current().is_err() => Some(ctx.runtime.block_on(s.query_all(&text))),
+        _ => None,
+    };
+    Ok(Some(PlanQuery { text, max_tools, vector }))
 }
 
 /// Whether a call of `r` would ask the user now: its entry says so, or its MCP server's current

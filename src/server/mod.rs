@@ -76,6 +76,8 @@ pub struct Ctx {
     pub code_limits: std::sync::OnceLock<crate::service::Limits>,
     /// The usage-driven tools each session's first plan chose.
     pub sessions: crate::service::sessions::Sessions,
+    /// The runtime, for the work pool's few waits on it (a plan's query vector).
+    pub runtime: tokio::runtime::Handle,
 }
 
 tokio::task_local! {
@@ -200,6 +202,7 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
         work: pool::Pool::new(),
         code_limits: std::sync::OnceLock::new(),
         sessions: Default::default(),
+        runtime: tokio::runtime::Handle::current(),
     };
     let ctx = Arc::new(ctx);
     let table = dispatch::table();

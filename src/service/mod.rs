@@ -29,7 +29,7 @@ pub use crate::embed::Semantic;
 use crate::exposition::plans::{PlanScope, PlanStore};
 use crate::exposition::sessions::Pick;
 pub use crate::exposition::Plan;
-use crate::exposition::{PlanInput, ToolDefinition};
+use crate::exposition::{PlanInput, QueryPick, ToolDefinition};
 use crate::invoke::{Executor, Ran};
 use crate::registry::Warning;
 use serde_json::Value;
@@ -81,7 +81,24 @@ pub struct PlanAsk<'a> {
     pub code: Option<&'a crate::sandbox::Limits>,
     /// The client renders MCP Apps views: tools with a view stay inline.
     pub views: bool,
+    /// The user's message: the deferred tools that best match it go inline (issue 41).
+    pub query: Option<&'a PlanQuery>,
 }
+
+/// A plan's query: the user's message, how many of its matches may go inline, and its vector.
+pub struct PlanQuery {
+    pub text: String,
+    pub max_tools: usize,
+    /// The query's embeddings when a semantic source is configured, one per model in
+    /// `Semantic::models` order (an `Err` says why not).
+    pub vector: Option<Vec<Result<crate::embed::QueryVector, String>>>,
+}
+
+/// `exposition/plan`'s `queryTools` by default, and at most (`tool_search`'s own cap).
+pub const QUERY_TOOLS: usize = 5;
+pub const MAX_QUERY_TOOLS: usize = crate::meta::MAX_LIMIT;
+/// The start of a query this long is what is searched: a pasted document is not a request.
+pub const QUERY_CHARS: usize = 2_000;
 
 /// A plan over the active entries, before a face renders it.
 pub struct Planned {
@@ -144,18 +161,43 @@ impl Service {
     /// (`exposition::plan`), the usage-driven tools, and `tool_exec` when code mode is on.
     pub fn plan(&self, registry: &Registry, ask: &PlanAsk<'_>) -> Planned {
         let (active, warnings) = registry.select_active(ask.scope);
-        let mut plan = crate::exposition::plan(&PlanInput {
+        let mut input = PlanInput {
             active: &active,
             context_window: ask.context_window,
             model: ask.model,
             client_tools: ask.client_tools,
             usage: ask.usage.map(Pick::input),
             views: ask.views,
-        });
+            query: None,
+        };
+        let mut plan = crate::exposition::plan(&input);
+        // With a query, the pool this plan defers is searched for it, and the plan is made
+        // again with the best matches inline (the policy's gates are the same both times).
+        let matches = match ask.query {
+            Some(q) if q.max_tools > 0 && plan.decision.deferred => self.best_matches(registry, &plan, q),
+            _ => Vec::new(),
+        };
+        if let (Some(q), false) = (ask.query, matches.is_empty()) {
+            input.query = Some(QueryPick { ranked: &matches, max_tools: q.max_tools });
+            plan = crate::exposition::plan(&input);
+        }
         if let Some(limits) = ask.code {
             crate::code_mode::offer(&mut plan, &active, limits);
         }
         Planned { plan, active, warnings }
+    }
+
+    /// The deferred tools of `plan` that best match the query, best first, with their notes:
+    /// a few more than may move, since a `defer: always` one or one over the budget is passed.
+    fn best_matches(&self, registry: &Registry, plan: &Plan, q: &PlanQuery) -> Vec<sessions::Promote> {
+        let pool: Vec<String> = plan.deferred_names().map(str::to_string).collect();
+        let semantic = self.semantic().map(|s| (&**s, q.vector.clone()));
+        let names = crate::meta::best_matches(registry, &pool, &q.text, q.max_tools * 2 + 8, semantic);
+        names
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| sessions::Promote { name, note: format!("match {} for the user's message", i + 1) })
+            .collect()
     }
 
     /// The plan's scope for its meta-tools and `tool_exec` (its deferred pool and inline

@@ -810,7 +810,7 @@ class Placement(_PlacementRequired, total=False):
 
 
 # Why one tool sits where it does.
-Reason = Union[Literal["client"], Literal["never"], Literal["approval"], Literal["always"], Literal["auto"], Literal["meta"], Literal["usage"], Literal["view"]]
+Reason = Union[Literal["client"], Literal["never"], Literal["approval"], Literal["always"], Literal["auto"], Literal["meta"], Literal["usage"], Literal["view"], Literal["query"]]
 
 
 class PlanParams(TypedDict, total=False):
@@ -845,6 +845,12 @@ class PlanParams(TypedDict, total=False):
     usageKey: Union[str, None]
     """Where this plan's calls are counted and whose counts it reads (default: derived from
     `scope`; `default` for an empty scope)."""
+    query: Union[str, None]
+    """The user's message: the deferred tools that best match it (as `tool_search` would find
+    them) go inline for this plan, `placements[name].reason: "query"`, within usage's budget.
+    Only the first 2,000 characters are searched."""
+    queryTools: Union[int, None]
+    """How many of `query`'s matches may go inline (default 5, at most 50; 0: none)."""
 
 
 class Scope(TypedDict, total=False):

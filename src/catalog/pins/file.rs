@@ -27,6 +27,11 @@ struct PinsFile {
     format_version: u32,
     server_id: String,
     tools: BTreeMap<String, Approved>,
+    /// Views read changed since approved (`Pins::changed_views`): kept, so that the held
+    /// tools stay held across a restart and another process (`toolreg pins`) approving them
+    /// approves the view as it was read.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    changed_views: BTreeMap<String, String>,
 }
 
 /// The server's pins from disk: a missing file is first use; an unreadable one fails closed.
@@ -56,7 +61,7 @@ pub fn load(dir: &Path, server_id: &str) -> Pins {
     // Format 1 stored each definition whole, hints included: what the user approved is known,
     // only its fingerprint is computed anew (the next store writes format 2).
     let approved = file.tools.into_iter().map(|(name, a)| (name, Approved { fingerprint: fingerprint(&a.tool), tool: a.tool, view: a.view })).collect();
-    Pins { baseline: true, approved, changed_views: BTreeMap::new() }
+    Pins { baseline: true, approved, changed_views: file.changed_views }
 }
 
 fn fail_closed(server_id: &str, path: &Path, why: &str) -> Pins {
@@ -70,7 +75,7 @@ pub fn store(dir: &Path, server_id: &str, pins: &Pins) -> std::io::Result<()> {
     if !pins.baseline {
         return Ok(());
     }
-    let file = PinsFile { format_version: FORMAT_VERSION, server_id: server_id.to_owned(), tools: pins.approved.clone() };
+    let file = PinsFile { format_version: FORMAT_VERSION, server_id: server_id.to_owned(), tools: pins.approved.clone(), changed_views: pins.changed_views.clone() };
     let bytes = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
     cache::write_atomic(dir, &path_for(dir, server_id), &bytes)
 }

@@ -217,7 +217,7 @@ struct Approved {
 pub struct Pins {
     baseline: bool,
     approved: BTreeMap<String, Approved>,
-    /// Views read with another digest than approved, by URI (this process's reads).
+    /// Views read with another digest than approved, by URI (kept in the pins file).
     changed_views: BTreeMap<String, String>,
 }
 

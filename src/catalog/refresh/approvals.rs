@@ -116,6 +116,9 @@ impl Server {
                 self.reevaluate(&mut d);
                 self.publish(&mut d, false);
                 drop(d);
+                // On disk too: the file is what another process approves from, and what a
+                // gateway adopts approvals from at its next call.
+                self.persist_pins();
                 let review = (self.shared.opts.review.0)(&self.id, &names[0]);
                 let message = format!(
                     "The view {uri} of MCP server {} changed since the user approved it with {}; it was not shown, and those tools are held. {review}",
@@ -138,8 +141,8 @@ impl Server {
         let mut d = lock(&self.data);
         let tools = d.tools.clone().unwrap_or_default();
         let Some(held) = d.held.clone() else { return false };
-        let adopt: Vec<String> = tools.iter().filter(|t| held.contains(&t.name) && disk.approves(t, &rules)).map(|t| t.name.clone()).collect();
         let Some(pins) = d.pins.as_mut() else { return false };
+        let adopt: Vec<String> = tools.iter().filter(|t| held.contains(&t.name) && pins.adopts(&disk, t, &rules)).map(|t| t.name.clone()).collect();
         if adopt.is_empty() || pins.approve(&tools, &adopt, &BTreeMap::new()).is_err() {
             return false;
         }

@@ -124,7 +124,8 @@ export type PinState = 'approved' | 'changed' | 'new';
 /**
  * Why one tool sits where it does.
  */
-export type Reason = 'client' | 'never' | 'approval' | 'always' | 'auto' | 'meta' | 'usage' | 'view';
+export type Reason =
+  'client' | 'never' | 'approval' | 'always' | 'auto' | 'meta' | 'usage' | 'view' | 'query';
 /**
  * Which provider's request shape a plan is rendered in.
  */
@@ -1201,6 +1202,16 @@ export interface PlanParams {
    * `scope`; `default` for an empty scope).
    */
   usageKey?: string | null;
+  /**
+   * The user's message: the deferred tools that best match it (as `tool_search` would find
+   * them) go inline for this plan, `placements[name].reason: "query"`, within usage's budget.
+   * Only the first 2,000 characters are searched.
+   */
+  query?: string | null;
+  /**
+   * How many of `query`'s matches may go inline (default 5, at most 50; 0: none).
+   */
+  queryTools?: number | null;
 }
 /**
  * The request scope predicates read. Open: any other field is kept and readable.
