@@ -12,6 +12,7 @@ pub mod packaged;
 pub mod store;
 pub mod use_m3;
 mod use_m3_net;
+mod use_m3_tokens;
 pub mod worker;
 
 use futures::future::BoxFuture;

@@ -5,6 +5,7 @@
 //! `tool_search`'s Chinese signal beside the English all-MiniLM-L6-v2 (`meta::search::Blend`).
 
 use super::use_m3_net::Net;
+pub use super::use_m3_tokens::UseTokenizer;
 use super::worker::{LocalModel, Worker};
 use super::{Embedded, Embedder, Purpose};
 use futures::future::BoxFuture;
@@ -85,20 +86,13 @@ impl Embedder for UseM3 {
 }
 
 /// Token ids as the model reads them: <s>, the text's pieces, </s>, cut at `cap` in all.
-pub fn token_ids(tokenizer: &tokenizers::Tokenizer, text: &str, cap: usize) -> Result<Vec<u32>, String> {
-    let enc = tokenizer.encode(text, true).map_err(|e| format!("cannot tokenise: {e}"))?;
-    let mut ids = enc.get_ids().to_vec();
-    if ids.len() > cap && cap >= 2 {
-        let last = ids[ids.len() - 1];
-        ids.truncate(cap - 1);
-        ids.push(last);
-    }
-    Ok(ids)
+pub fn token_ids(tokenizer: &UseTokenizer, text: &str, cap: usize) -> Result<Vec<u32>, String> {
+    tokenizer.ids(text, cap)
 }
 
 struct Model {
     net: Net,
-    tokenizer: tokenizers::Tokenizer,
+    tokenizer: UseTokenizer,
     /// "use:" and a digest of both files and of the document cap.
     id: String,
 }
@@ -111,9 +105,7 @@ impl Model {
         }
         h.update(format!("documents cut at {DOCUMENT_TOKENS} tokens"));
         let id = format!("use:{}", &data_encoding::HEXLOWER.encode(&h.finalize())[..16]);
-        let mut tokenizer = tokenizers::Tokenizer::from_file(&p.tokenizer).map_err(|e| format!("bad tokenizer {}: {e}", p.tokenizer.display()))?;
-        tokenizer.with_padding(None);
-        tokenizer.with_truncation(None).map_err(|e| e.to_string())?;
+        let tokenizer = UseTokenizer::load(&p.tokenizer)?;
         let net = Net::load(&p.weights)?;
         crate::os::release_freed_memory();
         Ok(Model { net, tokenizer, id })

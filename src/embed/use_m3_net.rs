@@ -19,6 +19,8 @@ use std::path::Path;
 
 const BLOCKS: usize = 17;
 const EMB: usize = 512;
+/// A piece's row of `EMB` 6-bit codes, packed.
+const ROW_BYTES: usize = EMB / 4 * 3;
 const BRANCH: usize = 256;
 /// (n-gram order, tokens of left context) of each branch.
 const ORDERS: [(usize, usize); 3] = [(2, 0), (3, 1), (5, 2)];
@@ -29,7 +31,9 @@ pub const DIM: usize = 512;
 const BATCH_TOKENS: usize = 384;
 
 pub struct Net {
-    /// The codes, one row of `EMB` a piece, in piece order.
+    /// The 6-bit codes packed four in three bytes, one row of `ROW_BYTES` a piece, in piece
+    /// order: kept quantised (49 MB, not 256 MB of floats), each token's row dequantised when
+    /// it is read.
     table: Vec<u8>,
     pieces: usize,
     scale: [f32; BLOCKS],
@@ -69,6 +73,20 @@ impl Weights {
     }
 }
 
+/// Four 6-bit codes a three bytes, `row.len()` a multiple of 4.
+fn pack_row(row: &[u8], out: &mut [u8]) {
+    for (c, o) in row.chunks_exact(4).zip(out.chunks_exact_mut(3)) {
+        o[0] = c[0] | (c[1] << 6);
+        o[1] = (c[1] >> 2) | (c[2] << 4);
+        o[2] = (c[2] >> 4) | (c[3] << 2);
+    }
+}
+
+/// The four codes of three packed bytes.
+fn unpack4(b: &[u8]) -> [u8; 4] {
+    [b[0] & 63, (b[0] >> 6) | ((b[1] & 15) << 2), (b[1] >> 4) | ((b[2] & 3) << 4), b[2] >> 2]
+}
+
 /// Columns side by side: rows of `a` (width `wa`) then of `b` (width `wb`)...
 fn side_by_side(parts: &[(&[f32], usize)], rows: usize) -> Vec<f32> {
     let mut out = Vec::with_capacity(rows * parts.iter().map(|p| p.1).sum::<usize>());
@@ -84,26 +102,24 @@ impl Net {
     pub fn load(path: &Path) -> Result<Net, String> {
         let mut w = Weights(npz::read(path)?);
         let bad = |e: String| format!("{}: {e}", path.display());
-        let mut blocks = Vec::with_capacity(BLOCKS);
-        let mut rows = None;
-        for b in 1..=BLOCKS {
-            let name = format!("q{b}");
-            let a = w.0.get(&name).ok_or_else(|| bad(format!("the weights have no array {name}")))?;
-            let r = *a.shape.first().unwrap_or(&0);
-            rows = rows.or(Some(r));
-            match w.take(&name, &[r, EMB]).map_err(bad)? {
-                Data::U8(v) if Some(r) == rows => blocks.push(v),
-                _ => return Err(bad(format!("array {name} is not a {rows:?} x {EMB} table of codes"))),
+        let rows = w.0.get("q1").and_then(|a| a.shape.first().copied()).ok_or_else(|| bad("the weights have no array q1".into()))?;
+        let pieces = rows * BLOCKS;
+        let mut table = vec![0u8; pieces * ROW_BYTES];
+        // Block by block, each dropped once packed: piece `i` is row `i / 17` of block `i % 17`.
+        for b in 0..BLOCKS {
+            let name = format!("q{}", b + 1);
+            let codes = match w.take(&name, &[rows, EMB]).map_err(bad)? {
+                Data::U8(v) => v,
+                _ => return Err(bad(format!("array {name} is not a {rows} x {EMB} table of codes"))),
+            };
+            if codes.iter().any(|&c| c >= 64) {
+                return Err(bad(format!("array {name} has a code past 6 bits")));
+            }
+            for (r, row) in codes.chunks_exact(EMB).enumerate() {
+                let i = r * BLOCKS + b;
+                pack_row(row, &mut table[i * ROW_BYTES..(i + 1) * ROW_BYTES]);
             }
         }
-        let rows = rows.unwrap_or(0);
-        let pieces = rows * BLOCKS;
-        let mut table = vec![0u8; pieces * EMB];
-        for (i, row) in table.chunks_exact_mut(EMB).enumerate() {
-            let (b, r) = (i % BLOCKS, i / BLOCKS);
-            row.copy_from_slice(&blocks[b][r * EMB..(r + 1) * EMB]);
-        }
-        drop(blocks);
         let mut f = |name: &str, shape: &[usize]| w.floats(name, shape).map_err(bad);
         let scale: [f32; BLOCKS] = f("scale", &[BLOCKS])?.try_into().map_err(|_| bad("scale".into()))?;
         let lo: [f32; BLOCKS] = f("lo", &[BLOCKS])?.try_into().map_err(|_| bad("lo".into()))?;
@@ -170,9 +186,11 @@ impl Net {
         let mut feats = vec![0f32; n * FEATS];
         for (row, &id) in feats.chunks_exact_mut(FEATS).zip(&ids) {
             let b = id as usize % BLOCKS;
-            let codes = &self.table[id as usize * EMB..(id as usize + 1) * EMB];
-            for (x, &c) in row[..EMB].iter_mut().zip(codes) {
-                *x = c as f32 * self.scale[b] + self.lo[b];
+            let packed = &self.table[id as usize * ROW_BYTES..(id as usize + 1) * ROW_BYTES];
+            for (x, c) in row[..EMB].chunks_exact_mut(4).zip(packed.chunks_exact(3)) {
+                for (x, code) in x.iter_mut().zip(unpack4(c)) {
+                    *x = code as f32 * self.scale[b] + self.lo[b];
+                }
             }
         }
         let mut x = vec![0f32; n * 3 * BRANCH];
@@ -299,4 +317,14 @@ fn layer_norm(x: &mut [f32], g: &[f32], b: &[f32], eps: f32) {
         let inv = 1.0 / (var + eps).sqrt();
         row.iter_mut().zip(g.iter().zip(b)).for_each(|(v, (g, b))| *v = *v * inv * g + b);
     }
+}
+
+#[cfg(test)]
+#[test]
+fn six_bit_codes_pack_and_unpack() {
+    let row: Vec<u8> = (0..EMB).map(|i| ((i * 37 + 11) % 64) as u8).collect();
+    let mut packed = vec![0u8; ROW_BYTES];
+    pack_row(&row, &mut packed);
+    let back: Vec<u8> = packed.chunks_exact(3).flat_map(unpack4).collect();
+    assert_eq!(back, row);
 }

@@ -281,7 +281,7 @@ pub async fn run(call: MetaCall, exec: &impl Execute) -> Result<Invoked, InvokeE
                 // The query's vector first, off the blocking pool: asking the host is I/O.
                 let query = a.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
                 let vector = match (&semantic, query) {
-                    (Some(s), Some(q)) if s.any() => Some(s.query_all(q).await),
+                    (Some(s), Some(q)) if s.any() => Some(search_fuse::query_vectors(s, q).await),
                     _ => None,
                 };
                 off_reactor(exec.cancel(), move || {

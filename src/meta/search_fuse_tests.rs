@@ -9,6 +9,11 @@ fn each_model_counts_by_the_letters_it_reads() {
     // 在 GitHub 上创建分支: 6 letters of 12 are Han.
     assert_eq!((minilm("在GitHub上创建分支"), usem3("在GitHub上创建分支")), (2.0, 2.0));
     assert_eq!(weight_for("?!", 4.0, 1.0, 0.5), 2.0);
+    // Any script but Latin goes to the multilingual model: Hangul, kana, Cyrillic.
+    for q in ["브랜치 만들기", "ブランチを作成", "создать ветку"] {
+        assert_eq!((minilm(q), usem3(q)), (0.0, 4.0), "{q}");
+    }
+    assert_eq!((minilm("crée une branche"), usem3("crée une branche")), (4.0, 0.0));
 }
 
 #[test]

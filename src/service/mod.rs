@@ -17,6 +17,7 @@ pub use crate::exposition::plans::PlanOptions;
 pub use crate::exposition::{meta_defs, render, sessions};
 pub use crate::invoke::{ApprovalRequest, Call, HostAbilities, HostPort, InputAsked, InvokeError, Invoked, McpPort, Settings};
 pub use crate::meta::{embedding_texts, is_meta, plan_index};
+pub use crate::meta::search::query_vectors;
 pub use crate::output::ModelOutput;
 pub use crate::registry::{hidden, hidden_message, wire_name, Defer, EntrySummary, Registered, Registry, RegistryError, Source, ToolEntry, RESERVED};
 pub use crate::sandbox::Limits;
