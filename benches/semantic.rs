@@ -13,6 +13,8 @@
 //!   (MiniLM and USE-m3, each on its own thread, as `search.embeddings: [onnx, use]` runs them).
 //! - `cargo bench --bench semantic -- fused`: one search at 2,422 tools with both models: both
 //!   query vectors (asked at once), both models' cosines, their fusion, BM25F and the blend.
+//! - `cargo bench --bench semantic -- memory`: what each part of USE-m3 keeps resident (its
+//!   tokenizer alone, then the whole model once it has embedded a text), freed heap trimmed.
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
 #[path = "../tests/support/embedding.rs"]
@@ -41,6 +43,8 @@ fn main() {
         rt.block_on(embed_catalog());
     } else if std::env::args().any(|a| a == "fused") {
         fused_latency(&rt);
+    } else if std::env::args().any(|a| a == "memory") {
+        use_memory();
     } else {
         // The originals' vectors, made outside the runtime (the model blocks).
         let base = load_catalog(&fixtures().join("mcp-catalogs"));
@@ -270,4 +274,27 @@ async fn embed_catalog() {
         println!("memory: peak {peak:.0} MiB (loading included: this system cannot reset the peak)");
     }
     println!("cache file: {} bytes", std::fs::metadata(&file).unwrap().len());
+}
+
+/// Resident memory of this process in MiB (Linux).
+fn rss_mib() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok()).unwrap_or(0.0) / 1024.0
+}
+
+/// What each part of USE-m3 keeps resident: its tokenizer alone, then the model (its own
+/// tokenizer and net) once it has embedded one text.
+fn use_memory() {
+    // SAFETY: malloc_trim only returns free heap pages to the system.
+    let trim = || unsafe { libc::malloc_trim(0) };
+    let r0 = rss_mib();
+    let tokenizer = toolreg::embed::use_m3::UseTokenizer::load(&embedding::use_paths().tokenizer).expect("tokenizer.json loads");
+    trim();
+    let r1 = rss_mib();
+    let m = embedding::use_model();
+    m.embed_blocking(vec!["hello".into()]).expect("embeds");
+    trim();
+    let r2 = rss_mib();
+    println!("USE-m3, resident: tokenizer alone {:.1} MiB; the model (its own tokenizer and net) {:.1} MiB", r1 - r0, r2 - r1);
+    drop(tokenizer);
 }

@@ -130,26 +130,3 @@ fn a_missing_or_damaged_weights_file_is_an_error_not_a_panic() {
     let e = UseM3::start(UsePaths { weights: text, tokenizer: good.tokenizer }).embed_blocking(vec!["hello".into()]).unwrap_err();
     assert!(e.contains("not a .npz archive"), "{e}");
 }
-
-/// Resident memory of this process in MiB (Linux).
-fn rss_mib() -> f64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok()).unwrap_or(0.0) / 1024.0
-}
-
-/// What each part of USE-m3 keeps resident (`-- --ignored --nocapture memory_of_the_parts`).
-#[test]
-#[ignore]
-fn memory_of_the_parts() {
-    let trim = || unsafe { libc::malloc_trim(0) };
-    let r0 = rss_mib();
-    let tokenizer = UseTokenizer::load(&embedding::use_paths().tokenizer).expect("tokenizer.json loads");
-    trim();
-    let r1 = rss_mib();
-    let m = embedding::use_model();
-    m.embed_blocking(vec!["hello".into()]).expect("embeds");
-    trim();
-    let r2 = rss_mib();
-    eprintln!("tokenizer alone: {:.1} MiB; the model (its own tokenizer and net): {:.1} MiB", r1 - r0, r2 - r1);
-    drop(tokenizer);
-}
