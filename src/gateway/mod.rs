@@ -284,7 +284,8 @@ impl Gateway {
         }
         for (name, p) in &cfg.gateway.profiles {
             let view = profiles.entry(name.clone()).or_insert_with(|| {
-                let semantic = p.search.as_ref().filter(|s| Some(*s) != cfg.search.as_ref()).and_then(|s| search::start(Some(s), cfg.state_dir()));
+                // Its vectors apart from the whole gateway's: another model writes other vectors.
+                let semantic = p.search.as_ref().filter(|s| Some(*s) != cfg.search.as_ref()).and_then(|s| search::start(Some(s), cfg.state_dir().map(|d| d.join("profiles").join(name))));
                 Arc::new(Lens::profile(name, &self.whole, cfg, semantic))
             });
             let token = p.token.as_ref().map(|t| t.read());

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 /// Why `search` cannot be used, naming the field; paths must be files now.
 pub(crate) fn check(search: &SearchSettings) -> Result<(), String> {
-    if search.embeddings == Some(EmbeddingSource::Host) {
+    if search.embeddings.as_ref().is_some_and(|e| e.has_host()) {
         return Err("search.embeddings: kind \"host\" needs a host that answers host/embed; toolreg mcp has none (use \"onnx\" with paths, or \"auto\")".into());
     }
     semantic::check(search).map_err(|(field, msg)| format!("search.{field}: {msg}"))
@@ -27,16 +27,32 @@ pub(crate) fn start(search: Option<&SearchSettings>, state_dir: Option<std::path
 pub fn describe(search: Option<&SearchSettings>) -> Result<String, String> {
     const LEXICAL: &str = "tool_search: lexical (BM25F)";
     let Some(search) = search else { return Ok(format!("{LEXICAL}; \"search\": {{\"embeddings\": {{\"kind\": \"auto\"}}}} adds the local model")) };
-    if search.embeddings != Some(EmbeddingSource::Host) {
+    if !search.embeddings.as_ref().is_some_and(|e| e.has_host()) {
         check(search)?;
     }
-    Ok(match &search.embeddings {
-        None => format!("{LEXICAL}; \"search\": {{\"embeddings\": {{\"kind\": \"auto\"}}}} adds the local model"),
-        Some(EmbeddingSource::Host) => "tool_search: BM25F + the host's embeddings (host/embed: toolreg serve only)".into(),
-        Some(EmbeddingSource::Onnx { model, .. }) => format!("tool_search: BM25F + the local model {model}"),
-        Some(EmbeddingSource::Auto) => match semantic::packaged_model_file() {
-            Ok(model) => format!("tool_search: BM25F + the packaged model {}", model.display()),
-            Err(why) => format!("{LEXICAL}: {why}"),
+    let Some(embeddings) = &search.embeddings else {
+        return Ok(format!("{LEXICAL}; \"search\": {{\"embeddings\": {{\"kind\": \"auto\"}}}} adds the local model"));
+    };
+    let models: Vec<String> = embeddings.sources().iter().map(describe_source).collect();
+    if let [one] = &models[..] {
+        if let Some(why) = one.strip_prefix("lexical: ") {
+            return Ok(format!("{LEXICAL}: {why}"));
+        }
+    }
+    Ok(format!("tool_search: BM25F + {}", models.join(" + ")))
+}
+
+fn describe_source(source: &EmbeddingSource) -> String {
+    match source {
+        EmbeddingSource::Host => "the host's embeddings (host/embed: toolreg serve only)".into(),
+        EmbeddingSource::Onnx { model, .. } => format!("the local model {model}"),
+        EmbeddingSource::Use { weights, .. } => format!("USE-m3 {weights}"),
+        EmbeddingSource::Auto => match semantic::packaged_model_file() {
+            Ok(model) => {
+                let with_use = semantic::packaged_use_file().map(|p| format!(" + USE-m3 {}", p.display())).unwrap_or_default();
+                format!("the packaged model {}{with_use}", model.display())
+            }
+            Err(why) => format!("lexical: {why}"),
         },
-    })
+    }
 }

@@ -13,6 +13,7 @@ pub mod inspect;
 pub mod search;
 mod search_blend;
 mod search_cjk;
+mod search_fuse;
 mod search_gloss;
 mod search_lexical;
 mod search_query;
@@ -211,14 +212,22 @@ pub fn best_matches(registry: &Registry, names: &[String], query: &str, limit: u
 /// `query`'s hits in `idx`, fused with the semantic signal where it has a vector, and what
 /// that signal covered (`None`: no semantic source).
 fn ranked(idx: &PlanIndex, query: &str, namespace: Option<&str>, limit: usize, semantic: Option<SemanticQuery<'_>>) -> (Vec<search::Hit>, Option<crate::embed::Coverage>) {
-    let (weight, cjk) = semantic.as_ref().map_or((0.0, 0.0), |(s, _)| (s.weight(), s.cjk()));
+    let (mut weight, mut cjk) = semantic.as_ref().map_or((0.0, 0.0), |(s, _)| (s.weight(), s.cjk()));
+    let fused = semantic.as_ref().is_some_and(|(s, _)| s.models().len() > 1);
+    let semantic = semantic.map(|(s, all)| if fused { (s, None, all) } else { (s, all.and_then(|mut v| (!v.is_empty()).then(|| v.swap_remove(0))), None) });
     let (cosines, coverage) = match semantic {
-        Some((s, Some(Ok(q)))) => {
+        Some((s, _, all)) if fused => {
+            // Several models: their cosines already weighted for this query (`search_fuse`).
+            (weight, cjk) = (1.0, 1.0);
+            let (c, cov) = search_fuse::fused(s, &idx.keys, query, all);
+            (c, Some(cov))
+        }
+        Some((s, Some(Ok(q)), _)) => {
             let (c, cov) = s.cosines(&idx.keys, &q);
             (cov.used.then_some(c), Some(cov))
         }
-        Some((s, Some(Err(why)))) => (None, Some(s.coverage(&idx.keys, Some(why)))),
-        Some((s, None)) => (None, Some(s.coverage(&idx.keys, None))),
+        Some((s, Some(Err(why)), _)) => (None, Some(s.coverage(&idx.keys, Some(why)))),
+        Some((s, None, _)) => (None, Some(s.coverage(&idx.keys, None))),
         None => (None, None),
     };
     let blend = cosines.as_deref().map(|cosines| Blend { cosines, weight, cjk });
@@ -272,7 +281,7 @@ pub async fn run(call: MetaCall, exec: &impl Execute) -> Result<Invoked, InvokeE
                 // The query's vector first, off the blocking pool: asking the host is I/O.
                 let query = a.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
                 let vector = match (&semantic, query) {
-                    (Some(s), Some(q)) if s.any() => Some(s.query(q).await),
+                    (Some(s), Some(q)) if s.any() => Some(search_fuse::query_vectors(s, q).await),
                     _ => None,
                 };
                 off_reactor(exec.cancel(), move || {
@@ -319,8 +328,9 @@ fn provider_output(registry: &Registry, plan: &PlanScope, call_id: &str, hits: &
     render::search_output(plan.render, plan.programmatic.as_ref(), call_id, &pool, &found, text)
 }
 
-/// The semantic source and the query's vector (or why there is none).
-pub type SemanticQuery<'a> = (&'a Semantic, Option<Result<QueryVector, String>>);
+/// The semantic source and the query's vectors, one per model in `Semantic::models` order
+/// (or why there is none).
+pub type SemanticQuery<'a> = (&'a Semantic, Option<Vec<Result<QueryVector, String>>>);
 
 /// The answer and the names found, best first.
 fn search(registry: &Registry, plan: &Arc<PlanScope>, a: SearchArgs, cold: &[String], semantic: Option<SemanticQuery<'_>>) -> (Invoked, Vec<String>) {

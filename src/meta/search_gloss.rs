@@ -101,6 +101,39 @@ pub fn gloss_with(run: &str, use_dict: bool, mut f: impl FnMut(&str), mut dict: 
     }
 }
 
+/// `query` with each CJK run replaced by its English (the table's words, else the dictionary's
+/// first sense), the rest kept: what an English-only model reads of a Chinese request
+/// (`search_fuse`). `None` when the query has no CJK letter or nothing of it is glossed.
+pub fn english_of(query: &str) -> Option<String> {
+    let mut out = String::new();
+    let (mut run, mut glossed) = (String::new(), false);
+    let flush = |run: &mut String, out: &mut String, glossed: &mut bool| {
+        if run.is_empty() {
+            return;
+        }
+        let words = std::cell::RefCell::new(Vec::<String>::new());
+        gloss_with(run, true, |en| words.borrow_mut().push(en.to_string()), |_, en| words.borrow_mut().extend(en.split(' ').find(|w| !w.is_empty()).map(String::from)));
+        let words = words.into_inner();
+        if !words.is_empty() {
+            *glossed = true;
+            out.push(' ');
+            out.push_str(&words.join(" "));
+            out.push(' ');
+        }
+        run.clear();
+    };
+    for c in query.chars() {
+        if super::search_cjk::is_cjk(c) {
+            run.push(c);
+        } else {
+            flush(&mut run, &mut out, &mut glossed);
+            out.push(c);
+        }
+    }
+    flush(&mut run, &mut out, &mut glossed);
+    glossed.then(|| out.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
 /// The longest word of `t` at character `i` of `run`: its length in characters and its English.
 fn longest(t: &Table, run: &str, starts: &[usize], i: usize) -> Option<(usize, &'static str)> {
     (1..=t.max_chars.min(starts.len() - 1 - i)).rev().find_map(|n| t.words.get(&run[starts[i]..starts[i + n]]).map(|en| (n, *en)))

@@ -67,3 +67,11 @@ fn the_shipped_dictionary_parses() {
     assert!(d.words.len() > 50_000 && d.max_chars == 4, "{} words, {} chars", d.words.len(), d.max_chars);
     assert_eq!(d.words.get("字段"), Some(&"field"));
 }
+
+#[test]
+fn english_of_a_query_glosses_its_cjk_runs_and_keeps_the_rest() {
+    assert_eq!(english_of("create a branch"), None, "no CJK letter");
+    let g = english_of("在GitHub上创建分支").expect("glossed");
+    assert!(g.contains("GitHub"), "{g}");
+    assert!(!g.chars().any(super::super::search_cjk::is_cjk), "{g}");
+}

@@ -263,7 +263,7 @@ fn plan_query(ctx: &Ctx, p: &PlanParams) -> Result<Option<PlanQuery>, RpcError> 
     let vector = match ctx.service.semantic() {
         // Never on one of the runtime's own threads, where a wait would stall it (plans run on
         // the work pool: `Kind::Heavy`); there the query is searched by its words alone.
-        Some(s) if s.any() && max_tools > 0 && tokio::runtime::Handle::try_current().is_err() => Some(ctx.runtime.block_on(s.query(&text))),
+        Some(s) if s.any() && max_tools > 0 && tokio::runtime::Handle::try_current().is_err() => Some(ctx.runtime.block_on(crate::service::query_vectors(s, &text))),
         _ => None,
     };
     Ok(Some(PlanQuery { text, max_tools, vector }))

