@@ -16,7 +16,7 @@ if [ ! -f tests/reference-servers/node_modules/@modelcontextprotocol/server-ever
   || [ ! -f tests/reference-servers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js ]; then
   npm ci --prefix tests/reference-servers --no-audit --no-fund
 fi
-if ! python3 -c "import mcp_server_time; from importlib.metadata import version; assert version('mcp') == '2.3.0'" 2>/dev/null; then
+if ! python3 -c "import mcp_server_time, opentelemetry.proto; from importlib.metadata import version; assert version('mcp') == '2.3.0'" 2>/dev/null; then
   python3 -m pip install --quiet --disable-pip-version-check -r tests/reference-servers/requirements.txt
 fi
 
