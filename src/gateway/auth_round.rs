@@ -63,7 +63,7 @@ pub fn target(gw: &Gateway, lens: &Lens, called: &str, arguments: Option<&JsonOb
         Some(Source::Mcp { server_id, .. }) => Some(server_id.clone()),
         Some(_) => None,
         // A server outside the lens is no business of its clients.
-        None => auth_host::server_by_name(&gw.catalog, name).filter(|s| lens.has_server(&gw.config(), s)),
+        None => auth_host::server_by_name(&gw.catalog, name).filter(|s| lens.has_server(s)),
     }
 }
 

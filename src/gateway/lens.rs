@@ -43,6 +43,8 @@ pub struct Lens {
     redactor: crate::secret::redactor::Redactor,
     /// The profile left the config: the view lists nothing and runs nothing.
     gone: AtomicBool,
+    /// The profile's selection as the config in force compiles it (`select`).
+    selected: RwLock<Option<Result<Arc<Selection>, String>>>,
 }
 
 /// A view's plan settings: the profile's, each absent one the `gateway` block's.
@@ -68,6 +70,7 @@ impl Lens {
             token: RwLock::new(None),
             redactor: crate::secret::redactor::Redactor::new(Vec::new()),
             gone: AtomicBool::new(false),
+            selected: RwLock::new(None),
         }
     }
 
@@ -181,37 +184,38 @@ impl Lens {
         }
     }
 
-    /// What the view selects under `cfg`: `None` for the whole view. A profile that no
-    /// longer compiles (or left the config) selects nothing.
-    pub(crate) fn selection(&self, cfg: &GatewayConfig) -> Option<Result<Selection, String>> {
+    /// Compiles the profile's selection from `cfg` (at start and at each reload): compiled
+    /// once, not at every check. One that does not compile selects nothing.
+    pub(crate) fn select(&self, cfg: &GatewayConfig) {
+        let Some(name) = self.name.as_ref() else { return };
+        *self.selected.write().unwrap_or_else(|e| e.into_inner()) = Some(cfg.selection(name).map(Arc::new));
+    }
+
+    /// What the view selects: `None` for the whole view. A profile that does not compile (or
+    /// left the config) selects nothing.
+    fn selection(&self) -> Option<Result<Arc<Selection>, String>> {
         let name = self.name.as_ref()?;
         if self.is_gone() {
             return Some(Err(format!("profile {name:?} is no longer in the config")));
         }
-        Some(cfg.selection(name))
+        Some(self.selected.read().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_else(|| Err(format!("profile {name:?} is not compiled yet"))))
     }
 
     /// Whether upstream tool `tool` of `server` is in this view.
-    pub(crate) fn has_tool(&self, cfg: &GatewayConfig, server: &str, tool: &str) -> bool {
-        match self.selection(cfg) {
-            None => true,
-            Some(s) => s.is_ok_and(|s| s.tool(server, tool)),
-        }
+    pub(crate) fn has_tool(&self, server: &str, tool: &str) -> bool {
+        self.selection().is_none_or(|s| s.is_ok_and(|s| s.tool(server, tool)))
     }
 
     /// Whether `server`'s resources and prompts are in this view.
-    pub(crate) fn has_server(&self, cfg: &GatewayConfig, server: &str) -> bool {
-        match self.selection(cfg) {
-            None => true,
-            Some(s) => s.is_ok_and(|s| s.server(server)),
-        }
+    pub(crate) fn has_server(&self, server: &str) -> bool {
+        self.selection().is_none_or(|s| s.is_ok_and(|s| s.server(server)))
     }
 
     /// The view's registry out of the synced one (`base`, as the sync left it, before any
     /// view placed its tools): its tools, placed by its settings.
     pub(crate) fn registry_from(&self, base: &Registry, cfg: &GatewayConfig) -> Registry {
         let mut r = base.clone();
-        match self.selection(cfg) {
+        match self.selection() {
             None => {}
             Some(Ok(s)) => r.retain(|e| match &e.entry.source {
                 Source::Mcp { server_id, tool_name } => s.tool(server_id, tool_name),

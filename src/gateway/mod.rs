@@ -269,8 +269,7 @@ impl Gateway {
 
     /// The session clients of every lens that has `server_id` (where its OAuth page may go).
     pub(crate) fn peers_of(&self, server_id: &str) -> Vec<Peer<RoleServer>> {
-        let cfg = self.config();
-        self.views().iter().filter(|l| l.has_server(&cfg, server_id)).flat_map(|l| l.peers()).collect()
+        self.views().iter().filter(|l| l.has_server(server_id)).flat_map(|l| l.peers()).collect()
     }
 
     /// The profiles' views as `cfg` has them: new ones made, kept ones their tokens read again,
@@ -299,6 +298,7 @@ impl Gateway {
                 }
             });
             view.service.set_budget(cfg.budget().unwrap_or_default(), cfg.host.model.as_deref());
+            view.select(cfg);
         }
         retired
     }
@@ -514,9 +514,8 @@ impl Gateway {
         // Warm as read before the shelf's rebuild: a server that listed after this read is in
         // neither, so the first lists never say warm over a shelf that lacks a listed server.
         let warm = self.all_listed();
-        let cfg = self.config();
         for view in self.views() {
-            self.resources.rebuild(&self.catalog, &view, &|id: &str| view.has_server(&cfg, id)).await;
+            self.resources.rebuild(&self.catalog, &view, &|id: &str| view.has_server(id)).await;
         }
         self.relist_as(warm).await;
     }

@@ -55,7 +55,14 @@ impl Session {
 
     /// `work` in a span of `method` (over `--http`; stdio's `Traced` spans every request).
     async fn traced<T>(&self, method: &str, context: &RequestContext<RoleServer>, work: impl std::future::Future<Output = Result<T, ErrorData>>) -> Result<T, ErrorData> {
-        let span = if self.http { super::traced::request_of(method, context, "tcp") } else { None };
+        self.spanned(self.span(method, context), work).await
+    }
+
+    fn span(&self, method: &str, context: &RequestContext<RoleServer>) -> Option<crate::service::telemetry::Request> {
+        if self.http { super::traced::request_of(method, context, "tcp") } else { None }
+    }
+
+    async fn spanned<T>(&self, span: Option<crate::service::telemetry::Request>, work: impl std::future::Future<Output = Result<T, ErrorData>>) -> Result<T, ErrorData> {
         crate::service::telemetry::request(span, Box::pin(work), super::traced::failure::<T>).await
     }
 }
@@ -246,8 +253,9 @@ impl ServerHandler for Session {
     /// an authorization page (`auth_round`) is settled first; the call then runs as a first
     /// round.
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
-        let span = if self.http { super::traced::request_of("tools/call", &context, "tcp") } else { None };
-        crate::service::telemetry::request(span, Box::pin(self.call_tool_now(request, context)), super::traced::failure::<CallToolResponse>).await
+        // The span is described before the context moves into the call.
+        let span = self.span("tools/call", &context);
+        self.spanned(span, self.call_tool_now(request, context)).await
     }
 }
 
@@ -409,7 +417,7 @@ impl Session {
                 Some((server_id, tool)) => held(gw, &called, &server_id, &tool, elicits, stateless, context).await,
                 // A tool of a server waiting for authorization: say how to give it.
                 None => match super::auth_host::server_by_name(&gw.catalog, &name)
-                    .filter(|s| lens.has_server(&gw.config(), s))
+                    .filter(|s| lens.has_server(s))
                     .and_then(|_| super::auth_host::refusal(&gw.catalog, &super::auth_host::config_path(&gw.config()), &name))
                 {
                     Some(refusal) => done(to_result(Invoked::error(refusal))),
@@ -458,7 +466,7 @@ fn held_by_name(gw: &Gateway, lens: &Lens, registry: &crate::service::Registry, 
         let (server, tool) = key.split_once('/')?;
         gw.catalog.held_tools(server)?.contains(tool).then(|| (server.to_string(), tool.to_string()))
     };
-    crate::service::held_tool(registry, &gw.catalog, name).or_else(renamed).filter(|(s, t)| lens.has_tool(&cfg, s, t))
+    crate::service::held_tool(registry, &gw.catalog, name).or_else(renamed).filter(|(s, t)| lens.has_tool(s, t))
 }
 
 /// A call of the held `tool` of `server_id` (`called` as the client named it): the person
