@@ -102,7 +102,7 @@ async fn wait_for_model(s: &Semantic) {
 
 /// `-- fused`: the whole search with both models over 2,422 tools, their stores preloaded.
 fn fused_latency(rt: &tokio::runtime::Runtime) {
-    use toolreg::meta::search::{fuse, model_weight_for, Part};
+    use toolreg::meta::search::{fuse, model_weight, Part};
     let docs = load_catalog(&fixtures().join("mcp-catalogs"));
     let texts: Vec<String> = docs.iter().map(SearchDoc::embedding_text).collect();
     let dir = tempfile::tempdir().unwrap();
@@ -124,7 +124,7 @@ fn fused_latency(rt: &tokio::runtime::Runtime) {
     let qs = queries();
     rt.block_on(async {
         let opts = Options { cache_dir: Some(dir.path().to_path_buf()), ..Options::default() };
-        let use_opts = Options { cjk: 1.0, latin: toolreg::embed::DEFAULT_LATIN_USE_FUSED, weight: toolreg::embed::DEFAULT_WEIGHT_USE_FUSED, ..opts.clone() };
+        let use_opts = Options { cjk: 1.0, gloss: 0.0, latin: toolreg::embed::DEFAULT_LATIN_USE_FUSED, weight: toolreg::embed::DEFAULT_WEIGHT_USE_FUSED, ..opts.clone() };
         let s = Semantic::start_many(vec![(Arc::new(embedding::model()), opts), (Arc::new(embedding::use_model()), use_opts)]).unwrap();
         while s.models().iter().any(|m| m.coverage(&keys, None).embedded < docs.len()) {
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -139,7 +139,7 @@ fn fused_latency(rt: &tokio::runtime::Runtime) {
                 let models = s.models();
                 // A model not asked (it reads none of the query's letters) counts at weight 0.
                 let cos: Vec<Vec<f32>> = models.iter().zip(vs).map(|(m, v)| v.map_or_else(|_| vec![0.0; docs.len()], |v| m.cosines(&keys, &v).0)).collect();
-                let parts: Vec<Part<'_>> = models.iter().zip(&cos).map(|(m, c)| Part { cosines: c, weight: model_weight_for(q, m.weight(), m.cjk(), m.latin()) }).collect();
+                let parts: Vec<Part<'_>> = models.iter().zip(&cos).map(|(m, c)| Part { cosines: c, weight: model_weight(q, m) }).collect();
                 let fused = fuse(&parts, docs.len());
                 let hits = index.search_blended(q, None, 5, Some(Blend { cosines: &fused, weight: 1.0, cjk: 1.0 }));
                 whole.push(t0.elapsed());

@@ -71,6 +71,10 @@ pub struct Options {
     /// How well it reads other letters, 0 to 1: 1 but for a model fused with a better reader
     /// of them (USE-m3 beside MiniLM, `DEFAULT_LATIN_USE_FUSED`).
     pub latin: f32,
+    /// How much a query's CJK letters count when the model reads their English gloss
+    /// (`meta::search::gloss_english_of`) in their place; 0: it reads the query as written. For
+    /// an English model (MiniLM) asked a Chinese request (BENCHMARKS.md "Two local models").
+    pub gloss: f32,
 }
 
 /// The weight chosen on the dev set's tune half (BENCHMARKS.md "Hybrid tool_search").
@@ -86,10 +90,13 @@ pub const DEFAULT_CJK_USE: f32 = 1.0;
 /// (BENCHMARKS.md "Two local models").
 pub const DEFAULT_WEIGHT_USE_FUSED: f32 = 1.5;
 pub const DEFAULT_LATIN_USE_FUSED: f32 = 0.0;
+/// How much a Chinese request's letters count for the packaged English model reading their
+/// gloss: chosen with USE-m3's weight on the dev set's tune half (BENCHMARKS.md "Two local models").
+pub const DEFAULT_GLOSS_LOCAL: f32 = 0.75;
 
 impl Default for Options {
     fn default() -> Self {
-        Options { cache_dir: None, query_timeout: Duration::from_millis(1000), document_timeout: Duration::from_secs(60), weight: DEFAULT_WEIGHT, cjk: DEFAULT_CJK_LOCAL, latin: 1.0 }
+        Options { cache_dir: None, query_timeout: Duration::from_millis(1000), document_timeout: Duration::from_secs(60), weight: DEFAULT_WEIGHT, cjk: DEFAULT_CJK_LOCAL, latin: 1.0, gloss: DEFAULT_GLOSS_LOCAL }
     }
 }
 
@@ -129,8 +136,11 @@ pub fn options(s: Settings, cache_dir: Option<PathBuf>) -> Result<Options, (&'st
     if !(0.0..=1.0).contains(&cjk) {
         return Err(("semanticCjk", format!("semanticCjk must be a number from 0 to 1, not {cjk}")));
     }
+    // Only the packaged English model reads a gloss: a host's model, USE-m3, or a model the
+    // host says reads CJK, read the request as written.
+    let gloss = if s.kind == Kind::Onnx && s.cjk.is_none() { DEFAULT_GLOSS_LOCAL } else { 0.0 };
     let defaults = Options::default();
-    Ok(Options { cache_dir, query_timeout: s.query_timeout.unwrap_or(defaults.query_timeout), weight, cjk, ..defaults })
+    Ok(Options { cache_dir, query_timeout: s.query_timeout.unwrap_or(defaults.query_timeout), weight, cjk, gloss, ..defaults })
 }
 
 /// The packaged local models (`packaged::find`, `packaged::find_use`), started: MiniLM, then
@@ -238,6 +248,11 @@ impl Semantic {
     /// How well the model reads CJK text (`Options::cjk`).
     pub fn cjk(&self) -> f32 {
         self.opts.cjk
+    }
+
+    /// How much CJK letters count read through their gloss (`Options::gloss`).
+    pub fn gloss(&self) -> f32 {
+        self.opts.gloss
     }
 
     /// How well it reads other letters (`Options::latin`).

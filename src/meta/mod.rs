@@ -213,11 +213,11 @@ pub fn best_matches(registry: &Registry, names: &[String], query: &str, limit: u
 /// that signal covered (`None`: no semantic source).
 fn ranked(idx: &PlanIndex, query: &str, namespace: Option<&str>, limit: usize, semantic: Option<SemanticQuery<'_>>) -> (Vec<search::Hit>, Option<crate::embed::Coverage>) {
     let (mut weight, mut cjk) = semantic.as_ref().map_or((0.0, 0.0), |(s, _)| (s.weight(), s.cjk()));
-    let fused = semantic.as_ref().is_some_and(|(s, _)| s.models().len() > 1);
+    let fused = semantic.as_ref().is_some_and(|(s, _)| search_fuse::is_fused(s, query));
     let semantic = semantic.map(|(s, all)| if fused { (s, None, all) } else { (s, all.and_then(|mut v| (!v.is_empty()).then(|| v.swap_remove(0))), None) });
     let (cosines, coverage) = match semantic {
         Some((s, _, all)) if fused => {
-            // Several models: their cosines already weighted for this query (`search_fuse`).
+            // Several models, or one reading the gloss: cosines already weighted (`search_fuse`).
             (weight, cjk) = (1.0, 1.0);
             let (c, cov) = search_fuse::fused(s, &idx.keys, query, all);
             (c, Some(cov))

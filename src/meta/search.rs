@@ -25,10 +25,11 @@ use serde_json::Value;
 pub use super::search_text::split_words;
 pub use super::search_blend::Blend;
 /// Several models fused: each one's weight for a query, and the weighted cosines (`search_fuse`).
-pub use super::search_fuse::{fuse, query_vectors, weight_for as model_weight_for, Part};
+pub use super::search_fuse::{fuse, model_weight, query_vectors, weight_for as model_weight_for, Part};
 /// The English words the Chinese gloss can add (tests check the catalogs use them).
 pub use super::search_gloss::english_words as gloss_english_words;
 pub use super::search_gloss::english_of as gloss_english_of;
+pub use super::search_cjk::is_cjk;
 use super::search_blend::offer_blended;
 use super::search_lexical::{LexicalIndex, FIELDS};
 use super::search_query::query_groups;

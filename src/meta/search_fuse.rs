@@ -4,7 +4,9 @@
 //!
 //! A model reads CJK letters `cjk` well and the others `latin` well (0 to 1), so a Chinese query
 //! leans on USE-m3 and an English one on MiniLM, and a mixed one ("在GitHub上创建分支") on both
-//! by their shares. With one model this is `Blend::weight_for` exactly. A doc lacking the vector
+//! by their shares. An English model asked a Chinese request reads its English gloss instead
+//! (`glossed_for`), alone or beside others: its CJK letters then count at `Options::gloss`. With
+//! one model and no gloss this is `Blend::weight_for` exactly. A doc lacking the vector
 //! of a model that counts for this query has no fused cosine (NaN): it is lent one by its
 //! lexical rank, as any doc without a vector.
 
@@ -36,6 +38,30 @@ pub fn weight_for(query: &str, weight: f32, cjk: f32, latin: f32) -> f32 {
     weight * (latin * (all - han) as f32 + cjk * han as f32) / all as f32
 }
 
+/// What model `m` reads of `query`: the English gloss of its Chinese words (Latin words kept
+/// in place) for a model that reads no CJK but their gloss (`Options::gloss`), when the gloss
+/// has words for it; `None`: the query as written.
+pub fn glossed_for(query: &str, m: &Semantic) -> Option<String> {
+    // A model that reads CJK itself (`cjk` above 0) reads the request as written.
+    if m.gloss() <= 0.0 || m.cjk() > 0.0 || !query.chars().any(is_cjk) {
+        return None;
+    }
+    super::search_gloss::english_of(query)
+}
+
+/// `m`'s weight for `query` (`weight_for`), its CJK letters counted at `Options::gloss` when
+/// it reads their gloss.
+pub fn model_weight(query: &str, m: &Semantic) -> f32 {
+    let cjk = if glossed_for(query, m).is_some() { m.gloss() } else { m.cjk() };
+    weight_for(query, m.weight(), cjk, m.latin())
+}
+
+/// Whether a search for `query` goes through `fused` rather than one model's plain blend:
+/// several models, or one that reads this query's gloss.
+pub fn is_fused(s: &Semantic, query: &str) -> bool {
+    s.models().len() > 1 || glossed_for(query, s).is_some()
+}
+
 /// A digit or a letter of the Latin script (ASCII, Latin-1, Latin Extended, fullwidth Latin).
 fn is_latin(c: char) -> bool {
     c.is_ascii() || c.is_numeric() || matches!(c as u32, 0xC0..=0x24F | 0x1E00..=0x1EFF | 0x2C60..=0x2C7F | 0xA720..=0xA7FF | 0xFF10..=0xFF19 | 0xFF21..=0xFF3A | 0xFF41..=0xFF5A)
@@ -43,16 +69,15 @@ fn is_latin(c: char) -> bool {
 
 /// Each model's vector of `query`, in `Semantic::models` order, asked at once; with several
 /// models, only of those that read some of its letters (`weight_for` above 0): an English
-/// query is not embedded by USE-m3 nor a Chinese one by MiniLM, so a query costs one model's
-/// time, not two on the same cores. A model not asked has an `Err` saying so.
+/// query is not embedded by USE-m3, so it costs one model's time, not two on the same cores. A
+/// model that reads the gloss is asked the gloss. A model not asked has an `Err` saying so.
 pub async fn query_vectors(s: &Semantic, query: &str) -> Vec<Result<QueryVector, String>> {
-    let models = s.models();
-    if models.len() < 2 {
+    if !is_fused(s, query) {
         return s.query_all(query).await;
     }
-    let ask = models.into_iter().map(|m| async move {
-        if weight_for(query, m.weight(), m.cjk(), m.latin()) > 0.0 {
-            m.query(query).await
+    let ask = s.models().into_iter().map(|m| async move {
+        if model_weight(query, m) > 0.0 {
+            m.query(glossed_for(query, m).as_deref().unwrap_or(query)).await
         } else {
             Err(NOT_ASKED.to_string())
         }
@@ -96,7 +121,7 @@ pub fn fused(s: &Semantic, keys: &[Key], query: &str, vectors: Option<Vec<Result
     let parts: Vec<Part<'_>> = models
         .iter()
         .zip(&cosines)
-        .filter_map(|(m, c)| c.as_deref().map(|cosines| Part { cosines, weight: weight_for(query, m.weight(), m.cjk(), m.latin()) }))
+        .filter_map(|(m, c)| c.as_deref().map(|cosines| Part { cosines, weight: model_weight(query, m) }))
         .collect();
     // A model that failed gives way to the others (their weights as they are); none left: lexical.
     let out = (!parts.is_empty()).then(|| fuse(&parts, keys.len()));

@@ -27,3 +27,50 @@ fn a_doc_lacking_a_vector_that_counts_has_no_fused_cosine() {
     let fused = fuse(&[Part { cosines: &a, weight: 1.0 }, Part { cosines: &b, weight: 1.0 }], 3);
     assert!((fused[0] - 0.6).abs() < 1e-6 && fused[1].is_nan() && fused[2].is_nan());
 }
+
+/// A model that answers every text with the same vector and records what it was asked.
+struct Recorder(std::sync::Mutex<Vec<String>>);
+
+impl crate::embed::Embedder for Recorder {
+    fn embed(&self, texts: Vec<String>, purpose: crate::embed::Purpose) -> futures::future::BoxFuture<'static, Result<crate::embed::Embedded, String>> {
+        if purpose == crate::embed::Purpose::Query {
+            self.0.lock().unwrap().extend(texts.iter().cloned());
+        }
+        let vectors = texts.iter().map(|_| vec![1.0, 0.0]).collect();
+        Box::pin(async move { Ok(crate::embed::Embedded { vectors, model: "recorder".into() }) })
+    }
+    fn batch(&self) -> usize {
+        8
+    }
+    fn kind(&self) -> &'static str {
+        "host"
+    }
+}
+
+#[tokio::test]
+async fn an_english_model_reads_a_chinese_request_through_its_gloss() {
+    use crate::embed::{Options, Semantic, DEFAULT_GLOSS_LOCAL};
+    let english = std::sync::Arc::new(Recorder(Default::default()));
+    let s = Semantic::start(english.clone(), Options::default());
+    assert_eq!(s.gloss(), DEFAULT_GLOSS_LOCAL);
+    // English: as written, one model's plain blend.
+    assert!(!is_fused(&s, "create a branch") && glossed_for("create a branch", &s).is_none());
+    assert_eq!(model_weight("create a branch", &s), 4.0);
+    // Chinese: the gloss, its CJK letters at the gloss's share (4 of 4 letters are Han).
+    let g = glossed_for("创建分支", &s).expect("the gloss reads 创建分支");
+    assert!(g.contains("create") && g.contains("branch"), "{g}");
+    assert!(is_fused(&s, "创建分支"));
+    assert_eq!(model_weight("创建分支", &s), 4.0 * DEFAULT_GLOSS_LOCAL);
+    // Latin words stay in place; both shares count.
+    let mixed = glossed_for("在GitHub上创建分支", &s).unwrap();
+    assert!(mixed.contains("GitHub") && mixed.contains("branch"), "{mixed}");
+    let v = query_vectors(&s, "在GitHub上创建分支").await;
+    assert!(v[0].is_ok());
+    assert_eq!(english.0.lock().unwrap().last(), Some(&mixed), "the model was asked the gloss");
+    // A model told it reads CJK is asked the request as written.
+    let multi = std::sync::Arc::new(Recorder(Default::default()));
+    let m = Semantic::start(multi.clone(), Options { cjk: 1.0, ..Options::default() });
+    assert!(!is_fused(&m, "创建分支"));
+    let _ = query_vectors(&m, "创建分支").await;
+    assert_eq!(multi.0.lock().unwrap().as_slice(), ["创建分支".to_string()]);
+}

@@ -6,12 +6,14 @@
 use super::embedding;
 use super::search_eval::*;
 use toolreg::embed::store::dot;
-use toolreg::meta::search::{SearchDoc, SearchIndex};
+use toolreg::meta::search::{gloss_english_of, SearchDoc, SearchIndex};
 
 /// One query's cosines with every doc, by each model.
 pub struct Cos {
     pub minilm: Vec<f32>,
     pub usem3: Vec<f32>,
+    /// MiniLM's cosines of the query's English gloss, when it has CJK letters the gloss reads.
+    pub glossed: Option<Vec<f32>>,
 }
 
 pub struct Models {
@@ -33,7 +35,11 @@ impl Models {
     pub fn query(&self, q: &str, vecs: &CatalogVectors) -> Cos {
         let m = self.minilm.query_blocking(q.to_string()).expect("MiniLM embeds").vectors.remove(0);
         let u = self.usem3.query_blocking(q.to_string()).expect("USE-m3 embeds").vectors.remove(0);
-        Cos { minilm: vecs.0.iter().map(|d| dot(&m, d)).collect(), usem3: vecs.1.iter().map(|d| dot(&u, d)).collect() }
+        let glossed = q.chars().any(toolreg::meta::search::is_cjk).then(|| gloss_english_of(q)).flatten().map(|g| {
+            let v = self.minilm.query_blocking(g).expect("MiniLM embeds").vectors.remove(0);
+            vecs.0.iter().map(|d| dot(&v, d)).collect()
+        });
+        Cos { minilm: vecs.0.iter().map(|d| dot(&m, d)).collect(), usem3: vecs.1.iter().map(|d| dot(&u, d)).collect(), glossed }
     }
 }
 
