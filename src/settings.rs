@@ -83,13 +83,13 @@ pub enum EmbeddingSource {
         /// The `tokenizer.json` converted from its `sp.model` (`scripts/use-tokenizer.py`).
         tokenizer: String,
     },
-    /// The local model installed beside toolreg, found by the sidecar: `$TOOLREG_EMBEDDING_DIR`
-    /// (`model.onnx`, `tokenizer.json`, `libonnxruntime.so`), else the `toolreg[semantic]` extra
-    /// in the Python environment of the binary, else `@toolreg/model-minilm` and
-    /// `onnxruntime-node` in the `node_modules` of the binary; with USE-m3 (`weights.npz`,
-    /// `tokenizer.json`) in `$TOOLREG_EMBEDDING_DIR/use/`, both models, fused. None found:
-    /// lexical, said once in the log. The clients find the packaged model themselves and send
-    /// `onnx` paths.
+    /// The local models installed beside toolreg, found by the sidecar, each where it is first
+    /// found: `$TOOLREG_EMBEDDING_DIR` (`model.onnx`, `tokenizer.json`, `libonnxruntime.so`;
+    /// USE-m3's `weights.npz` and `tokenizer.json` in `use/`), else the Python environment of
+    /// the binary (`toolreg[semantic]`, `toolreg[multilingual]`), else the `node_modules` of the
+    /// binary (`@toolreg/model-minilm` with `onnxruntime-node`, `@toolreg/model-use-m3`). Both
+    /// found: fused; one: that one. None found: lexical, said once in the log. The clients find
+    /// the packaged models themselves and send their paths (`onnx`, `use`, or both as a list).
     Auto,
 }
 

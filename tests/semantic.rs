@@ -379,6 +379,17 @@ fn toolreg_plan_says_how_tool_search_ranks_and_refuses_a_bad_search() {
     let (code, out, _) = plan_cli(&auto, &with_model);
     assert_eq!(code, 0);
     assert!(out.contains(&format!("tool_search: BM25F + the packaged model {}", model.join("model.onnx").display())), "{out}");
+    assert!(out.contains(&format!(" + USE-m3 {}", model.join("use/weights.npz").display())), "target/embedding has USE-m3 too: {out}");
+    // USE-m3 alone, as `npm install @toolreg/model-use-m3` or `pip install toolreg[multilingual]`
+    // gives a host that does not want ONNX Runtime: `auto` takes it.
+    let only_use = tempfile::tempdir().unwrap();
+    std::fs::create_dir(only_use.path().join("use")).unwrap();
+    let p = embedding::use_paths();
+    std::os::unix::fs::symlink(&p.weights, only_use.path().join("use/weights.npz")).unwrap();
+    std::os::unix::fs::symlink(&p.tokenizer, only_use.path().join("use/tokenizer.json")).unwrap();
+    let (code, out, _) = plan_cli(&auto, &[("TOOLREG_EMBEDDING_DIR", only_use.path().to_str().unwrap())]);
+    assert_eq!(code, 0);
+    assert!(out.contains(&format!("tool_search: BM25F + the packaged USE-m3 {}", only_use.path().join("use/weights.npz").display())), "{out}");
     let (code, out, _) = plan_cli(&auto, &[]);
     assert_eq!(code, 0);
     assert!(out.contains("tool_search: lexical (BM25F): no packaged embedding model"), "{out}");

@@ -144,18 +144,21 @@ pub fn options(s: Settings, cache_dir: Option<PathBuf>) -> Result<Options, (&'st
 }
 
 /// The packaged local models (`packaged::find`, `packaged::find_use`), started: MiniLM, then
-/// USE-m3 when its files are there too. None found is no error: the search stays lexical, and
-/// this says so in the log (once: it runs once per process).
+/// USE-m3, each when its files are there (USE-m3 alone for a host without ONNX Runtime). None
+/// found is no error: the search stays lexical, and this says so in the log (once: it runs once
+/// per process).
 pub fn packaged_models() -> Vec<(Arc<dyn Embedder>, Kind)> {
     let mut out: Vec<(Arc<dyn Embedder>, Kind)> = Vec::new();
+    let use_m3 = packaged::find_use();
     match packaged::find() {
         Ok(p) => {
             tracing::info!(model = %p.model.display(), tokenizer = %p.tokenizer.display(), runtime = ?p.runtime, "packaged embedding model found");
             out.push((Arc::new(onnx::Onnx::start(p)), Kind::Onnx));
         }
-        Err(why) => tracing::warn!("tool_search stays lexical: {why}"),
+        Err(why) if use_m3.is_none() => tracing::warn!("tool_search stays lexical: {why}"),
+        Err(_) => tracing::info!("no packaged MiniLM: USE-m3 alone"),
     }
-    if let Some(p) = packaged::find_use() {
+    if let Some(p) = use_m3 {
         tracing::info!(weights = %p.weights.display(), tokenizer = %p.tokenizer.display(), "packaged USE-m3 found");
         out.push((Arc::new(use_m3::UseM3::start(p)), Kind::Use));
     }

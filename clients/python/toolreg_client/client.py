@@ -76,7 +76,7 @@ from ._protocol import (
 from . import __version__
 from ._protocol import PROTOCOL_VERSION
 from .binary import find_binary, protocol_compatible
-from .local_model import find_local_model, notice_lexical
+from .local_model import find_local_models, notice_lexical
 
 __all__ = ["ToolregClient", "ToolregError", "ToolregRpcError", "ToolregExitedError", "ToolregProtocolVersionError", "ExitInfo"]
 
@@ -173,11 +173,14 @@ class ToolregClient:
     """Use `await ToolregClient.spawn(...)`; `await client.close()` (or `async with`)."""
 
     initialize_result: InitializeResult
-    #: The packaged local model's paths when `spawn` found and sent them (`local_model`), else None.
+    #: The packaged MiniLM's paths when `spawn` found and sent them (`local_model`), else None.
     local_model: Optional[dict[str, str]] = None
+    #: Every packaged model `spawn` found and sent (MiniLM, USE-m3), empty when none.
+    local_models: list[dict[str, str]]
 
     def __init__(self, proc: asyncio.subprocess.Process, callbacks: dict[str, Any], stderr_lines: int) -> None:
         self.process = proc
+        self.local_models = []
         self._cb = callbacks
         self._loop = asyncio.get_running_loop()
         self._next_id = 0
@@ -254,8 +257,9 @@ class ToolregClient:
         signal with `{"vectors": [[...], ...], "model": name}` (one vector per text, in order) from
         the host's embedding model; giving it sends `search={"embeddings": {"kind": "host"}}`
         unless `search` names its own source. With neither, and `local_model` left True, the
-        local model that `pip install toolreg[semantic]` installs is found (see
-        `toolreg_client.local_model`) and sent as `{"kind": "onnx", ...paths}`; without it the
+        local models that `pip install toolreg[semantic]` (MiniLM) and `toolreg[multilingual]`
+        (USE-m3) install are found (see `toolreg_client.local_model`) and sent, as
+        `{"kind": "onnx", ...paths}`, `{"kind": "use", ...}`, or both as a list; without either the
         search stays lexical and the `toolreg_client` logger warns once per process.
         `local_model=False` keeps the search lexical. A coroutine callback is cancelled when the sidecar withdraws the
         question (timeout, cancelled call); an exception is an error for the server.
@@ -339,10 +343,11 @@ class ToolregClient:
         if on_embed is not None and not settings.get("embeddings"):
             settings["embeddings"] = {"kind": "host"}
         if local_model and not settings.get("embeddings"):
-            found = find_local_model(env)
-            if found is not None:
-                settings["embeddings"] = cast(Any, found)
-                client.local_model = found
+            found = find_local_models(env)
+            if found:
+                settings["embeddings"] = cast(Any, found[0] if len(found) == 1 else found)
+                client.local_models = found
+                client.local_model = next((m for m in found if m["kind"] == "onnx"), None)
             else:
                 notice_lexical()
         if settings or search is not None:

@@ -30,13 +30,23 @@ import type { ApprovalDecision, PlanReply, PlanResult, Timeouts } from './genera
 import type { PendingHostRequests, PendingSidecarNotifications, PendingSidecarRequests } from './pending.js';
 import { PROTOCOL_VERSION } from './generated/protocol.js';
 import { protocolCompatible, resolveBinary } from './binary.js';
-import { findLocalModel, noticeLexical, type LocalModel } from './local-model.js';
+import { findLocalModels, noticeLexical, type LocalModel, type LocalUseModel } from './local-model.js';
 import { createRequire } from 'node:module';
 
 export * from './generated/protocol.js';
 export * from './pending.js';
 export { PLATFORM_PACKAGES, platformBinary, platformPackageSuffix, protocolCompatible, resolveBinary } from './binary.js';
-export { EMBEDDING_DIR_ENV, LEXICAL_NOTICE, MODEL_PACKAGE, findLocalModel, type LocalModel } from './local-model.js';
+export {
+  EMBEDDING_DIR_ENV,
+  LEXICAL_NOTICE,
+  MODEL_PACKAGE,
+  USE_MODEL_PACKAGE,
+  findLocalModel,
+  findLocalModels,
+  findLocalUseModel,
+  type LocalModel,
+  type LocalUseModel,
+} from './local-model.js';
 
 /** This package's version (package.json; the crate's version, stamped by scripts/version.py). */
 export const CLIENT_VERSION: string = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
@@ -153,10 +163,11 @@ export interface SpawnOptions {
    */
   search?: SearchSettings;
   /**
-   * With no `search.embeddings` and no `onEmbed`: send the local model when
-   * `@toolreg/model-minilm` and `onnxruntime-node` are installed (or `TOOLREG_EMBEDDING_DIR` has
-   * it); without them the search stays lexical and a warning (code `TOOLREG_LEXICAL`) is emitted
-   * once per process. `false`: lexical, nothing looked for. Default true.
+   * With no `search.embeddings` and no `onEmbed`: send the local models installed, MiniLM when
+   * `@toolreg/model-minilm` and `onnxruntime-node` are, USE-m3 when `@toolreg/model-use-m3` is
+   * (or `TOOLREG_EMBEDDING_DIR` has them), both as a list when both are; with none the search
+   * stays lexical and a warning (code `TOOLREG_LEXICAL`) is emitted once per process. `false`:
+   * lexical, nothing looked for. Default true.
    */
   localModel?: boolean;
   /** Called for each stderr line of the sidecar (the sidecar logs to stderr by default). */
@@ -322,8 +333,10 @@ function tokenToSignal(token: CancellationToken): AbortSignal {
 export class ToolregClient {
   /** The `initialize` result. */
   initializeResult!: InitializeResult;
-  /** The packaged local model's paths when `spawn` found and sent them (`localModel`). */
+  /** The packaged MiniLM's paths when `spawn` found and sent them (`localModel`). */
   localModel?: LocalModel;
+  /** Every packaged model `spawn` found and sent (MiniLM, USE-m3), empty when none. */
+  localModels: (LocalModel | LocalUseModel)[] = [];
   private exitInfo: ExitInfo | null = null;
   private readonly pending = new Set<(e: Error) => void>();
   /** callId -> open approval dialogs (their AbortControllers) and in-flight tool/invoke calls. */
@@ -390,10 +403,11 @@ export class ToolregClient {
     if (options.search !== undefined) params.search = options.search;
     if (options.onEmbed && !params.search?.embeddings) params.search = { ...params.search, embeddings: { kind: 'host' } };
     if (options.localModel !== false && !params.search?.embeddings) {
-      const found = findLocalModel(options.env ?? process.env);
-      if (found) {
-        params.search = { ...params.search, embeddings: found };
-        client.localModel = found;
+      const found = findLocalModels(options.env ?? process.env);
+      if (found.length) {
+        params.search = { ...params.search, embeddings: found.length === 1 ? found[0]! : found };
+        client.localModels = found;
+        client.localModel = found.find((m): m is LocalModel => m.kind === 'onnx');
       } else noticeLexical();
     }
     try {

