@@ -3,7 +3,7 @@
 //! a host that answers `host/embed` with the same model run here. Also what must never happen:
 //! a search that waits for the catalog's vectors, an error to the model when embeddings fail.
 //! Then the packaged model (`"kind": "auto"`) and `search` in `toolreg mcp` / `toolreg plan`
-//! config files.
+//! config files. And the local model optimised once and kept in a cache dir: the same vectors.
 
 mod support;
 #[path = "support/embedding.rs"]
@@ -478,4 +478,47 @@ fn a_list_of_sources_fuses_minilm_and_use_m3() {
     assert_eq!(e["data"]["field"], "search.embeddings[1].weights", "{e}");
     let e = s.err("initialize", json!({"search": {"embeddings": []}}));
     assert_eq!(e["code"], -32602, "{e}");
+}
+
+#[test]
+fn minilm_optimised_once_into_the_cache_dir_gives_the_same_vectors_and_damage_is_made_again() {
+    use std::os::unix::fs::MetadataExt;
+    let mut texts: Vec<String> = ["summarise this PDF", "create a branch in a GitHub repository", "在GitHub上创建一个新分支", "x"].map(String::from).to_vec();
+    texts.push("mcp:filesystem read_file: Read the complete contents of a file from the file system. ".repeat(20));
+    let want = embedding::model().embed_blocking(texts.clone()).expect("MiniLM embeds");
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join("onnx-optimised");
+    let weights = kept.join("weights.bin");
+    let embed = || embedding::model_cached(dir.path()).embed_blocking(texts.clone()).expect("MiniLM embeds");
+    let first = embed();
+    assert_eq!(first.model, want.model, "the same model id: vectors kept before stay valid");
+    assert!(first.vectors == want.vectors, "optimising at this start, keeping the result: the same vectors");
+    let size = std::fs::metadata(&weights).expect("the optimised weights are kept").len();
+    assert!(size > 50_000_000, "float32 weights in their own file: {size} bytes");
+    let inode = || std::fs::metadata(&weights).unwrap().ino();
+    let made = inode();
+    assert!(embed().vectors == want.vectors, "loaded from the kept files: the same vectors");
+    assert_eq!(inode(), made, "a second start loads the kept files, it does not make them again");
+
+    let stamp = std::fs::read_to_string(kept.join("stamp")).unwrap();
+    let damages: [(&str, &dyn Fn()); 4] = [
+        ("a flipped byte in the weights", &|| {
+            let mut b = std::fs::read(&weights).unwrap();
+            b[size as usize / 2] ^= 0x40;
+            std::fs::write(&weights, b).unwrap();
+        }),
+        ("the weights cut short", &|| std::fs::write(&weights, &std::fs::read(&weights).unwrap()[..size as usize / 2]).unwrap()),
+        ("made by another runtime", &|| std::fs::write(kept.join("stamp"), stamp.replacen("onnx:", "onnx:other ", 1)).unwrap()),
+        ("no stamp", &|| std::fs::remove_file(kept.join("stamp")).unwrap()),
+    ];
+    for (what, damage) in damages {
+        let before = inode();
+        damage();
+        assert!(embed().vectors == want.vectors, "{what}: the same vectors");
+        assert_eq!(std::fs::metadata(&weights).unwrap().len(), size, "{what}: the weights made again");
+        assert_ne!(inode(), before, "{what}: made again");
+    }
+    // Nothing but the kept directory is left (no temporary one).
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, ["onnx-optimised"]);
 }

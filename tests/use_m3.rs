@@ -110,12 +110,37 @@ fn the_rust_forward_pass_gives_the_package_vectors() {
 }
 
 #[test]
+fn the_piece_table_kept_in_the_cache_dir_gives_the_same_vectors_and_a_damaged_one_is_rebuilt() {
+    let mut texts: Vec<String> = ["在GitHub上创建一个新分支", "summarise this PDF", "検索エンジンでニュースを調べる"].map(String::from).to_vec();
+    texts.extend(load_catalog(&fixtures().join("mcp-catalogs")).iter().step_by(211).map(SearchDoc::embedding_text));
+    let want = embedding::use_model().embed_blocking(texts.clone()).expect("USE-m3 embeds");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("use-m3-pieces.bin");
+    let got = embedding::use_model_cached(dir.path()).embed_blocking(texts.clone()).expect("USE-m3 embeds");
+    assert_eq!(got.model, want.model, "the same model id");
+    assert!(got.vectors == want.vectors, "the table read from its file gives the very same vectors");
+    let built = std::fs::read(&file).expect("the table file is written");
+    // Started again: the file is read as it is.
+    let again = embedding::use_model_cached(dir.path()).embed_blocking(texts.clone()).unwrap();
+    assert!(again.vectors == want.vectors);
+    let mut flipped = built.clone();
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 0x21;
+    for (what, bytes) in [("a flipped byte", flipped), ("cut short", built[..built.len() / 3].to_vec())] {
+        std::fs::write(&file, &bytes).unwrap();
+        let got = embedding::use_model_cached(dir.path()).embed_blocking(texts.clone()).unwrap();
+        assert!(got.vectors == want.vectors, "{what}: the same vectors");
+        assert!(std::fs::read(&file).unwrap() == built, "{what}: the file is built again");
+    }
+}
+
+#[test]
 fn a_missing_or_damaged_weights_file_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let good = embedding::use_paths();
     let missing = UsePaths { weights: dir.path().join("none.npz"), tokenizer: good.tokenizer.clone() };
     assert_eq!(missing.check().unwrap_err().0, "weights");
-    let model = UseM3::start(missing);
+    let model = UseM3::start(missing, None);
     let e = model.embed_blocking(vec!["hello".into()]).unwrap_err();
     assert!(e.contains("none.npz"), "{e}");
     // The real file, one byte flipped in the middle: the CRC or the inflater says so.
@@ -124,11 +149,11 @@ fn a_missing_or_damaged_weights_file_is_an_error_not_a_panic() {
     bytes[mid] ^= 0x55;
     let damaged = dir.path().join("weights.npz");
     std::fs::write(&damaged, &bytes).unwrap();
-    let e = UseM3::start(UsePaths { weights: damaged, tokenizer: good.tokenizer.clone() }).embed_blocking(vec!["hello".into()]).unwrap_err();
+    let e = UseM3::start(UsePaths { weights: damaged, tokenizer: good.tokenizer.clone() }, None).embed_blocking(vec!["hello".into()]).unwrap_err();
     assert!(e.contains("weights.npz") && (e.contains("damaged") || e.contains("inflate")), "{e}");
     // Not an archive at all.
     let text = dir.path().join("text.npz");
     std::fs::write(&text, b"not a zip").unwrap();
-    let e = UseM3::start(UsePaths { weights: text, tokenizer: good.tokenizer }).embed_blocking(vec!["hello".into()]).unwrap_err();
+    let e = UseM3::start(UsePaths { weights: text, tokenizer: good.tokenizer }, None).embed_blocking(vec!["hello".into()]).unwrap_err();
     assert!(e.contains("not a .npz archive"), "{e}");
 }

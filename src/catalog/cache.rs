@@ -144,6 +144,16 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_new(path, bytes, &mut opts)
 }
 
+/// Renames `tmp` (written and synced) to `path`, both in `dir`, then syncs `dir`: the rename
+/// itself is durable only once the directory is.
+pub fn rename_durably(tmp: &Path, path: &Path, dir: &Path) -> std::io::Result<()> {
+    std::fs::rename(tmp, path)?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
 fn write_new(path: &Path, bytes: &[u8], opts: &mut std::fs::OpenOptions) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
@@ -153,12 +163,7 @@ fn write_new(path: &Path, bytes: &[u8], opts: &mut std::fs::OpenOptions) -> std:
         let mut f = opts.write(true).create(true).truncate(true).open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        // The rename itself is durable only once the directory is synced.
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
+        rename_durably(&tmp, path, dir)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);

@@ -6,12 +6,17 @@
 //! search asks only for its query's vector, bounded by a timeout; whatever fails or is slow
 //! leaves the search lexical, with a log line.
 
+mod file_digest;
+mod load_turn;
 mod npz;
 pub mod onnx;
+mod onnx_optimised;
 pub mod packaged;
 pub mod store;
 pub mod use_m3;
 mod use_m3_net;
+mod use_m3_table;
+mod use_m3_table_file;
 mod use_m3_tokens;
 pub mod worker;
 
@@ -146,21 +151,22 @@ pub fn options(s: Settings, cache_dir: Option<PathBuf>) -> Result<Options, (&'st
 /// The packaged local models (`packaged::find`, `packaged::find_use`), started: MiniLM, then
 /// USE-m3, each when its files are there (USE-m3 alone for a host without ONNX Runtime). None
 /// found is no error: the search stays lexical, and this says so in the log (once: it runs once
-/// per process).
-pub fn packaged_models() -> Vec<(Arc<dyn Embedder>, Kind)> {
+/// per process). Each keeps what it derives from its files in `cache_dir` when there is one
+/// (`onnx::Onnx::start`, `use_m3::UseM3::start`).
+pub fn packaged_models(cache_dir: Option<&std::path::Path>) -> Vec<(Arc<dyn Embedder>, Kind)> {
     let mut out: Vec<(Arc<dyn Embedder>, Kind)> = Vec::new();
     let use_m3 = packaged::find_use();
     match packaged::find() {
         Ok(p) => {
             tracing::info!(model = %p.model.display(), tokenizer = %p.tokenizer.display(), runtime = ?p.runtime, "packaged embedding model found");
-            out.push((Arc::new(onnx::Onnx::start(p)), Kind::Onnx));
+            out.push((Arc::new(onnx::Onnx::start(p, cache_dir.map(PathBuf::from))), Kind::Onnx));
         }
         Err(why) if use_m3.is_none() => tracing::warn!("tool_search stays lexical: {why}"),
         Err(_) => tracing::info!("no packaged MiniLM: USE-m3 alone"),
     }
     if let Some(p) = use_m3 {
         tracing::info!(weights = %p.weights.display(), tokenizer = %p.tokenizer.display(), "packaged USE-m3 found");
-        out.push((Arc::new(use_m3::UseM3::start(p)), Kind::Use));
+        out.push((Arc::new(use_m3::UseM3::start(p, cache_dir.map(PathBuf::from))), Kind::Use));
     }
     out
 }

@@ -1,6 +1,6 @@
 //! NumPy's `.npz` archives, read: a zip of `.npy` arrays (stored or deflated), each a little
 //! header (dtype, shape, order) and its data. Enough for USE-m3's `weights.npz`: little-endian
-//! `u1`, `i1`, `f4` and `f8` arrays in C order. Every defect is an error naming the file and the
+//! `u1`, `i1`, `f4` and `f8` arrays in C order, each read when asked for. Every defect is an error naming the file and the
 //! array, never a panic: the file is the user's.
 
 use std::collections::HashMap;
@@ -19,17 +19,48 @@ pub enum Data {
     F32(Vec<f32>),
 }
 
-/// The arrays of an archive by name (`q1`, `proj2`: the entry name less `.npy`).
-pub fn read(path: &Path) -> Result<HashMap<String, Array>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut out = HashMap::new();
-    for entry in entries(&bytes).map_err(|e| format!("{} is not a .npz archive: {e}", path.display()))? {
-        let raw = entry.data(&bytes).map_err(|e| format!("{}: entry {}: {e}", path.display(), entry.name))?;
-        let name = entry.name.strip_suffix(".npy").unwrap_or(&entry.name).to_string();
-        let array = npy(&raw).map_err(|e| format!("{}: array {name}: {e}", path.display()))?;
-        out.insert(name, array);
+/// An archive open for reading: its directory read, each array read from the file (at its
+/// offset) and inflated only when asked for, so that loading holds one array at a time.
+pub struct Archive {
+    file: std::fs::File,
+    path: std::path::PathBuf,
+    entries: HashMap<String, Entry>,
+}
+
+impl Archive {
+    pub fn open(path: &Path) -> Result<Archive, String> {
+        let file = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let len = file.metadata().map_err(|e| format!("cannot read {}: {e}", path.display()))?.len();
+        let listed = directory(&file, len).map_err(|e| format!("{} is not a .npz archive: {e}", path.display()))?;
+        let entries = listed.into_iter().map(|e| (e.name.strip_suffix(".npy").unwrap_or(&e.name).to_string(), e)).collect();
+        Ok(Archive { file, path: path.to_path_buf(), entries })
     }
-    Ok(out)
+
+    /// The array `name` (`q1`, `proj2`: the entry name less `.npy`), read and checked now.
+    pub fn array(&self, name: &str) -> Result<Array, String> {
+        let entry = self.entries.get(name).ok_or_else(|| format!("{}: the weights have no array {name}", self.path.display()))?;
+        let raw = entry.data(&self.file).map_err(|e| format!("{}: entry {}: {e}", self.path.display(), entry.name))?;
+        npy(&raw).map_err(|e| format!("{}: array {name}: {e}", self.path.display()))
+    }
+}
+
+/// `len` bytes of `file` at `at`; past its end is "truncated".
+fn read_at(file: &std::fs::File, at: u64, len: usize) -> Result<Vec<u8>, String> {
+    let mut buf = vec![0u8; len];
+    read_exact_at(file, &mut buf, at).map_err(|e| if e.kind() == std::io::ErrorKind::UnexpectedEof { "truncated".to_string() } else { e.to_string() })?;
+    Ok(buf)
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
+}
+
+#[cfg(not(unix))]
+fn read_exact_at(mut file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek};
+    file.seek(std::io::SeekFrom::Start(at))?;
+    file.read_exact(buf)
 }
 
 struct Entry {
@@ -38,7 +69,7 @@ struct Entry {
     crc: u32,
     compressed: usize,
     size: usize,
-    local: usize,
+    local: u64,
 }
 
 fn u16_at(b: &[u8], at: usize) -> Result<u16, String> {
@@ -50,29 +81,40 @@ fn u32_at(b: &[u8], at: usize) -> Result<u32, String> {
 }
 
 /// The central directory's entries (zip's end record is in the last 64 KiB + 22 bytes).
-fn entries(b: &[u8]) -> Result<Vec<Entry>, String> {
+fn directory(file: &std::fs::File, len: u64) -> Result<Vec<Entry>, String> {
     const END: u32 = 0x0605_4b50;
     const CENTRAL: u32 = 0x0201_4b50;
-    let floor = b.len().saturating_sub(22 + 65_535);
-    let end = (floor..=b.len().saturating_sub(22)).rev().find(|&i| u32_at(b, i) == Ok(END)).ok_or("no end of central directory")?;
-    let count = u16_at(b, end + 10)? as usize;
-    let mut at = u32_at(b, end + 16)? as usize;
+    let tail_at = len.saturating_sub(22 + 65_535);
+    let tail = read_at(file, tail_at, (len - tail_at) as usize)?;
+    let end = (0..=tail.len().saturating_sub(22)).rev().find(|&i| u32_at(&tail, i) == Ok(END)).ok_or("no end of central directory")?;
+    let count = u16_at(&tail, end + 10)? as usize;
+    let dir_at = u64::from(u32_at(&tail, end + 16)?);
+    if dir_at > tail_at + end as u64 {
+        return Err("bad central directory".into());
+    }
+    let b = read_at(file, dir_at, (tail_at + end as u64 - dir_at) as usize)?;
+    let mut at = 0;
     let mut out = Vec::with_capacity(count);
     for _ in 0..count {
-        if u32_at(b, at)? != CENTRAL {
+        if u32_at(&b, at)? != CENTRAL {
             return Err("bad central directory".into());
         }
-        let name_len = u16_at(b, at + 28)? as usize;
-        let extra_len = u16_at(b, at + 30)? as usize;
-        let comment_len = u16_at(b, at + 32)? as usize;
+        let name_len = u16_at(&b, at + 28)? as usize;
+        let extra_len = u16_at(&b, at + 30)? as usize;
+        let comment_len = u16_at(&b, at + 32)? as usize;
         let name = b.get(at + 46..at + 46 + name_len).ok_or("truncated")?;
+        let (local, compressed) = (u64::from(u32_at(&b, at + 42)?), u32_at(&b, at + 20)?);
+        // Checked before anything is allocated for it: the sizes are the file's word.
+        if local + u64::from(compressed) > len {
+            return Err("truncated".into());
+        }
         out.push(Entry {
             name: String::from_utf8_lossy(name).into_owned(),
-            method: u16_at(b, at + 10)?,
-            crc: u32_at(b, at + 16)?,
-            compressed: u32_at(b, at + 20)? as usize,
-            size: u32_at(b, at + 24)? as usize,
-            local: u32_at(b, at + 42)? as usize,
+            method: u16_at(&b, at + 10)?,
+            crc: u32_at(&b, at + 16)?,
+            compressed: compressed as usize,
+            size: u32_at(&b, at + 24)? as usize,
+            local,
         });
         at += 46 + name_len + extra_len + comment_len;
     }
@@ -81,15 +123,16 @@ fn entries(b: &[u8]) -> Result<Vec<Entry>, String> {
 
 impl Entry {
     /// The entry's bytes, inflated and checked against its CRC-32.
-    fn data(&self, b: &[u8]) -> Result<Vec<u8>, String> {
-        if u32_at(b, self.local)? != 0x0403_4b50 {
+    fn data(&self, file: &std::fs::File) -> Result<Vec<u8>, String> {
+        let head = read_at(file, self.local, 30)?;
+        if u32_at(&head, 0)? != 0x0403_4b50 {
             return Err("bad local header".into());
         }
-        let start = self.local + 30 + u16_at(b, self.local + 26)? as usize + u16_at(b, self.local + 28)? as usize;
-        let packed = b.get(start..start + self.compressed).ok_or("truncated")?;
+        let start = self.local + 30 + u64::from(u16_at(&head, 26)?) + u64::from(u16_at(&head, 28)?);
+        let packed = read_at(file, start, self.compressed)?;
         let data = match self.method {
-            0 => packed.to_vec(),
-            8 => miniz_oxide::inflate::decompress_to_vec_with_limit(packed, self.size).map_err(|e| format!("cannot inflate: {e:?}"))?,
+            0 => packed,
+            8 => miniz_oxide::inflate::decompress_to_vec_with_limit(&packed, self.size).map_err(|e| format!("cannot inflate: {e:?}"))?,
             m => return Err(format!("compression method {m} is not supported")),
         };
         if data.len() != self.size || crc32(&data) != self.crc {

@@ -58,9 +58,11 @@ fn an_archive_reads_and_a_damaged_one_is_refused() {
     let path = dir.path().join("w.npz");
     let zip = stored_zip("m.npy", &npy_f4("(2, 3)", &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]));
     std::fs::write(&path, &zip).unwrap();
+    let read = |path: &Path| Archive::open(path).and_then(|a| a.array("m"));
     let got = read(&path).unwrap();
-    assert_eq!(got["m"].shape, vec![2, 3]);
-    assert!(matches!(&got["m"].data, Data::F32(v) if v == &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]));
+    assert_eq!(got.shape, vec![2, 3]);
+    assert!(matches!(&got.data, Data::F32(v) if v == &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]));
+    assert!(Archive::open(&path).unwrap().array("none").unwrap_err().contains("no array none"));
 
     let mut bad = zip.clone();
     bad[120] ^= 1; // inside the data
@@ -73,4 +75,10 @@ fn an_archive_reads_and_a_damaged_one_is_refused() {
     assert!(e.contains("array m") && e.contains("bytes of data"), "{e}");
     std::fs::write(&path, &zip[..zip.len() - 30]).unwrap();
     assert!(read(&path).unwrap_err().contains("not a .npz archive"));
+    // An entry that claims more bytes than the file has is refused before it is read.
+    let mut long = zip.clone();
+    let central = long.len() - 22 - 46 - 5;
+    long[central + 20..central + 24].copy_from_slice(&u32::MAX.to_le_bytes());
+    std::fs::write(&path, &long).unwrap();
+    assert!(read(&path).unwrap_err().contains("truncated"));
 }

@@ -7,6 +7,7 @@
 //! would cost the model's memory again (the int8 file is ~100 MiB of float32 weights once
 //! loaded), one session with two threads costs none.
 
+use super::onnx_optimised;
 use super::worker::{LocalModel, Worker};
 use super::{Embedded, Embedder, Purpose};
 use futures::future::BoxFuture;
@@ -58,9 +59,10 @@ pub struct Onnx {
 
 impl Onnx {
     /// Starts the model's thread; the model loads there. A model that fails to load fails
-    /// every request with the reason (the search stays lexical).
-    pub fn start(paths: OnnxPaths) -> Onnx {
-        Onnx { worker: Worker::start("toolreg-embed", move || Model::load(&paths)) }
+    /// every request with the reason (the search stays lexical). With a `cache_dir`, the model
+    /// as ONNX Runtime optimised it is kept there and loaded from there (`onnx_optimised.rs`).
+    pub fn start(paths: OnnxPaths, cache_dir: Option<PathBuf>) -> Onnx {
+        Onnx { worker: Worker::start("toolreg-embed", move || Model::load(&paths, cache_dir.as_deref())) }
     }
 
     /// Embeds now, blocking: for tests and benchmarks that use the model directly.
@@ -118,8 +120,16 @@ impl LocalModel for Model {
     }
 }
 
+/// The session's options, the same for the shipped model and the optimised one. Threads that
+/// spin after a run would hold the second core while the sidecar needs it. No memory pattern:
+/// it plans buffers per input shape, and every text length is a shape of its own (it held
+/// ~5 MiB more while embedding, the vectors the same).
+fn builder(env: &ort::environment::Environment) -> ort::Result<ort::session::builder::SessionBuilder> {
+    Ok(ort::session::Session::builder(env)?.with_intra_threads(THREADS)?.with_intra_op_spinning(false)?.with_memory_pattern(false)?)
+}
+
 impl Model {
-    fn load(p: &OnnxPaths) -> Result<Model, String> {
+    fn load(p: &OnnxPaths, cache_dir: Option<&Path>) -> Result<Model, String> {
         let runtime = p.runtime.clone().unwrap_or_else(|| match std::env::var("ORT_DYLIB_PATH") {
             Ok(s) if !s.is_empty() => PathBuf::from(s),
             _ => PathBuf::from(format!("{}onnxruntime{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX)),
@@ -127,18 +137,36 @@ impl Model {
         let env = environment(&runtime)?;
         let mut h = Sha256::new();
         for f in [&p.model, &p.tokenizer] {
-            h.update(std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?);
+            super::file_digest::feed(f, &mut [&mut h])?;
         }
         h.update(format!("documents cut at {DOCUMENT_TOKENS} tokens"));
         let id = format!("onnx:{}", &data_encoding::HEXLOWER.encode(&h.finalize())[..16]);
         let mut tokenizer = tokenizers::Tokenizer::from_file(&p.tokenizer).map_err(|e| format!("bad tokenizer {}: {e}", p.tokenizer.display()))?;
         tokenizer.with_padding(None);
-        // Threads that spin after a run would hold the second core while the sidecar needs it.
-        let session = ort::session::Session::builder(&env)
-            .and_then(|b| Ok(b.with_intra_threads(THREADS)?))
-            .and_then(|b| Ok(b.with_intra_op_spinning(false)?))
-            .and_then(|mut b| b.commit_from_file(&p.model))
-            .map_err(|e| format!("cannot load the model {}: {e}", p.model.display()))?;
+        let cannot = |e: ort::Error| format!("cannot load the model {}: {e}", p.model.display());
+        let optimised = cache_dir.and_then(|dir| {
+            onnx_optimised::path(dir, &format!("{id} {}", ort::info()), |to| {
+                let made = (|| -> ort::Result<()> {
+                    let mut optimiser = builder(&env)?
+                        .with_optimized_model_path(to)?
+                        .with_config_entry("session.optimized_model_external_initializers_file_name", onnx_optimised::WEIGHTS)?
+                        // Every weight matrix in the file ONNX Runtime maps; the graph keeps the rest.
+                        .with_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")?;
+                    optimiser.commit_from_file(&p.model).map(drop)
+                })();
+                crate::os::release_freed_memory();
+                made.map_err(cannot)
+            })
+        });
+        let session = match &optimised {
+            Some(o) => builder(&env).and_then(|mut b| b.commit_from_file(o)).or_else(|e| {
+                tracing::warn!(model = %o.display(), error = %e, "the optimised embedding model did not load: the model is loaded as shipped");
+                cache_dir.into_iter().for_each(onnx_optimised::forget);
+                builder(&env).and_then(|mut b| b.commit_from_file(&p.model))
+            }),
+            None => builder(&env).and_then(|mut b| b.commit_from_file(&p.model)),
+        }
+        .map_err(cannot)?;
         // Folding the weights to float32 freed ~60 MiB of temporaries that glibc would keep.
         crate::os::release_freed_memory();
         let names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();

