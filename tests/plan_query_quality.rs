@@ -6,7 +6,8 @@
 //! sidecar's `exposition/plan` runs, with the lexical search as shipped (no model), and with
 //! both local models (`search.embeddings: [MiniLM, USE-m3]`), their vectors preloaded.
 //! `cargo test --release --test plan_query_quality -- --nocapture` prints the table
-//! (BENCHMARKS.md "Query-aware plans"); floors sit a query's worth below what it measured.
+//! (docs/benchmarks-history.md "Query-aware plans (issue 41 §2)"; its N = 5 figures are in
+//! BENCHMARKS.md's table); floors sit a query's worth below what it measured.
 mod support;
 #[path = "support/embedding.rs"]
 mod embedding;

@@ -174,7 +174,8 @@ fn first_calls_compiling_big_schemas_leave_cheap_requests_answered() {
 }
 
 /// The x86_64 glibc executable is linked as a non-PIE (build.rs): no relocations for the loader
-/// to apply at start, ~2 MiB less idle memory (BENCHMARKS.md "Idle"). ELF `e_type`, the two
+/// to apply at start, ~2 MiB less idle memory (docs/benchmarks-history.md "Memory (issue 25 §4)",
+/// "Idle, a non-PIE executable"). ELF `e_type`, the two
 /// bytes at offset 16: 2 is a fixed-address executable, 3 a position-independent one.
 #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
 #[test]

@@ -7,7 +7,8 @@
 //! English query ranks exactly as with MiniLM alone; USE-m3's weight for CJK letters is chosen
 //! here on the dev set's tune half only (R@1 + MRR) and the shipped one must be that choice. A
 //! wider grid (USE-m3 reading Latin letters too) is printed for the record, never chosen from.
-//! `--nocapture` prints the tables of BENCHMARKS.md "Two local models"; other ways of fusing,
+//! `--nocapture` prints the tables of docs/benchmarks-history.md "Two local models: USE-m3 beside
+//! MiniLM (issue 41)"; other ways of fusing,
 //! for the record, are `cargo bench --bench fusion`'s.
 
 #[path = "support/embedding.rs"]

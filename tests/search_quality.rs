@@ -95,7 +95,8 @@ const FLOORS_LEXICAL: [(&str, [f64; 4]); 5] = [
 
 /// The project's development set (`tests/search/dev-queries.json`: the 80 fixture queries plus
 /// English intent and Chinese queries), by split, language and kind, with and without the
-/// Chinese gloss. Floors sit below measured figures (BENCHMARKS.md "Chinese queries"); the
+/// Chinese gloss. Floors sit below measured figures (docs/benchmarks-history.md "tool_search:
+/// Chinese queries, more development data, fusion while embedding (issue 26)"); the
 /// holdout's say whether what was tuned on the other half generalised. `SEARCH_EVAL_CATALOG`
 /// and `SEARCH_EVAL_DEV` evaluate transformed copies (the segmenter comparison) without floors.
 #[test]
@@ -133,10 +134,11 @@ fn dev_queries_quality() {
 /// intent queries written after the gloss and never tuned on: measured minus about one query's
 /// worth (1/68 = 0.015). Measured 2026-12-02: .426/.603/.647/.496 with the table alone (the first
 /// gloss, written for the dev queries: .309/.485/.559/.383); with the dictionary behind it (its
-/// weight chosen on this set's `tune` half, BENCHMARKS.md) .441/.676/.721/.527.
+/// weight chosen on this set's `tune` half, docs/benchmarks-history.md) .441/.676/.721/.527.
 const FLOORS_UNSEEN_ZH: [f64; 4] = [0.42, 0.66, 0.70, 0.51];
 
-/// Chinese queries nobody tuned on (BENCHMARKS.md "Chinese queries"): the gloss must carry to
+/// Chinese queries nobody tuned on (docs/benchmarks-history.md "tool_search: Chinese queries,
+/// more development data, fusion while embedding (issue 26)"): the gloss must carry to
 /// requests it was not written for, and help there too.
 #[test]
 fn unseen_chinese_queries_quality() {

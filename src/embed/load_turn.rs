@@ -1,7 +1,8 @@
 //! Local models load one after another, in the order they were started: each load's peak
 //! (ONNX Runtime folding MiniLM's int8 weights to float32 through temporaries, USE-m3 reading
 //! its archive) then comes on top of the models already loaded, not on top of another load's
-//! peak (BENCHMARKS.md "Two local models").
+//! peak (docs/benchmarks-history.md "Two local models: USE-m3 beside MiniLM (issue 41)", "Memory,
+//! second round").
 
 use std::collections::BTreeSet;
 use std::sync::{Condvar, Mutex};

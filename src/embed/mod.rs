@@ -78,11 +78,13 @@ pub struct Options {
     pub latin: f32,
     /// How much a query's CJK letters count when the model reads their English gloss
     /// (`meta::search::gloss_english_of`) in their place; 0: it reads the query as written. For
-    /// an English model (MiniLM) asked a Chinese request (BENCHMARKS.md "Two local models").
+    /// an English model (MiniLM) asked a Chinese request (docs/benchmarks-history.md "Two local
+    /// models: USE-m3 beside MiniLM (issue 41)").
     pub gloss: f32,
 }
 
-/// The weight chosen on the dev set's tune half (BENCHMARKS.md "Hybrid tool_search").
+/// The weight chosen on the dev set's tune half (docs/benchmarks-history.md "The weight chosen
+/// again, on the development set's tune half, and read by script (issue 26)").
 pub const DEFAULT_WEIGHT: f32 = 4.0;
 /// How well a local ONNX model reads CJK by default: the packaged all-MiniLM-L6-v2 is English.
 pub const DEFAULT_CJK_LOCAL: f32 = 0.0;
@@ -92,11 +94,13 @@ pub const DEFAULT_CJK_HOST: f32 = 1.0;
 pub const DEFAULT_CJK_USE: f32 = 1.0;
 /// USE-m3's weight and how much of a query's Latin letters it reads when it is fused with an
 /// English model (MiniLM reads those better): chosen on the dev set's tune half
-/// (BENCHMARKS.md "Two local models").
+/// (docs/benchmarks-history.md "Two local models: USE-m3 beside MiniLM (issue 41)").
 pub const DEFAULT_WEIGHT_USE_FUSED: f32 = 1.5;
 pub const DEFAULT_LATIN_USE_FUSED: f32 = 0.0;
 /// How much a Chinese request's letters count for the packaged English model reading their
-/// gloss: chosen with USE-m3's weight on the dev set's tune half (BENCHMARKS.md "Two local models").
+/// gloss: chosen with USE-m3's weight on the dev set's tune half (docs/benchmarks-history.md "Two
+/// local models: USE-m3 beside MiniLM (issue 41)", "The gloss for MiniLM, first sentences for
+/// USE-m3").
 pub const DEFAULT_GLOSS_LOCAL: f32 = 0.75;
 
 impl Default for Options {

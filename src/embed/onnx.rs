@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 /// Tokens per query: all-MiniLM-L6-v2's `max_seq_length`; a long task is read whole.
 const QUERY_TOKENS: usize = 256;
 /// Tokens per document (a tool): its name, namespace and first sentences carry what it is for.
-/// Recall on the dev set and LiveMCPBench by cap, and the time it saves, are in BENCHMARKS.md
-/// ("Embedding the catalog faster").
+/// Recall on the dev set and LiveMCPBench by cap, and the time it saves, are in
+/// docs/benchmarks-history.md ("Embedding the catalog faster (issue 25 §2)").
 const DOCUMENT_TOKENS: usize = 128;
 /// ONNX Runtime threads per run: this machine's two cores.
 const THREADS: usize = 2;
@@ -178,7 +178,7 @@ impl Model {
     }
 
     /// One run per text: padding a batch to its longest text cost 3.5x the time and 3x the
-    /// memory of single runs (BENCHMARKS.md "Hybrid tool_search").
+    /// memory of single runs (docs/benchmarks-history.md "Hybrid tool_search (issue 12)").
     fn embed(&mut self, texts: &[String], purpose: Purpose) -> Result<Vec<Vec<f32>>, String> {
         let cap = match purpose {
             Purpose::Query => QUERY_TOKENS,

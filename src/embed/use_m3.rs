@@ -93,8 +93,9 @@ const SENTENCE_BYTES: usize = 300;
 /// What USE-m3 reads of a tool ("mcp:github create branch: Create a new branch. It ..."): the
 /// namespace and name, and the description's first sentence (to its first `.`, `!` or `?`
 /// before a space, a CJK full stop, or its first line). On the dev set this ranked better than
-/// the whole description in both languages, and embeds in a third of the time (BENCHMARKS.md
-/// "Two local models"). A text without `": "` is cut from its start.
+/// the whole description in both languages, and embeds in a third of the time
+/// (docs/benchmarks-history.md "The gloss for MiniLM, first sentences for USE-m3"). A text
+/// without `": "` is cut from its start.
 pub fn document_text(text: &str) -> &str {
     let start = text.find(": ").map_or(0, |i| i + 2);
     let rest = &text[start..];

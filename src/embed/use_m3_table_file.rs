@@ -3,7 +3,8 @@
 //! and a token's row is read from the file when it is embedded (a 384-byte read: the page
 //! cache holds the table, not this process). Not mapped: a mapped file's pages count as the
 //! process's once touched, and the kernel maps the pages around each fault too; the catalog's
-//! pieces made 42 of its 47 MiB resident that way (BENCHMARKS.md "Two local models").
+//! pieces made 42 of its 47 MiB resident that way (docs/benchmarks-history.md "Two local models:
+//! USE-m3 beside MiniLM (issue 41)", "Memory, second round").
 //!
 //! The file: a header (`MAGIC`, the piece count, the SHA-256 of the weights file it was built
 //! from and of the rows), padded to a page, then the rows (`use_m3_table::Table`). A file that

@@ -5,7 +5,8 @@
 //!
 //! Why not the crate's `Unigram`: with USE-m3's 128,000 pieces its byte trie (a hash map per
 //! node) keeps 143 MiB resident, more than the network itself; this map keeps about 10
-//! (BENCHMARKS.md "Two local models", memory). Control pieces (`<unk>`, `<s>`, `</s>`) are
+//! (docs/benchmarks-history.md "Two local models: USE-m3 beside MiniLM (issue 41)", its "Cost").
+//! Control pieces (`<unk>`, `<s>`, `</s>`) are
 //! never matched in a text, as in sentencepiece; a run of unknown characters is one `<unk>`.
 
 use std::collections::HashMap;

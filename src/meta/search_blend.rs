@@ -12,8 +12,9 @@
 //! query among the docs that have one. Scored as cosine 0 instead, it would sink below every
 //! embedded doc as soon as one had a vector. Lending by rank (a per-doc fallback) leaves the
 //! fusion of embedded docs exactly as it was, tuned and measured; rank fusion (RRF) would
-//! change it for everyone and still need a rank for the missing half. BENCHMARKS.md "Hybrid
-//! tool_search" has the figures with part of the catalog embedded.
+//! change it for everyone and still need a rank for the missing half. docs/benchmarks-history.md
+//! "tool_search: Chinese queries, more development data, fusion while embedding (issue 26)" has
+//! the figures with part of the catalog embedded ("Fusion while the catalog is being embedded").
 
 use super::search::SearchDoc;
 use super::search_rank::Top;

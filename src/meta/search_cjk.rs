@@ -6,7 +6,8 @@
 //! overlapping character bigrams (创建分支 -> 创建 建分 分支), a single character standing
 //! alone. Bigrams need no dictionary and miss no word a dictionary lacks (product names,
 //! new words); the spurious ones (建分) are rare in a catalog and cost little. Measured against
-//! jieba-rs (a segmenter with its dictionary bundled) in BENCHMARKS.md "Chinese queries".
+//! jieba-rs (a segmenter with its dictionary bundled) in docs/benchmarks-history.md "tool_search:
+//! Chinese queries, more development data, fusion while embedding (issue 26)".
 //!
 //! Both the index and the query use the same grams, so a Chinese word in a description meets
 //! the same word in a query.

@@ -25,7 +25,8 @@ pub struct Part<'a> {
 /// Arabic...; `latin` for a Latin letter or a digit); `weight * latin` for a query with none.
 /// So a query is routed by what it is written in: all-MiniLM-L6-v2 reads English, USE-m3 the
 /// rest, a mixed one ("在GitHub上创建分支") goes to both by their shares (routing the whole query
-/// by its main script did worse on the tune half: BENCHMARKS.md "Two local models").
+/// by its main script did worse on the tune half: docs/benchmarks-history.md "Two local models:
+/// USE-m3 beside MiniLM (issue 41)", "Routing: the alternatives tried").
 pub fn weight_for(query: &str, weight: f32, cjk: f32, latin: f32) -> f32 {
     let (mut all, mut han) = (0u32, 0u32);
     for c in query.chars().filter(|c| c.is_alphanumeric()) {

@@ -7,7 +7,8 @@
 //! frequent content words of the 2,422 fixture tools (verbs, everyday objects of tools), each
 //! with the Chinese a user types for it, plus the fillers of asking (帮我, 一下, 会不会) that are
 //! consumed and add nothing. It names no product or server and never touches the index. Its
-//! effect, on queries written before and after it, is in BENCHMARKS.md "Chinese queries".
+//! effect, on queries written before and after it, is in docs/benchmarks-history.md "tool_search:
+//! Chinese queries, more development data, fusion while embedding (issue 26)".
 //!
 //! Matching is greedy longest-first along the run (文件夹 before 文件, 一下 before 下), so a
 //! word is glossed once; the run's bigrams stay in the query beside the gloss. Where the table
@@ -83,7 +84,9 @@ pub fn english_words() -> Vec<&'static str> {
 /// in order; with `use_dict`, the dictionary's words where the table has none: at each
 /// point the table's longest word, else the dictionary's, so a table word always wins (a
 /// dictionary word could swallow it: 看板 is the table's 看, view, and a stray 板; chosen on the
-/// unseen queries' tune half, BENCHMARKS.md). `dict(word, english)` gets each dictionary word.
+/// unseen queries' tune half, docs/benchmarks-history.md "tool_search: Chinese queries, more
+/// development data, fusion while embedding (issue 26)"). `dict(word, english)` gets each
+/// dictionary word.
 pub fn gloss_with(run: &str, use_dict: bool, mut f: impl FnMut(&str), mut dict: impl FnMut(&str, &str)) {
     let t = table();
     let starts: Vec<usize> = run.char_indices().map(|(i, _)| i).chain([run.len()]).collect();

@@ -143,7 +143,9 @@ pub fn split_of(query: &str) -> &'static str {
 /// The development set, each item's recorded split checked against [`split_of`] and each gold
 /// tool checked to exist in `docs`.
 /// `SEARCH_EVAL_DEV` names another file of the same shape (a transformed copy, as for the
-/// segmenter comparison in BENCHMARKS.md); an item's `splitOf` then keeps the original query's split.
+/// segmenter comparison in docs/benchmarks-history.md "tool_search: Chinese queries, more
+/// development data, fusion while embedding (issue 26)"); an item's `splitOf` then keeps the
+/// original query's split.
 pub fn dev_queries(docs: &[SearchDoc]) -> Vec<DevQuery> {
     let path = std::env::var_os("SEARCH_EVAL_DEV")
         .map(PathBuf::from)

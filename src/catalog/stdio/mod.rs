@@ -26,7 +26,8 @@
 //!   itself and the reader hands the response straight back to it. Through rmcp a call crossed
 //!   its service loop twice, a send task and a response timer, and its response was parsed as
 //!   an untagged enum of 20 result types; that was most of the sidecar's own cost of a call
-//!   (BENCHMARKS.md, "MCP call overhead"). Direct calls carry string ids (`toolreg-N`), which
+//!   (docs/benchmarks-history.md, "MCP call overhead, issue 8's last point"). Direct calls carry
+//!   string ids (`toolreg-N`), which
 //!   rmcp's numeric ids never equal; everything else (list, progress, the server's questions,
 //!   cancellation notices) still goes through rmcp.
 //! - When the server's stdout ends or the transport is dropped, every direct call still
