@@ -263,6 +263,23 @@ fn check_and_repair(validators: &Validators, tool: &Registered, args: Value, kno
     Checked::Unrepaired { args, errors }
 }
 
+/// The host's repaired arguments, checked: as given, else through the same deterministic fixes
+/// as the model's (a host's LLM wraps and encodes as a model does). `Ok` carries the arguments
+/// the tool runs with and the fixes that made them; `Err` what the answer as given broke.
+fn check_host_repair(validators: &Validators, tool: &Registered, fixed: Value) -> Result<(Value, Vec<String>), Invalid> {
+    let (key, schema) = (tool.content_hash, &tool.entry.input_schema);
+    let still = match validators.check(key, schema, &fixed) {
+        Ok(()) => return Ok((fixed, Vec::new())),
+        Err(Invalid::Schema(e)) => return Err(Invalid::Schema(e)),
+        Err(still) => still,
+    };
+    repair::candidates(&fixed, schema)
+        .into_iter()
+        .find(|c| validators.check(key, schema, &c.arguments).is_ok())
+        .map(|c| (c.arguments, c.fixes))
+        .ok_or(still)
+}
+
 /// One call's access to execution: the two ports, the shared caches, the session's settings
 /// and the call's cancellation. Used only through `Execute`.
 pub struct Executor<'a, H, M> {
@@ -333,14 +350,11 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
             match self.host.repair_tool_call(&entry.name, &entry.input_schema, &args, &errors.join("; ")).await {
                 Ok(Some(fixed)) => {
                     let (validators, t) = (self.validators.clone(), tool.clone());
-                    let (fixed, verdict) = off_reactor(&self.cancel, move || {
-                        let verdict = validators.check(t.content_hash, &t.entry.input_schema, &fixed);
-                        (fixed, verdict)
-                    })
-                    .await?;
+                    let verdict = off_reactor(&self.cancel, move || check_host_repair(&validators, &t, fixed)).await?;
                     match verdict {
-                        Ok(()) => {
-                            let repaired = Repair { by: "host".into(), fixes: vec!["repaired by the host".into()], arguments: fixed.clone() };
+                        Ok((fixed, more)) => {
+                            let fixes = std::iter::once("repaired by the host".to_string()).chain(more).collect();
+                            let repaired = Repair { by: "host".into(), fixes, arguments: fixed.clone() };
                             return Ok(Prepared::Ready { arguments: fixed, repaired: Some(repaired) });
                         }
                         Err(still) => {

@@ -27,7 +27,7 @@ pub async fn call(
 ) -> Result<Invoked, InvokeError> {
     if let Some(server) = &call.app {
         let tool = registry.get(&call.name).ok_or_else(|| InvokeError::UnknownTool(call.name.clone()))?;
-        if let Some(why) = app_refusal(&tool.entry, server) {
+        if let Some(why) = app_refusal(&tool.entry, server).or_else(|| out_of_plan(plans, call.plan_id.as_deref(), &call.name)) {
             return Ok(Invoked::error(why));
         }
         return direct(exec, tool, call.arguments, &call.call_id, Reached::App).await;
@@ -63,10 +63,21 @@ pub async fn call(
     let Some(tool) = registry.get(&call.name) else {
         return Err(InvokeError::UnknownTool(call.name));
     };
+    if let Some(why) = out_of_plan(plans, call.plan_id.as_deref(), &call.name) {
+        return Ok(Invoked::error(why));
+    }
     if !crate::apps::model_may_call(tool.entry.ui.as_ref()) {
         return Ok(Invoked::error(format!("{} is offered to its server's view only (MCP Apps visibility without \"model\"), so it was not run.", call.name)));
     }
     direct(exec, tool, call.arguments, &call.call_id, Reached::Direct).await
+}
+
+/// Why a call under the plan `plan_id` may not reach the registered tool `name`: its scope did
+/// not make it active (say another conversation's MCP tool). A plan that is gone, or none, is
+/// no limit: such a call reaches the registry as a call without a plan does.
+fn out_of_plan(plans: &PlanStore, plan_id: Option<&str>, name: &str) -> Option<String> {
+    let plan = plans.get(plan_id?)?;
+    (!plan.reaches(name)).then(|| format!("{name} is not available in this request (its plan's scope does not include it), so it was not run."))
 }
 
 /// Why a view of `server` may not call `entry`, if it may not: a tool of another server (the

@@ -1,11 +1,13 @@
 //! MCP tools into the registry: resolve which tool ids an assistant uses, then sync the
-//! selected servers' cached tools into entries.
+//! servers' cached tools (those selected, and those already registered) into entries.
 //!
 //! The sync reads the catalog's last-known-good lists only (never a server), so it is fast and
 //! never blocks. It is idempotent (an unchanged tool keeps its entry, so cached token counts
-//! survive). A server's entries are evicted only when the server is disabled or removed, or when
-//! its list was confirmed and no longer has the tool (or the host deselected or disabled it).
-//! A cold or failing server without a list keeps what it had.
+//! survive). A selection adds the selected tools and evicts nothing: two conversations may sync
+//! different tools of one server, and each request's `scope.mcpToolIds` narrows the registry to
+//! its own (`registry::mcp_scope`). A server's entries are evicted only when the server is
+//! disabled or removed, or when its list was confirmed and no longer has the tool (or the host
+//! disabled it). A cold or failing server without a list keeps what it had.
 //! Tools held by their pins (changed or new since the user approved them, `catalog::pins`)
 //! are neither resolved nor registered, and a registered one is evicted.
 
@@ -139,7 +141,7 @@ pub fn sync(registry: &mut Registry, catalog: &Catalog, selected: Option<&[Strin
     let mut registered = Vec::new();
     let mut evicted = Vec::new();
 
-    // Entries of servers that are gone or disabled go, whatever the selection.
+    // Entries of servers that are gone or disabled go.
     let mut by_server: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for r in registry.iter() {
         if let Source::Mcp { server_id, .. } = &r.entry.source {
@@ -159,8 +161,7 @@ pub fn sync(registry: &mut Registry, catalog: &Catalog, selected: Option<&[Strin
         }
         let id = &cfg.id;
         let Some(held) = held else { continue }; // pins still loading: keep what it had
-        // A held tool goes whatever the selection: its registered definition is no longer the
-        // server's.
+        // A held tool goes: its registered definition is no longer the server's.
         let held_entries: Vec<String> = registry
             .mcp_entries(id)
             .iter()
@@ -180,21 +181,15 @@ pub fn sync(registry: &mut Registry, catalog: &Catalog, selected: Option<&[Strin
                 e
             })
             .collect();
-        if let Some(sel) = &selected {
-            // Only servers that own a selected tool are synced.
-            if !desired.iter().any(|e| sel.contains(e.name.as_str())) {
-                continue;
-            }
-        }
-        let keep: BTreeSet<String> = desired
-            .iter()
-            .filter(|e| selected.as_ref().is_none_or(|sel| sel.contains(e.name.as_str())))
-            .map(|e| e.name.clone())
-            .collect();
-        let stale: Vec<String> =
-            registry.mcp_entries(id).iter().map(|r| r.entry.name.clone()).filter(|n| !keep.contains(n)).collect();
-        evicted.extend(registry.deregister(&stale));
-        for e in desired.into_iter().filter(|e| keep.contains(&e.name)) {
+        // Gone: the confirmed list no longer has the tool (or the host disabled it). What is
+        // merely unselected stays: another request's selection may need it, and each
+        // request's scope (`mcpToolIds`) says what it sees.
+        let listed: BTreeSet<&str> = desired.iter().map(|e| e.name.as_str()).collect();
+        let had: BTreeSet<String> = registry.mcp_entries(id).iter().map(|r| r.entry.name.clone()).collect();
+        let gone: Vec<String> = had.iter().filter(|n| !listed.contains(n.as_str())).cloned().collect();
+        evicted.extend(registry.deregister(&gone));
+        // The selected tools come in; those already in are brought up to date.
+        for e in desired.into_iter().filter(|e| had.contains(&e.name) || selected.as_ref().is_none_or(|sel| sel.contains(e.name.as_str()))) {
             let name = e.name.clone();
             if registry.insert(e) {
                 registered.push(name);

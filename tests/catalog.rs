@@ -322,11 +322,13 @@ fn eviction_rules() {
     wait_state(&mut s, "b", "ready");
     assert_eq!(names(&s.ok_past_notes("registry/syncMcp", json!({}))["registered"]).len(), 6);
 
-    // A selection syncs only the servers owning a selected tool; the others keep their entries.
+    // A selection evicts nothing (issue 52: another conversation's selection may need the
+    // rest; each request's scope.mcpToolIds narrows): its server's and the others' entries stay.
     let r = s.ok_past_notes("registry/syncMcp", json!({"selectedToolIds": ["mcp__a__tool0"]}));
-    assert_eq!(r, json!({"registered": [], "evicted": ["mcp__a__echo", "mcp__a__stats"]}));
+    assert_eq!(r, json!({"registered": [], "evicted": []}));
+    assert_eq!(s.ok_past_notes("registry/list", json!({"namespace": "mcp:a"}))["entries"].as_array().unwrap().len(), 3);
     assert_eq!(s.ok_past_notes("registry/list", json!({"namespace": "mcp:b"}))["entries"].as_array().unwrap().len(), 3);
-    // An empty selection syncs nothing.
+    // An empty selection registers nothing.
     assert_eq!(s.ok_past_notes("registry/syncMcp", json!({"selectedToolIds": []})), json!({"registered": [], "evicted": []}));
 
     // A disabled server's entries go; a removed server's too; host entries never.

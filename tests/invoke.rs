@@ -577,6 +577,24 @@ fn host_repair_fixes_what_deterministic_repair_cannot() {
 }
 
 #[test]
+fn host_repair_gets_the_deterministic_fixes_too() {
+    // Issue 52: the host's LLM wraps and encodes as a model does; its answer is mended alike.
+    let fixed = json!({"title": "T", "body": "x"});
+    for (reply, fix) in [
+        (json!({"arguments": {"arguments": fixed}}), "unwrapped lone `arguments` wrapper"),
+        (json!({"arguments": fixed.to_string()}), "decoded double-encoded JSON"),
+    ] {
+        let (res, repairs, executed) = host_repair(reply.clone());
+        assert_one_repair_request(&repairs);
+        assert_eq!(executed, [json!({"name": "notes_create", "arguments": fixed, "callId": "c1"})], "{reply}");
+        assert_eq!(res["isError"], false, "{reply}: {res}");
+        assert_eq!(res["repaired"]["by"], "host");
+        assert_eq!(res["repaired"]["arguments"], fixed);
+        assert_eq!(res["repaired"]["fixes"], json!(["repaired by the host", fix]), "{reply}: {res}");
+    }
+}
+
+#[test]
 fn host_repair_that_is_still_invalid_runs_nothing() {
     let (res, repairs, executed) = host_repair(json!({"arguments": {"body": 5}}));
     assert_one_repair_request(&repairs);

@@ -41,6 +41,9 @@ pub struct PlanScope {
     pub deferred: Pool,
     /// Names the model sees directly.
     pub inline: Pool,
+    /// Active under the plan's scope but neither listed nor deferred: tools only a view may
+    /// call (MCP Apps), entries a client tool of the same name shadows.
+    pub also: Pool,
     /// The provider shape the plan was rendered in (what `tool_search` answers beside its text).
     pub render: Rendering,
     /// The programmatic callers its tools were marked for (a search loads them so marked).
@@ -58,6 +61,14 @@ pub struct PlanScope {
     /// The tokenizer of the plan's model (result budgets count with it).
     pub encoding: crate::tokenize::EncodingChoice,
     created: Instant,
+}
+
+impl PlanScope {
+    /// Whether a call under this plan may reach the registered tool `name`: only what the
+    /// plan's scope made active (another request's MCP tools are not this one's).
+    pub fn reaches(&self, name: &str) -> bool {
+        self.inline.contains(name) || self.deferred.contains(name) || self.also.contains(name)
+    }
 }
 
 pub struct PlanStore {
@@ -114,6 +125,7 @@ impl Store {
             self.bytes -= PLAN_OVERHEAD + id.len() + plan.usage_key.len() + plan.session.as_ref().map_or(0, String::len);
             self.release(&plan.deferred);
             self.release(&plan.inline);
+            self.release(&plan.also);
         }
     }
 
@@ -133,11 +145,13 @@ pub struct PlanOptions {
     pub session: Option<String>,
     /// The tokenizer the plan counted with: a result's budget is counted with it too.
     pub encoding: Option<crate::tokenize::EncodingChoice>,
+    /// Entries the scope made active that the plan neither lists nor defers (`PlanScope::also`).
+    pub also: BTreeSet<String>,
 }
 
 impl Default for PlanOptions {
     fn default() -> Self {
-        PlanOptions { render: Rendering::Portable, programmatic: None, usage_key: crate::usage::DEFAULT_KEY.to_string(), code: None, session: None, encoding: None }
+        PlanOptions { render: Rendering::Portable, programmatic: None, usage_key: crate::usage::DEFAULT_KEY.to_string(), code: None, session: None, encoding: None, also: BTreeSet::new() }
     }
 }
 
@@ -152,7 +166,7 @@ impl PlanStore {
 
     /// A plan with its `options` (rendering, usage key, code mode).
     pub fn create_with(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, options: PlanOptions) -> Arc<PlanScope> {
-        let PlanOptions { render, programmatic, usage_key, code, session, encoding } = options;
+        let PlanOptions { render, programmatic, usage_key, code, session, encoding, also } = options;
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         // Expired plans are the oldest: drop them first.
         while s.order.front().and_then(|id| s.plans.get(id)).is_some_and(|p| p.created.elapsed() >= PLAN_TTL) {
@@ -160,11 +174,12 @@ impl PlanStore {
         }
         s.seq += 1;
         let id = format!("plan-{}", s.seq);
-        let (deferred, inline) = (s.intern(deferred), s.intern(inline));
+        let (deferred, inline, also) = (s.intern(deferred), s.intern(inline), s.intern(also));
         let scope = Arc::new(PlanScope {
             id: id.clone(),
             deferred,
             inline,
+            also,
             render,
             programmatic,
             ledger: Mutex::new(BTreeSet::new()),

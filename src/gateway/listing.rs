@@ -31,9 +31,9 @@ impl Gateway {
         let code = settings.code_mode;
         let ask = PlanAsk { scope: &cfg.host.scope, context_window: cfg.host.context_window, model: cfg.host.model.as_deref(), client_tools: &[], usage, code: code.as_ref(), views: false, query: None };
         let service = &view.service;
-        let plan = service.plan(registry, &ask).plan;
+        let crate::service::Planned { plan, active, .. } = service.plan(registry, &ask);
         let picks = Arc::new(sessions::chosen(&plan));
-        let scope = service.scope(&plan, PlanOptions { usage_key: settings.usage_key, code, ..PlanOptions::default() });
+        let scope = service.scope(&plan, &active, PlanOptions { usage_key: settings.usage_key, code, ..PlanOptions::default() });
         let (n_deferred, pool) = (scope.deferred.len(), pool_hash(&scope.deferred, registry));
         service.want_vectors(scope.deferred.iter().filter_map(|n| registry.get(n)));
         let views_on = cfg.gateway.views();

@@ -275,6 +275,8 @@ pub struct Scope {
     pub settings: Option<Map<String, Value>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub knowledge_base_ids: Option<Vec<String>>,
+    /// The synced MCP tools (wire names) this request sees; absent, every synced one. Tools
+    /// the host registered itself follow their own `applies`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_tool_ids: Option<Vec<String>>,
     #[serde(flatten)]
@@ -464,9 +466,10 @@ pub enum McpMode {
     /// No MCP tools.
     Disabled,
     /// Every enabled server.
-    #[default]
     Auto,
-    /// The servers in `mcpServerIds` only.
+    /// The servers in `mcpServerIds` only: the default since 0.3 (least privilege: an
+    /// assistant draws on the servers linked to it).
+    #[default]
     Manual,
 }
 
@@ -495,7 +498,9 @@ pub struct ResolveResult {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncParams {
-    /// Wire names (from `registry/resolveMcpToolIds`). Absent: every tool of every enabled server.
+    /// Wire names (from `registry/resolveMcpToolIds`) to register. Absent: every tool of every
+    /// enabled server. A selection evicts nothing another selection may need: a request's
+    /// `scope.mcpToolIds` says which synced tools it sees.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selected_tool_ids: Option<Vec<String>>,
 }

@@ -12,6 +12,7 @@ pub mod builtin;
 pub mod entry;
 pub mod hidden;
 pub mod mcp;
+pub mod mcp_scope;
 pub mod predicate;
 pub mod wire_name;
 
@@ -239,12 +240,23 @@ impl Registry {
             .collect()
     }
 
-    /// Entries whose `applies` holds for `scope`, in byte order of the wire name.
+    /// Entries whose `applies` holds for `scope`, in byte order of the wire name; a synced MCP
+    /// entry also needs its name in `scope.mcpToolIds` when the scope has that list
+    /// (`mcp_scope`).
     pub fn select_active(&self, scope: &Value) -> (Vec<Arc<Registered>>, Vec<Warning>) {
         let mut active = Vec::new();
         let mut warnings = Vec::new();
+        let mcp = mcp_scope::McpScope::of(scope);
         for r in self.iter() {
-            match r.entry.applies.as_ref().map(|p| p.eval(scope, &r.entry.name)) {
+            let admitted = match &r.entry.source {
+                Source::Mcp { .. } => mcp.admits(&r.entry.name),
+                _ => Ok(true),
+            };
+            let applies = match admitted {
+                Ok(true) => r.entry.applies.as_ref().map(|p| p.eval(scope, &r.entry.name)),
+                other => Some(other),
+            };
+            match applies {
                 None | Some(Ok(true)) => {
                     // One warning per entry, however many characters or places.
                     if let Some(why) = &r.refused {
@@ -360,6 +372,28 @@ mod tests {
         let names: Vec<_> = active.iter().map(|e| e.entry.name.as_str()).collect();
         assert_eq!(names, ["kb_list", "kb_search"]);
         assert_eq!(warnings.len(), 2, "web tools cannot be evaluated without the flag: {warnings:?}");
+    }
+
+    #[test]
+    fn synced_mcp_entries_follow_the_scopes_tool_ids_and_host_entries_do_not() {
+        let mut r = Registry::default();
+        let schema = json!({"type": "object"});
+        for tool in ["search", "fork"] {
+            let t = mcp::McpTool { server_id: "gh", server_name: "gh", tool_name: tool, title: None, description: "d", input_schema: &schema, output_schema: None, annotations: None, approval: false, ui: None };
+            r.insert(mcp::entry(&t, format!("mcp__gh__{tool}")));
+        }
+        // The host's own entry in an `mcp:` namespace is not a synced one.
+        r.register(vec![host("mcp__gh__own", "mcp:gh")]).unwrap();
+        let names = |scope: Value| r.select_active(&scope).0.iter().map(|e| e.entry.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(json!({})), ["mcp__gh__fork", "mcp__gh__own", "mcp__gh__search"]);
+        assert_eq!(names(json!({"mcpToolIds": ["mcp__gh__search"]})), ["mcp__gh__own", "mcp__gh__search"]);
+        assert_eq!(names(json!({"mcpToolIds": ["mcp__gh__fork"]})), ["mcp__gh__fork", "mcp__gh__own"]);
+        assert_eq!(names(json!({"mcpToolIds": []})), ["mcp__gh__own"]);
+        // Not a list: no synced entry, each named (fail closed).
+        let (active, warnings) = r.select_active(&json!({"mcpToolIds": "mcp__gh__fork"}));
+        assert_eq!(active.len(), 1);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert_eq!(warnings[0].message, "\"mcpToolIds\" is a string, not a list");
     }
 
     #[test]

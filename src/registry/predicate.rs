@@ -77,7 +77,7 @@ fn decide(ps: &[Predicate], scope: &Value, entry_name: &str, decisive: bool) -> 
     first_err.map_or(Ok(!decisive), Err)
 }
 
-fn kind(v: &Value) -> &'static str {
+pub(super) fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

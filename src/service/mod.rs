@@ -351,12 +351,14 @@ impl Service {
             .collect()
     }
 
-    /// The plan's scope for its meta-tools and `tool_exec` (its deferred pool and inline
-    /// tools, kept in the plan store under a new id).
-    pub fn scope(&self, plan: &Plan, mut options: PlanOptions) -> Arc<PlanScope> {
+    /// The plan's scope for its meta-tools, `tool_exec` and the calls made under its id (its
+    /// deferred pool, inline tools and the rest of what `active` holds, kept in the plan store
+    /// under a new id).
+    pub fn scope(&self, plan: &Plan, active: &[Arc<Registered>], mut options: PlanOptions) -> Arc<PlanScope> {
         options.encoding.get_or_insert(plan.encoding);
         let deferred: BTreeSet<String> = plan.deferred_names().map(str::to_string).collect();
         let inline: BTreeSet<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
+        options.also = active.iter().map(|r| &r.entry.name).filter(|n| !deferred.contains(*n) && !inline.contains(*n)).cloned().collect();
         self.plans.create_with(deferred, inline, options)
     }
 

@@ -6,7 +6,7 @@ from typing import Any, Literal, TypedDict, Union
 
 
 # The protocol version these types describe (MAJOR.MINOR), sent in `initialize`.
-PROTOCOL_VERSION = '0.2'
+PROTOCOL_VERSION = '0.3'
 
 class AppCall(TypedDict):
     """`tool/invoke` for a view: the server whose view asks."""
@@ -948,6 +948,8 @@ class Scope(TypedDict, total=False):
     """Settings read by `flag` predicates, e.g. `{"enableWebSearch": true}`."""
     knowledgeBaseIds: Union[list[str], None]
     mcpToolIds: Union[list[str], None]
+    """The synced MCP tools (wire names) this request sees; absent, every synced one. Tools
+    the host registered itself follow their own `applies`."""
 
 
 class ToolDefinition(TypedDict):
@@ -1405,7 +1407,9 @@ class SetServersParams(TypedDict):
 
 class SyncParams(TypedDict, total=False):
     selectedToolIds: Union[list[str], None]
-    """Wire names (from `registry/resolveMcpToolIds`). Absent: every tool of every enabled server."""
+    """Wire names (from `registry/resolveMcpToolIds`) to register. Absent: every tool of every
+    enabled server. A selection evicts nothing another selection may need: a request's
+    `scope.mcpToolIds` says which synced tools it sees."""
 
 
 class SyncResult(TypedDict):
