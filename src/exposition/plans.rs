@@ -45,6 +45,9 @@ pub struct PlanScope {
     pub render: Rendering,
     /// The programmatic callers its tools were marked for (a search loads them so marked).
     pub programmatic: Option<Programmatic>,
+    /// Rendered with OpenAI's `strict`: a search loads strict forms, and a call's arguments
+    /// come back in them (`strict::restore`).
+    pub strict: bool,
     /// Tools inspected so far in this request.
     pub ledger: Mutex<BTreeSet<String>>,
     /// Code mode's limits when the plan offers `tool_exec`; `None`: it is refused.
@@ -133,11 +136,13 @@ pub struct PlanOptions {
     pub session: Option<String>,
     /// The tokenizer the plan counted with: a result's budget is counted with it too.
     pub encoding: Option<crate::tokenize::EncodingChoice>,
+    /// Rendered with OpenAI's `strict`.
+    pub strict: bool,
 }
 
 impl Default for PlanOptions {
     fn default() -> Self {
-        PlanOptions { render: Rendering::Portable, programmatic: None, usage_key: crate::usage::DEFAULT_KEY.to_string(), code: None, session: None, encoding: None }
+        PlanOptions { render: Rendering::Portable, programmatic: None, usage_key: crate::usage::DEFAULT_KEY.to_string(), code: None, session: None, encoding: None, strict: false }
     }
 }
 
@@ -152,7 +157,7 @@ impl PlanStore {
 
     /// A plan with its `options` (rendering, usage key, code mode).
     pub fn create_with(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, options: PlanOptions) -> Arc<PlanScope> {
-        let PlanOptions { render, programmatic, usage_key, code, session, encoding } = options;
+        let PlanOptions { render, programmatic, usage_key, code, session, encoding, strict } = options;
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         // Expired plans are the oldest: drop them first.
         while s.order.front().and_then(|id| s.plans.get(id)).is_some_and(|p| p.created.elapsed() >= PLAN_TTL) {
@@ -167,6 +172,7 @@ impl PlanStore {
             inline,
             render,
             programmatic,
+            strict,
             ledger: Mutex::new(BTreeSet::new()),
             code,
             usage_key,
