@@ -103,6 +103,10 @@ def measure(binary, tools):
             ('render "anthropic"', {"render": "anthropic"}),
             ('render "openai"', {"render": "openai"}),
         ]
+        # Issue 55's renderings, when the build has them (an older one answers -32602).
+        _, _, probe = pipe.call("exposition/plan", {**base, "render": "gemini"})
+        if "result" in probe:
+            cases += [('render "gemini"', {"render": "gemini"}), ('render "openai", strict', {"render": "openai", "strict": True})]
     if plan_hash:
         # The first plan of each rendering on this pipe (nothing cached for its pool yet), then
         # an unchanged one (the host sends the planHash it holds).
@@ -110,6 +114,11 @@ def measure(binary, tools):
             dt, size, msg = pipe.call("exposition/plan", {**base, "render": render})
             first_native.append((f'first render "{render}"', size, dt, pipe.read))
             cases.append((f'render "{render}", ifNoneMatch', {"render": render, "ifNoneMatch": msg["result"]["planHash"]}))
+        if any(label == 'render "gemini"' for label, _ in cases):
+            dt, size, msg = pipe.call("exposition/plan", {**base, "render": "openai", "strict": True})
+            first_native.append(('first render "openai", strict', size, dt, pipe.read))
+            fns = [m for t in msg["result"]["request"]["tools"] for m in (t.get("tools", []) if t["type"] == "namespace" else [t]) if m.get("type") == "function"]
+            print(f"  openai strict: {sum(1 for f in fns if f.get('strict'))} of {len(fns)} functions strict")
     rows = []
     for label, extra in cases:
         params = {**base, **extra}

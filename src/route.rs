@@ -69,7 +69,10 @@ pub async fn call(
     if !crate::apps::model_may_call(tool.entry.ui.as_ref()) {
         return Ok(Invoked::error(format!("{} is offered to its server's view only (MCP Apps visibility without \"model\"), so it was not run.", call.name)));
     }
-    direct(exec, tool, call.arguments, &call.call_id, Reached::Direct).await
+    // Arguments in a strict plan's form go to the server in its own shape.
+    let strict = call.plan_id.as_deref().and_then(|id| plans.get(id)).is_some_and(|p| p.strict);
+    let arguments = if strict { crate::exposition::strict::restore_call(call.arguments, &tool.entry.input_schema) } else { call.arguments };
+    direct(exec, tool, arguments, &call.call_id, Reached::Direct).await
 }
 
 /// Why a call under the plan `plan_id` may not reach the registered tool `name`: its scope did

@@ -18,8 +18,10 @@ pub mod meta_defs;
 pub mod plans;
 pub mod programmatic;
 pub mod render;
+pub mod render_gemini;
 pub mod rendered_pool;
 pub mod sessions;
+pub mod strict;
 
 use crate::registry::{Defer, Registered};
 use crate::tokenize::{self, CountCache, EncodingChoice};

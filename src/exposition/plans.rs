@@ -48,6 +48,9 @@ pub struct PlanScope {
     pub render: Rendering,
     /// The programmatic callers its tools were marked for (a search loads them so marked).
     pub programmatic: Option<Programmatic>,
+    /// Rendered with OpenAI's `strict`: a search loads strict forms, and a call's arguments
+    /// come back in them (`strict::restore`).
+    pub strict: bool,
     /// Tools inspected so far in this request.
     pub ledger: Mutex<BTreeSet<String>>,
     /// Code mode's limits when the plan offers `tool_exec`; `None`: it is refused.
@@ -147,11 +150,13 @@ pub struct PlanOptions {
     pub encoding: Option<crate::tokenize::EncodingChoice>,
     /// Entries the scope made active that the plan neither lists nor defers (`PlanScope::also`).
     pub also: BTreeSet<String>,
+    /// Rendered with OpenAI's `strict`.
+    pub strict: bool,
 }
 
 impl Default for PlanOptions {
     fn default() -> Self {
-        PlanOptions { render: Rendering::Portable, programmatic: None, usage_key: crate::usage::DEFAULT_KEY.to_string(), code: None, session: None, encoding: None, also: BTreeSet::new() }
+        PlanOptions { render: Rendering::Portable, programmatic: None, usage_key: crate::usage::DEFAULT_KEY.to_string(), code: None, session: None, encoding: None, also: BTreeSet::new(), strict: false }
     }
 }
 
@@ -166,7 +171,7 @@ impl PlanStore {
 
     /// A plan with its `options` (rendering, usage key, code mode).
     pub fn create_with(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, options: PlanOptions) -> Arc<PlanScope> {
-        let PlanOptions { render, programmatic, usage_key, code, session, encoding, also } = options;
+        let PlanOptions { render, programmatic, usage_key, code, session, encoding, also, strict } = options;
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         // Expired plans are the oldest: drop them first.
         while s.order.front().and_then(|id| s.plans.get(id)).is_some_and(|p| p.created.elapsed() >= PLAN_TTL) {
@@ -182,6 +187,7 @@ impl PlanStore {
             also,
             render,
             programmatic,
+            strict,
             ledger: Mutex::new(BTreeSet::new()),
             code,
             usage_key,

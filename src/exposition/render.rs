@@ -6,7 +6,9 @@
 //!   hosted BM25 tool or our `tool_search` as a client tool answered with `tool_reference` blocks.
 //! - `openai`: Responses API tools; deferred functions (`defer_loading: true`) grouped into
 //!   namespaces of fewer than 10; search is the hosted `tool_search` or a client-executed one
-//!   answered with a `tool_search_output` item of whole definitions.
+//!   answered with a `tool_search_output` item of whole definitions. With `strict`, every
+//!   function whose schema has a strict form is sent `strict: true` in that form (`strict`).
+//! - `gemini`: the portable plan as Gemini `functionDeclarations` (`render_gemini`).
 //!
 //! With `programmatic` (issue 27) the registered tools are also marked for the provider's own
 //! code execution (`allowed_callers`) and its tool is added: Anthropic's `code_execution_*`, or
@@ -23,6 +25,7 @@ use super::meta_defs::{self, Intro, INSPECT, INVOKE, SEARCH};
 use super::programmatic::marked_inline;
 pub use super::programmatic::{CodeExecution, Marking, Programmatic, ANTHROPIC_CODE_EXECUTION};
 use super::rendered_pool::{self, RenderedPool};
+use super::{render_gemini, strict};
 use super::{count_cached, label_counts_of, Placement, Plan, Reason, ToolDefinition};
 use crate::registry::{Registered, ToolEntry};
 use serde_json::value::RawValue;
@@ -50,6 +53,16 @@ pub enum Rendering {
     Anthropic,
     /// OpenAI Responses API with native deferral (namespaces, `tool_search`).
     Openai,
+    /// Gemini `functionDeclarations` with `parametersJsonSchema`; deferral through the meta-tools.
+    Gemini,
+}
+
+impl Rendering {
+    /// Whether the provider defers tools itself (a search loads definitions), rather than
+    /// through the meta-tools.
+    pub fn defers_natively(self) -> bool {
+        matches!(self, Rendering::Anthropic | Rendering::Openai)
+    }
 }
 
 /// Who runs the search in a native rendering.
@@ -70,8 +83,9 @@ pub struct Rendered {
     /// `tools` items before the deferred ones: the inline definitions, then the search tool.
     head: Vec<Value>,
     pool: Option<Arc<RenderedPool>>,
-    /// `system` (Anthropic) or `instructions` (OpenAI): the DEFERRED_TOOLS section.
-    prompt: Option<(&'static str, String)>,
+    /// `system` (Anthropic), `instructions` (OpenAI) or `systemInstruction` (Gemini): the
+    /// DEFERRED_TOOLS section.
+    prompt: Option<(&'static str, Value)>,
     pub headers: Option<BTreeMap<String, String>>,
 }
 
@@ -134,6 +148,10 @@ pub enum RenderError {
     ProgrammaticNeedsNative,
     #[error("programmatic adds Anthropic's tool named {0:?}, and the plan already has a tool of that name")]
     NameTaken(&'static str),
+    #[error("the client tool {0:?} breaks Gemini's name rule ^[A-Za-z_][A-Za-z0-9_.:-]{{0,63}}$: rename it")]
+    GeminiName(String),
+    #[error("strict is OpenAI's: it needs render \"openai\"")]
+    StrictNeedsOpenai,
 }
 
 const NATIVE_SEARCH_DESCRIPTION: &str = "Search the tools that are available to you but not loaded yet \
@@ -175,24 +193,41 @@ fn anthropic_tool(name: &str, description: &str, schema: &Value, deferred: bool,
     with_callers(t, callers)
 }
 
-fn openai_function(d: &ToolDefinition, callers: Option<&[&str]>) -> Value {
+/// The parameters a function is sent with, and its `strict` flag: with `strict` asked, the
+/// strict form when the schema has one (else why not); without, the schema as it is.
+fn strict_parameters(schema: &Value, asked: bool) -> (Value, Option<bool>, Option<String>) {
+    if !asked {
+        return (schema.clone(), None, None);
+    }
+    match strict::convert(schema) {
+        Ok(s) => (s, Some(true), None),
+        Err(why) => (schema.clone(), Some(false), Some(format!("not strict: {why}"))),
+    }
+}
+
+fn openai_function(d: &ToolDefinition, callers: Option<&[&str]>, strict: bool) -> (Value, Option<String>) {
+    let (parameters, flag, note) = strict_parameters(&d.input_schema, strict);
     let t = object([
         ("type", "function".into()),
         ("name", d.name.as_str().into()),
         ("description", d.description.as_str().into()),
-        ("parameters", d.input_schema.clone()),
-        ("strict", Value::Bool(false)),
+        ("parameters", parameters),
+        ("strict", Value::Bool(flag.unwrap_or(false))),
     ]);
-    with_callers(t, callers)
+    (with_callers(t, callers), note)
 }
 
-fn openai_member(e: &ToolEntry, deferred: bool, callers: Option<&[&str]>) -> Value {
+fn openai_member(e: &ToolEntry, deferred: bool, callers: Option<&[&str]>, strict: bool) -> Value {
+    let (parameters, flag, _) = strict_parameters(&e.input_schema, strict);
     let mut t = object([
         ("type", "function".into()),
         ("name", e.name.as_str().into()),
         ("description", e.description.as_str().into()),
-        ("parameters", e.input_schema.clone()),
+        ("parameters", parameters),
     ]);
+    if let Some(flag) = flag {
+        t["strict"] = Value::Bool(flag);
+    }
     if deferred {
         t["defer_loading"] = Value::Bool(true);
     }
@@ -258,12 +293,21 @@ pub fn openai_namespaces<'a>(deferred: &[&'a ToolEntry]) -> Vec<OpenaiNamespace<
 /// placements and ledger in the provider's terms, and returns the request fragment. `active`
 /// are the entries the plan was made from; `marking`, the tools' programmatic callers. Portable
 /// plans are left as they are (and cannot be marked).
-pub fn render(plan: &mut Plan, active: &[Arc<Registered>], rendering: Rendering, search: SearchBy, marking: Option<&Marking>) -> Result<Option<Rendered>, RenderError> {
-    if rendering == Rendering::Portable {
-        return match marking {
-            Some(_) => Err(RenderError::ProgrammaticNeedsNative),
-            None => Ok(None),
-        };
+/// `strict` (OpenAI only): functions in their strict form where they have one.
+pub fn render(plan: &mut Plan, active: &[Arc<Registered>], rendering: Rendering, search: SearchBy, strict: bool, marking: Option<&Marking>) -> Result<Option<Rendered>, RenderError> {
+    if strict && rendering != Rendering::Openai {
+        return Err(RenderError::StrictNeedsOpenai);
+    }
+    if !rendering.defers_natively() {
+        if marking.is_some() {
+            return Err(RenderError::ProgrammaticNeedsNative);
+        }
+        if rendering == Rendering::Gemini {
+            let g = render_gemini::request(&plan.tools, plan.system_prompt.as_deref()).map_err(RenderError::GeminiName)?;
+            let prompt = g.system.map(|s| ("systemInstruction", s));
+            return Ok(Some(Rendered { head: vec![g.tools], pool: None, prompt, headers: None }));
+        }
+        return Ok(None);
     }
     let enc = plan.encoding;
     let deferred_names: BTreeSet<&str> = plan.deferred_names().collect();
@@ -303,7 +347,15 @@ pub fn render(plan: &mut Plan, active: &[Arc<Registered>], rendering: Rendering,
     };
     for d in &inline {
         let c = callers.filter(|_| marked.contains(d.name.as_str()));
-        let t = if rendering == Rendering::Anthropic { anthropic_tool(&d.name, &d.description, &d.input_schema, false, c) } else { openai_function(d, c) };
+        let t = if rendering == Rendering::Anthropic {
+            anthropic_tool(&d.name, &d.description, &d.input_schema, false, c)
+        } else {
+            let (t, note) = openai_function(d, c, strict);
+            if let Some(note) = note {
+                add_note(plan, &d.name, note);
+            }
+            t
+        };
         up_front += count(&t);
         tools.push(t);
     }
@@ -330,8 +382,11 @@ pub fn render(plan: &mut Plan, active: &[Arc<Registered>], rendering: Rendering,
         overhead += count(&search_tool);
         tools.push(search_tool);
         plan.placements.insert(search_name.to_string(), Placement { namespace: None, reason: Reason::Meta, deferred: false, note: None, ui: None });
-        let rendered = rendered_pool::get_or_render(rendering, programmatic, enc, &pool, || deferred_items(rendering, &deferred, callers, &count));
+        let rendered = rendered_pool::get_or_render(rendering, programmatic, strict, enc, &pool, || deferred_items(rendering, &deferred, callers, strict, &count));
         overhead += rendered.overhead;
+        for (name, note) in &rendered.notes {
+            add_note(plan, name, note.clone());
+        }
         rendered_deferred = Some(rendered);
     }
 
@@ -343,7 +398,7 @@ pub fn render(plan: &mut Plan, active: &[Arc<Registered>], rendering: Rendering,
         overhead += count_cached(enc, &section) as u64;
         // Anthropic's Messages API takes `system`; OpenAI's Responses API `instructions`.
         let key = if rendering == Rendering::Anthropic { "system" } else { "instructions" };
-        prompt = Some((key, section.clone()));
+        prompt = Some((key, Value::String(section.clone())));
         plan.system_prompt = Some(section);
     }
     plan.tokens.inline = up_front + overhead;
@@ -351,10 +406,21 @@ pub fn render(plan: &mut Plan, active: &[Arc<Registered>], rendering: Rendering,
     Ok(Some(Rendered { head: tools, pool: rendered_deferred, prompt, headers: None }))
 }
 
+/// A tool's placement note, after any it had.
+fn add_note(plan: &mut Plan, name: &str, note: String) {
+    if let Some(p) = plan.placements.get_mut(name) {
+        p.note = Some(match p.note.take() {
+            Some(had) => format!("{had}; {note}"),
+            None => note,
+        });
+    }
+}
+
 /// The deferred definitions as `tools` items, each serialised (from borrowed parts: no schema
-/// is copied), and the tokens the model sees of them up front. `callers`: the programmatic
-/// callers of every entry no approval gates.
-fn deferred_items(rendering: Rendering, deferred: &[&ToolEntry], callers: Option<&[&str]>, count: &dyn Fn(&Value) -> u64) -> (Vec<Box<RawValue>>, u64) {
+/// is copied unless made strict), the tokens the model sees of them up front, and the
+/// placement notes of the functions `strict` could not make strict. `callers`: the
+/// programmatic callers of every entry no approval gates.
+fn deferred_items(rendering: Rendering, deferred: &[&ToolEntry], callers: Option<&[&str]>, strict: bool, count: &dyn Fn(&Value) -> u64) -> rendered_pool::Built {
     fn raw(v: &impl Serialize) -> Box<RawValue> {
         serde_json::value::to_raw_value(v).expect("a definition serialises")
     }
@@ -363,28 +429,31 @@ fn deferred_items(rendering: Rendering, deferred: &[&ToolEntry], callers: Option
         let tool = |e: &&ToolEntry| {
             raw(&DeferredAnthropic { name: &e.name, description: &e.description, input_schema: &e.input_schema, defer_loading: true, allowed_callers: entry_callers(e, callers) })
         };
-        return (deferred.iter().map(tool).collect(), 0);
+        return (deferred.iter().map(tool).collect(), 0, Vec::new());
     }
     let mut overhead = 0;
     let mut items = Vec::new();
+    let mut notes = Vec::new();
     for ns in openai_namespaces(deferred) {
         // The model sees a namespace's name and description up front, not its members.
         overhead += count(&json!({"type": "namespace", "name": ns.name, "description": ns.description}));
         let tools: Vec<DeferredOpenai> = ns
             .members
             .iter()
-            .map(|e| DeferredOpenai {
-                kind: "function",
-                name: &e.name,
-                description: &e.description,
-                parameters: &e.input_schema,
-                defer_loading: true,
-                allowed_callers: entry_callers(e, callers),
+            .map(|e| {
+                let (parameters, flag) = if strict {
+                    let (p, flag, note) = strict_parameters(&e.input_schema, true);
+                    notes.extend(note.map(|n| (e.name.clone(), n)));
+                    (std::borrow::Cow::Owned(p), flag)
+                } else {
+                    (std::borrow::Cow::Borrowed(&e.input_schema), None)
+                };
+                DeferredOpenai { kind: "function", name: &e.name, description: &e.description, parameters, strict: flag, defer_loading: true, allowed_callers: entry_callers(e, callers) }
             })
             .collect();
         items.push(raw(&OpenaiNamespaceItem { kind: "namespace", name: &ns.name, description: &ns.description, tools }));
     }
-    (items, overhead)
+    (items, overhead, notes)
 }
 
 /// `anthropic_tool(.., true)`, borrowed: the same keys in the same order.
@@ -405,7 +474,9 @@ struct DeferredOpenai<'a> {
     kind: &'static str,
     name: &'a str,
     description: &'a str,
-    parameters: &'a Value,
+    parameters: std::borrow::Cow<'a, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strict: Option<bool>,
     defer_loading: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     allowed_callers: Option<&'a [&'a str]>,
@@ -426,10 +497,11 @@ struct OpenaiNamespaceItem<'a> {
 /// `pool` is the plan's deferred pool in pool order (the OpenAI namespaces are cut from it),
 /// `hits` the found entries, best first; `programmatic`, the plan's (the loaded definitions
 /// carry the callers the request's deferred ones do). `None` for portable plans.
-pub fn search_output(rendering: Rendering, programmatic: Option<&Programmatic>, call_id: &str, pool: &[&ToolEntry], hits: &[&ToolEntry], text: &str) -> Option<Value> {
+/// `strict`: the plan's (the loaded definitions are the strict forms the request's are).
+pub fn search_output(rendering: Rendering, programmatic: Option<&Programmatic>, strict: bool, call_id: &str, pool: &[&ToolEntry], hits: &[&ToolEntry], text: &str) -> Option<Value> {
     let callers = programmatic.map(|p| p.callers(rendering));
     match rendering {
-        Rendering::Portable => None,
+        Rendering::Portable | Rendering::Gemini => None,
         Rendering::Anthropic if hits.is_empty() => Some(json!([{"type": "text", "text": text}])),
         Rendering::Anthropic => Some(Value::Array(hits.iter().map(|e| json!({"type": "tool_reference", "tool_name": e.name})).collect())),
         Rendering::Openai => {
@@ -437,7 +509,7 @@ pub fn search_output(rendering: Rendering, programmatic: Option<&Programmatic>, 
             let tools: Vec<Value> = openai_namespaces(pool)
                 .into_iter()
                 .filter_map(|ns| {
-                    let members: Vec<Value> = ns.members.iter().filter(|e| found.contains(e.name.as_str())).map(|e| openai_member(e, false, entry_callers(e, callers.as_deref()))).collect();
+                    let members: Vec<Value> = ns.members.iter().filter(|e| found.contains(e.name.as_str())).map(|e| openai_member(e, false, entry_callers(e, callers.as_deref()), strict)).collect();
                     (!members.is_empty()).then(|| {
                         object([("type", "namespace".into()), ("name", ns.name.into()), ("description", ns.description.into()), ("tools", Value::Array(members))])
                     })
@@ -476,18 +548,18 @@ mod tests {
         let pool: Vec<ToolEntry> = (0..11).map(|i| entry(&format!("t{i:02}"), "crm")).collect();
         let refs: Vec<&ToolEntry> = pool.iter().collect();
         let text = |items: Vec<Box<RawValue>>| items.iter().map(|i| serde_json::from_str::<Value>(i.get()).unwrap()).collect::<Vec<_>>();
-        let (anthropic, none) = deferred_items(Rendering::Anthropic, &refs, None, &|_| 1);
+        let (anthropic, none, _) = deferred_items(Rendering::Anthropic, &refs, None, false, &|_| 1);
         assert_eq!(none, 0);
         let expected: Vec<Value> = refs.iter().map(|e| anthropic_tool(&e.name, &e.description, &e.input_schema, true, None)).collect();
         assert_eq!(text(anthropic), expected);
-        let (openai, headers) = deferred_items(Rendering::Openai, &refs, None, &|_| 5);
+        let (openai, headers, _) = deferred_items(Rendering::Openai, &refs, None, false, &|_| 5);
         assert_eq!(headers, 10, "two namespaces' headers counted");
         let openai = text(openai);
         assert_eq!(openai.len(), 2);
         assert_eq!(openai[1]["name"], "crm_2");
-        assert_eq!(openai[1]["tools"][1], openai_member(&pool[10], true, None));
+        assert_eq!(openai[1]["tools"][1], openai_member(&pool[10], true, None, false));
         // Key order as the `Value` forms have it (the request's bytes, and so planHash, depend on it).
-        assert_eq!(serde_json::to_string(&openai[0]["tools"][0]).unwrap(), serde_json::to_string(&openai_member(&pool[0], true, None)).unwrap());
+        assert_eq!(serde_json::to_string(&openai[0]["tools"][0]).unwrap(), serde_json::to_string(&openai_member(&pool[0], true, None, false)).unwrap());
     }
 
     #[test]
@@ -502,17 +574,17 @@ mod tests {
         let gated: ToolEntry = serde_json::from_value(json!({"name": "gated", "namespace": "crm", "description": "G.", "inputSchema": {"type": "object"}, "approval": true})).unwrap();
         let pool = [entry("t0", "crm"), gated];
         let refs: Vec<&ToolEntry> = pool.iter().collect();
-        let (items, _) = deferred_items(Rendering::Anthropic, &refs, Some(&a), &|_| 1);
+        let (items, _, _) = deferred_items(Rendering::Anthropic, &refs, Some(&a), false, &|_| 1);
         assert_eq!(items[0].get(), serde_json::to_string(&anthropic_tool("t0", "Does t0.", &json!({"type": "object"}), true, Some(&a))).unwrap());
         assert!(items[0].get().ends_with(r#""defer_loading":true,"allowed_callers":["direct","code_execution_20250825"]}"#), "{}", items[0].get());
         assert!(!items[1].get().contains("allowed_callers"), "a gated tool is never marked");
-        let (items, _) = deferred_items(Rendering::Openai, &refs, Some(&o), &|_| 1);
+        let (items, _, _) = deferred_items(Rendering::Openai, &refs, Some(&o), false, &|_| 1);
         let ns: Value = serde_json::from_str(items[0].get()).unwrap();
-        assert_eq!(serde_json::to_string(&ns["tools"][0]).unwrap(), serde_json::to_string(&openai_member(&pool[0], true, Some(&o))).unwrap());
+        assert_eq!(serde_json::to_string(&ns["tools"][0]).unwrap(), serde_json::to_string(&openai_member(&pool[0], true, Some(&o), false)).unwrap());
         assert_eq!(ns["tools"][0]["allowed_callers"], json!(["direct", "programmatic"]));
         assert!(ns["tools"][1].get("allowed_callers").is_none(), "{ns}");
         // A search loads them with the same callers.
-        let out = search_output(Rendering::Openai, Some(&p), "c", &refs, &refs, "x").unwrap();
+        let out = search_output(Rendering::Openai, Some(&p), false, "c", &refs, &refs, "x").unwrap();
         assert_eq!(out["tools"][0]["tools"][0]["allowed_callers"], json!(["direct", "programmatic"]));
         assert!(out["tools"][0]["tools"][1].get("allowed_callers").is_none());
     }
@@ -522,13 +594,13 @@ mod tests {
         let pool: Vec<ToolEntry> = (0..12).map(|i| entry(&format!("t{i:02}"), "crm")).collect();
         let refs: Vec<&ToolEntry> = pool.iter().collect();
         let hits = [&pool[10], &pool[1]];
-        assert_eq!(search_output(Rendering::Portable, None, "c", &refs, &hits, "x"), None);
+        assert_eq!(search_output(Rendering::Portable, None, false, "c", &refs, &hits, "x"), None);
         assert_eq!(
-            search_output(Rendering::Anthropic, None, "c", &[], &hits, "x").unwrap(),
+            search_output(Rendering::Anthropic, None, false, "c", &[], &hits, "x").unwrap(),
             json!([{"type": "tool_reference", "tool_name": "t10"}, {"type": "tool_reference", "tool_name": "t01"}])
         );
-        assert_eq!(search_output(Rendering::Anthropic, None, "c", &[], &[], "nothing").unwrap(), json!([{"type": "text", "text": "nothing"}]));
-        let o = search_output(Rendering::Openai, None, "call_1", &refs, &hits, "x").unwrap();
+        assert_eq!(search_output(Rendering::Anthropic, None, false, "c", &[], &[], "nothing").unwrap(), json!([{"type": "text", "text": "nothing"}]));
+        let o = search_output(Rendering::Openai, None, false, "call_1", &refs, &hits, "x").unwrap();
         assert_eq!(o["type"], "tool_search_output");
         assert_eq!(o["call_id"], "call_1");
         let tools = o["tools"].as_array().unwrap();

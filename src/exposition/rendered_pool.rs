@@ -8,7 +8,7 @@
 //!
 //! Invariants:
 //! - The key covers everything the text and the token count depend on: the rendering, its
-//!   programmatic callers, the encoding, and each deferred entry's name, namespace,
+//!   programmatic callers, `strict`, the encoding, and each deferred entry's name, namespace,
 //!   `content_hash` and approval (a gated entry is never marked), in pool order.
 //! - The cache holds at most `MAX_BYTES` of text; the least recently used pool goes first. An
 //!   entry larger than the bound is still returned, just not kept.
@@ -34,7 +34,12 @@ pub struct RenderedPool {
     /// SHA-256 of the items' text (hex, 32 characters), standing for them in `planHash`.
     pub digest: String,
     pub bytes: usize,
+    /// Placement notes of the deferred tools (`strict`: why one is not strict).
+    pub notes: Vec<(String, String)>,
 }
+
+/// What a build gives: the items, their up-front tokens, the placement notes.
+pub type Built = (Vec<Box<RawValue>>, u64, Vec<(String, String)>);
 
 type Key = (Rendering, Option<Programmatic>, u8, u64);
 
@@ -51,8 +56,9 @@ fn cache() -> &'static Mutex<Cache> {
 }
 
 /// The key of a pool: its entries' names, namespaces, definition hashes and approval, in order.
-fn pool_key(rendering: Rendering, programmatic: Option<Programmatic>, enc: EncodingChoice, pool: &[&Registered]) -> Key {
+fn pool_key(rendering: Rendering, programmatic: Option<Programmatic>, strict: bool, enc: EncodingChoice, pool: &[&Registered]) -> Key {
     let mut h = std::collections::hash_map::DefaultHasher::new();
+    strict.hash(&mut h);
     pool.len().hash(&mut h);
     for r in pool {
         r.entry.name.hash(&mut h);
@@ -68,11 +74,12 @@ fn pool_key(rendering: Rendering, programmatic: Option<Programmatic>, enc: Encod
 pub fn get_or_render(
     rendering: Rendering,
     programmatic: Option<Programmatic>,
+    strict: bool,
     enc: EncodingChoice,
     pool: &[&Registered],
-    build: impl FnOnce() -> (Vec<Box<RawValue>>, u64),
+    build: impl FnOnce() -> Built,
 ) -> Arc<RenderedPool> {
-    let key = pool_key(rendering, programmatic, enc, pool);
+    let key = pool_key(rendering, programmatic, strict, enc, pool);
     {
         let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = c.entries.iter().position(|(k, _)| *k == key) {
@@ -83,8 +90,8 @@ pub fn get_or_render(
         }
     }
     // Built outside the lock: two plans racing on a new pool each build it once, at worst.
-    let (items, overhead) = build();
-    let pool = Arc::new(RenderedPool::new(items, overhead));
+    let (items, overhead, notes) = build();
+    let pool = Arc::new(RenderedPool::new(items, overhead, notes));
     let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
     if pool.bytes <= MAX_BYTES && !c.entries.iter().any(|(k, _)| *k == key) {
         c.bytes += pool.bytes;
@@ -98,7 +105,7 @@ pub fn get_or_render(
 }
 
 impl RenderedPool {
-    fn new(items: Vec<Box<RawValue>>, overhead: u64) -> RenderedPool {
+    fn new(items: Vec<Box<RawValue>>, overhead: u64, notes: Vec<(String, String)>) -> RenderedPool {
         use sha2::{Digest, Sha256};
         let mut sha = Sha256::new();
         let mut bytes = 0;
@@ -108,7 +115,7 @@ impl RenderedPool {
             bytes += item.get().len();
         }
         let digest = data_encoding::HEXLOWER.encode(&sha.finalize()[..16]);
-        RenderedPool { items, overhead, digest, bytes }
+        RenderedPool { items, overhead, digest, bytes, notes }
     }
 }
 
@@ -138,9 +145,9 @@ mod tests {
         let (a, b) = (reg("pool_test_a", "Does a."), reg("pool_test_b", "Does b."));
         let mut builds = 0;
         let mut get = |pool: &[&Registered]| {
-            get_or_render(Rendering::Openai, None, enc, pool, || {
+            get_or_render(Rendering::Openai, None, false, enc, pool, || {
                 builds += 1;
-                (pool.iter().map(|r| raw(json!({"name": r.entry.name, "d": r.entry.description}))).collect(), 7)
+                (pool.iter().map(|r| raw(json!({"name": r.entry.name, "d": r.entry.description}))).collect(), 7, Vec::new())
             })
         };
         let first = get(&[&a, &b]);
@@ -152,10 +159,10 @@ mod tests {
         assert_ne!(changed.digest, first.digest);
         assert_eq!(builds, 2);
         // Another rendering of the same pool is another text.
-        let anthropic = get_or_render(Rendering::Anthropic, None, enc, &[&a, &b], || (vec![raw(json!(1))], 0));
+        let anthropic = get_or_render(Rendering::Anthropic, None, false, enc, &[&a, &b], || (vec![raw(json!(1))], 0, Vec::new()));
         assert_ne!(anthropic.digest, first.digest);
         // So is the same pool marked for programmatic callers.
-        let marked = get_or_render(Rendering::Openai, Some(Programmatic::default()), enc, &[&a, &b], || (vec![raw(json!(2))], 0));
+        let marked = get_or_render(Rendering::Openai, Some(Programmatic::default()), false, enc, &[&a, &b], || (vec![raw(json!(2))], 0, Vec::new()));
         assert_ne!(marked.digest, first.digest);
     }
 
@@ -165,11 +172,11 @@ mod tests {
         let big = "x".repeat(MAX_BYTES / 4);
         for i in 0..8 {
             let r = reg(&format!("bound_test_{i}"), "Big.");
-            get_or_render(Rendering::Anthropic, None, enc, &[&r], || (vec![raw(json!(big))], 0));
+            get_or_render(Rendering::Anthropic, None, false, enc, &[&r], || (vec![raw(json!(big))], 0, Vec::new()));
             assert!(cached_bytes() <= MAX_BYTES, "{} bytes kept", cached_bytes());
         }
         let huge = reg("bound_test_huge", "Huge.");
-        let p = get_or_render(Rendering::Anthropic, None, enc, &[&huge], || (vec![raw(json!("y".repeat(MAX_BYTES + 1)))], 0));
+        let p = get_or_render(Rendering::Anthropic, None, false, enc, &[&huge], || (vec![raw(json!("y".repeat(MAX_BYTES + 1)))], 0, Vec::new()));
         assert!(p.bytes > MAX_BYTES && cached_bytes() <= MAX_BYTES, "returned, not kept");
     }
 }

@@ -316,7 +316,7 @@ fn cold_note(cold: &[String]) -> String {
 
 /// What a natively rendered plan's search answers beside its text (see `render::search_output`).
 fn provider_output(registry: &Registry, plan: &PlanScope, call_id: &str, hits: &[String], done: &Invoked) -> Option<Value> {
-    if plan.render == Rendering::Portable {
+    if !plan.render.defers_natively() {
         return None;
     }
     let pool: Vec<&ToolEntry> = if plan.render == Rendering::Openai { plan.deferred.iter().filter_map(|n| registry.get(n)).map(|r| &r.entry).collect() } else { Vec::new() };
@@ -325,7 +325,7 @@ fn provider_output(registry: &Registry, plan: &PlanScope, call_id: &str, hits: &
         crate::output::ModelOutput::Text(t) => t.as_str(),
         _ => "",
     };
-    render::search_output(plan.render, plan.programmatic.as_ref(), call_id, &pool, &found, text)
+    render::search_output(plan.render, plan.programmatic.as_ref(), plan.strict, call_id, &pool, &found, text)
 }
 
 /// The semantic source and the query's vectors, one per model in `Semantic::models` order
@@ -372,7 +372,7 @@ fn search(registry: &Registry, plan: &Arc<PlanScope>, a: SearchArgs, cold: &[Str
         found.push(e.name.clone());
     }
 
-    if plan.render != Rendering::Portable {
+    if plan.render.defers_natively() {
         text.push_str("\nThese tools are loaded: call them directly.");
     } else if !a.verbose {
         text.push_str("\nInspect a tool with tool_inspect before calling it with tool_invoke.");

@@ -317,6 +317,11 @@ pub struct PlanParams {
     /// Who runs the search in a native rendering (default `toolreg`).
     #[serde(default)]
     pub search: SearchBy,
+    /// `render: "openai"` only: every function whose schema has a strict form is sent
+    /// `strict: true` in that form (else `strict: false`, `placements[name].note` says why), and
+    /// calls under the plan have their arguments put back in the server's shape.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strict: bool,
     /// The parts that grow with the whole pool: `perTool` (`tokens.perTool`), `deferred`
     /// (`deferred` and the deferred tools' `placements`). Default: neither.
     #[serde(default)]

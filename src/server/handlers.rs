@@ -210,13 +210,15 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
     }
     let gated = |r: &crate::service::Registered| asks_approval_now(ctx, r);
     let marking = p.programmatic.map(|programmatic| render::Marking { programmatic, gated: &gated });
-    let rendered = render::render(&mut plan, &active, p.render, p.search, marking.as_ref()).map_err(|e| match &e {
+    let rendered = render::render(&mut plan, &active, p.render, p.search, p.strict, marking.as_ref()).map_err(|e| match &e {
         RenderError::TooManyDeferred { deferred, max } => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string())
             .with_data(serde_json::json!({"render": p.render, "deferred": deferred, "max": max})),
         RenderError::ProgrammaticNeedsNative => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(serde_json::json!({"field": "programmatic"})),
         RenderError::NameTaken(name) => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(serde_json::json!({"field": "programmatic", "name": name})),
+        RenderError::GeminiName(name) => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(serde_json::json!({"field": "clientTools", "name": name})),
+        RenderError::StrictNeedsOpenai => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(serde_json::json!({"field": "strict", "render": p.render})),
     })?;
-    let scope = ctx.service.scope(&plan, &active, PlanOptions { render: p.render, programmatic: p.programmatic, usage_key, code, session: p.session.clone(), ..PlanOptions::default() });
+    let scope = ctx.service.scope(&plan, &active, PlanOptions { render: p.render, programmatic: p.programmatic, usage_key, code, session: p.session.clone(), strict: p.strict, ..PlanOptions::default() });
     plan.lean(&p.include);
     if !scope.deferred.is_empty() {
         // Build (or fetch) tool_search's index now, after this reply, so the model's first

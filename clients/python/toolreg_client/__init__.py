@@ -6,7 +6,7 @@ from ._pending import *  # noqa: F401,F403,E402
 from ._protocol import *  # noqa: F401,F403,E402
 from ._protocol import PROTOCOL_VERSION, SCHEMA_METHODS  # noqa: E402
 from .binary import find_binary, protocol_compatible  # noqa: E402
-from .native import anthropic_request, anthropic_tool_result, openai_request, openai_tool_output  # noqa: E402
+from .native import anthropic_request, anthropic_tool_result, gemini_config, openai_request, openai_tool_output  # noqa: E402
 from .client import (  # noqa: E402
     ExitInfo,
     SecretStore,
@@ -31,6 +31,7 @@ __all__ = [
     "protocol_compatible",
     "anthropic_request",
     "anthropic_tool_result",
+    "gemini_config",
     "openai_request",
     "openai_tool_output",
 ]

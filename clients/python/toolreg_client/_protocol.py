@@ -913,6 +913,10 @@ class PlanParams(TypedDict, total=False):
     """The provider shape of `request` (default `portable`: the meta-tools as functions)."""
     search: "SearchBy"
     """Who runs the search in a native rendering (default `toolreg`)."""
+    strict: bool
+    """`render: "openai"` only: every function whose schema has a strict form is sent
+    `strict: true` in that form (else `strict: false`, `placements[name].note` says why), and
+    calls under the plan have their arguments put back in the server's shape."""
     include: list["Include"]
     """The parts that grow with the whole pool: `perTool` (`tokens.perTool`), `deferred`
     (`deferred` and the deferred tools' `placements`). Default: neither."""
@@ -960,7 +964,7 @@ class ToolDefinition(TypedDict):
 
 
 # Which provider's request shape a plan is rendered in.
-Rendering = Union[Literal["portable"], Literal["anthropic"], Literal["openai"]]
+Rendering = Union[Literal["portable"], Literal["anthropic"], Literal["openai"], Literal["gemini"]]
 
 
 # Who runs the search in a native rendering.

@@ -812,6 +812,7 @@ class ToolregClient:
         usage_key: Optional[str] = None,
         code_mode: Optional[str] = None,
         programmatic: Optional[Programmatic] = None,
+        strict: Optional[bool] = None,
     ) -> PlanResult: ...
 
     @overload
@@ -831,6 +832,7 @@ class ToolregClient:
         usage_key: Optional[str] = None,
         code_mode: Optional[str] = None,
         programmatic: Optional[Programmatic] = None,
+        strict: Optional[bool] = None,
     ) -> PlanReply: ...
 
     async def exposition_plan(
@@ -849,14 +851,17 @@ class ToolregClient:
         usage_key: Optional[str] = None,
         code_mode: Optional[str] = None,
         programmatic: Optional[Programmatic] = None,
+        strict: Optional[bool] = None,
     ) -> PlanReply:
-        """The plan for one model request. ``render`` ("portable", "anthropic", "openai") picks
+        """The plan for one model request. ``render`` ("portable", "anthropic", "openai",
+        "gemini") picks
         the provider shape of ``plan["request"]`` (see ``toolreg_client.native``); ``include``
         asks for the parts that grow with the pool ("perTool", "deferred"); ``usage`` places the
         most used deferred tools inline, fixed per ``session`` (counted under ``usage_key``);
         ``code_mode="sandbox"`` also offers ``tool_exec``; ``programmatic`` (``{}`` for the
         defaults; native renderings only) marks the tools no approval gates for the provider's
-        own code execution and adds its tool. With
+        own code execution and adds its tool. ``strict=True`` (render "openai") sends every
+        function that has a strict form ``strict: true`` in it. With
         ``if_none_match`` (a ``planHash`` held) the answer may be ``{planId, planHash, unchanged}``."""
         params: dict[str, Any] = {"scope": scope or {}}
         if context_window is not None:
@@ -883,6 +888,8 @@ class ToolregClient:
             params["codeMode"] = code_mode
         if programmatic is not None:
             params["programmatic"] = dict(programmatic)
+        if strict is not None:
+            params["strict"] = strict
         return cast(PlanReply, await self.request("exposition/plan", params))
 
     async def tool_invoke(

@@ -1,6 +1,6 @@
 """Provider-native deferral (protocol 0.2, issue 10): a plan rendered for the Anthropic Messages
 API or the OpenAI Responses API, and the answers to the model's tool calls in that provider's
-terms. Plain dicts that the official ``anthropic`` and ``openai`` packages accept as request
+terms; and a plan rendered for Gemini (issue 55: ``gemini_config``, for ``google-genai``). Plain dicts that the official ``anthropic`` and ``openai`` packages accept as request
 params (the tests check them with mypy against those packages); neither is needed at run time.
 
     plan = await toolreg.exposition_plan(scope, render="anthropic")
@@ -35,6 +35,27 @@ def openai_request(plan: PlanResult) -> dict[str, Any]:
     if not isinstance(request, dict):
         raise ValueError('the plan was not rendered natively: ask exposition_plan(render="openai")')
     return dict(request)
+
+
+def gemini_config(plan: PlanResult) -> dict[str, Any]:
+    """The plan's request as ``google-genai`` config fields (``tools``, and
+    ``system_instruction`` when something is deferred), for
+    ``client.models.generate_content(model=..., contents=..., config=types.GenerateContentConfig(**fragment))``.
+    Gemini has no tool search of its own: the deferred tools are behind the meta-tools, so run
+    every function call, ``tool_search`` too, with ``client.tool_invoke(name, args, plan_id=...)``."""
+    request = plan.get("request")
+    if not isinstance(request, dict) or "tools" not in request:
+        raise ValueError('the plan was not rendered for Gemini: ask exposition_plan(render="gemini")')
+    config: dict[str, Any] = {"tools": [
+        {"function_declarations": [
+            {"name": d["name"], "description": d["description"], "parameters_json_schema": d["parametersJsonSchema"]}
+            for d in tool["functionDeclarations"]
+        ]}
+        for tool in request["tools"]
+    ]}
+    if "systemInstruction" in request:
+        config["system_instruction"] = {"parts": [{"text": p["text"]} for p in request["systemInstruction"]["parts"]]}
+    return config
 
 
 def _text(r: InvokeResult) -> str:

@@ -46,10 +46,13 @@ export function installedAiMajor(): number | null {
   return cachedAiMajor;
 }
 
-/** The rendering a plan's `request` is in, from its tools' shape. */
+/**
+ * The rendering a plan's `request` is in, from its tools' shape. A Gemini plan
+ * (`functionDeclarations`) is the portable plan in Gemini's words: its `tools` serve as they are.
+ */
 function renderingOf(plan: PlanResult): 'portable' | 'anthropic' | 'openai' {
-  const req = plan.request as { tools?: { type?: string; input_schema?: unknown }[] } | undefined;
-  if (!req?.tools) return 'portable';
+  const req = plan.request as { tools?: { type?: string; input_schema?: unknown; functionDeclarations?: unknown }[] } | undefined;
+  if (!req?.tools || req.tools.some((t) => t.functionDeclarations !== undefined)) return 'portable';
   return req.tools.some((t) => t.type === 'function' || t.type === 'namespace' || t.type === 'tool_search') ? 'openai' : 'anthropic';
 }
 

@@ -116,6 +116,10 @@ describe('AI SDK adapter with a natively rendered plan (mock model, real sidecar
       assert.throws(() => toAiSdkTools(client, ours), /tool_reference/);
       const openai = await client.expositionPlan({ scope: {}, render: 'openai' });
       assert.throws(() => toAiSdkTools(client, openai), /openai SDK/);
+      // A Gemini plan is the portable plan in Gemini's words: the same tools (issue 55).
+      const gemini = await client.expositionPlan({ scope: {}, render: 'gemini' });
+      const portable = await client.expositionPlan({ scope: {} });
+      assert.deepEqual(Object.keys(toAiSdkTools(client, gemini).tools).sort(), Object.keys(toAiSdkTools(client, portable).tools).sort());
 
       const prompts: any[] = [];
       let step = 0;

@@ -129,7 +129,7 @@ export type Reason =
 /**
  * Which provider's request shape a plan is rendered in.
  */
-export type Rendering = 'portable' | 'anthropic' | 'openai';
+export type Rendering = 'portable' | 'anthropic' | 'openai' | 'gemini';
 /**
  * Who runs the search in a native rendering.
  */
@@ -1298,6 +1298,12 @@ export interface PlanParams {
   clientTools?: ToolDefinition[];
   render?: Rendering;
   search?: SearchBy;
+  /**
+   * `render: "openai"` only: every function whose schema has a strict form is sent
+   * `strict: true` in that form (else `strict: false`, `placements[name].note` says why), and
+   * calls under the plan have their arguments put back in the server's shape.
+   */
+  strict?: boolean;
   /**
    * The parts that grow with the whole pool: `perTool` (`tokens.perTool`), `deferred`
    * (`deferred` and the deferred tools' `placements`). Default: neither.
