@@ -96,28 +96,30 @@ pub async fn resolve(config: &ServerConfig, settings: &SpawnSettings) -> Result<
             Found::Missing => None,
         }
     };
-    let started = |program: Option<&Path>, path: Vec<PathBuf>| started(config, program, path, configured.is_some() || !front.is_empty());
+    // The PATH is set only when it differs from the one the child gets anyway.
+    let started = |program: Option<&Path>, path: Option<Vec<PathBuf>>| started(config, program, path);
+    let inherited = front.is_empty();
     if search::is_path(command) {
         let at = cwd.as_deref().map_or_else(|| PathBuf::from(command), |c| Path::new(c).join(command));
         return match search::probe_disk(&at) {
-            Probe::Runnable => Ok(started(None, [front.clone(), base].concat())),
+            Probe::Runnable => Ok(started(None, (!inherited).then(|| [front.clone(), base].concat()))),
             Probe::NotRunnable => Err(Missing::NotExecutable { path: at, looked_in: Vec::new() }),
             Probe::Missing => Err(Missing::NotFound { looked_in: at.parent().map(Path::to_path_buf).into_iter().collect() }),
         };
     }
     let first = [front.clone(), base.clone()].concat();
     if let Some(program) = found(&first, &mut looked_in) {
-        return Ok(started(Some(&program), first));
+        return Ok(started(Some(&program), (!inherited).then_some(first)));
     }
     let login = if settings.shell() { shell::cached().await.unwrap_or_default() } else { Vec::new() };
     if let Some(program) = found(&login, &mut looked_in) {
-        return Ok(started(Some(&program), [front.clone(), login.clone(), base.clone()].concat()));
+        return Ok(started(Some(&program), Some([front.clone(), login.clone(), base.clone()].concat())));
     }
     let home = std::env::var_os(if cfg!(windows) { "USERPROFILE" } else { "HOME" }).map(PathBuf::from);
     let known = if settings.shell() { runtimes::folders(home.as_deref()) } else { Vec::new() };
     for dir in &known {
         if let Some(program) = found(std::slice::from_ref(dir), &mut looked_in) {
-            return Ok(started(Some(&program), [front.clone(), vec![dir.clone()], login, base].concat()));
+            return Ok(started(Some(&program), Some([front.clone(), vec![dir.clone()], login, base].concat())));
         }
     }
     match unrunnable {
@@ -126,24 +128,22 @@ pub async fn resolve(config: &ServerConfig, settings: &SpawnSettings) -> Result<
     }
 }
 
-/// `config` with `program` as its command and `path` as its `PATH` (duplicates dropped), set
-/// only when it differs from what the child would inherit anyway.
-fn started(config: &ServerConfig, program: Option<&Path>, path: Vec<PathBuf>, always: bool) -> ServerConfig {
+/// `config` with `program` as its command and, when given, `path` as its `PATH` (duplicates
+/// dropped).
+fn started(config: &ServerConfig, program: Option<&Path>, path: Option<Vec<PathBuf>>) -> ServerConfig {
     let mut out = config.clone();
     let Transport::Stdio { command, env, .. } = &mut out.transport else { return out };
     if let Some(program) = program {
         *command = program.to_string_lossy().into_owned();
     }
     let mut seen = Vec::new();
-    for dir in path {
+    for dir in path.into_iter().flatten() {
         if !seen.contains(&dir) {
             seen.push(dir);
         }
     }
-    let joined = std::env::join_paths(&seen).ok().map(|p| p.to_string_lossy().into_owned());
-    let inherited = std::env::var("PATH").ok();
-    if let Some(joined) = joined.filter(|j| always || Some(j) != inherited.as_ref()) {
-        env.insert("PATH".into(), Secret::new(joined));
+    if let Some(joined) = std::env::join_paths(&seen).ok().filter(|_| !seen.is_empty()) {
+        env.insert("PATH".into(), Secret::new(joined.to_string_lossy().into_owned()));
     }
     out
 }
