@@ -130,7 +130,7 @@ impl Diagnosis {
             _ if timed_out => "The server did not answer `initialize` in time: check the URL, and raise this server's `timeouts.connectMs` if it is slow.".to_owned(),
             Some(401 | 403) => "The server refused the credentials: check the `Authorization` header or sign in again (`toolreg auth`).".to_owned(),
             Some(404) => "Nothing answers at this URL: check its path (often `/mcp`; `/sse` for a legacy SSE server).".to_owned(),
-            Some(405) => "The URL refused a POST: it may be a legacy HTTP+SSE endpoint (`/sse`); check the server's documentation for its Streamable HTTP URL.".to_owned(),
+            Some(405) => "The URL refused a POST, and did not answer as a legacy HTTP+SSE endpoint either: check the server's documentation for its MCP URL (often `/mcp`, or `/sse` for legacy SSE).".to_owned(),
             Some(s) if s >= 500 => format!("The server failed (HTTP {s}): try again later, or tell its operator."),
             Some(s) => format!("The server answered HTTP {s} to `initialize`."),
             None => "The server could not be reached: check the URL, the network and any proxy (`HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`).".to_owned(),
