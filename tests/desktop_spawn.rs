@@ -3,7 +3,7 @@
 //! shell's `PATH` holds, and starts it under the default sandbox, on both faces; a command in
 //! `spawn.paths` starts; a missing one and one that exits at once say why
 //! (`ServerStatus.diagnosis`, `toolreg mcp --check`); a server's own `timeouts.callMs` ends its
-//! slow call while another server keeps the global bound.
+//! slow call while another server keeps the global bound, and its own `connectMs` a slow start.
 mod support;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -190,5 +190,19 @@ fn a_servers_own_call_timeout_ends_its_slow_call_while_another_keeps_the_global_
     assert!(is_error && text.contains("300 ms"), "{text}");
     let (text, is_error) = call(&mut s, "patient", "slow", json!({}));
     assert!(!is_error, "{text}");
+    s.shutdown();
+}
+
+#[test]
+fn a_server_slower_than_its_own_connect_timeout_is_diagnosed_as_a_timeout() {
+    let mut s = Sidecar::spawn();
+    s.ok("initialize", json!({"timeouts": {"connectMs": 60000}}));
+    let mut sleepy = stdio("sleepy", fixture_mcp(), &["--slow-start-ms", "60000"]);
+    sleepy["timeouts"] = json!({"connectMs": 400});
+    s.ok("catalog/setServers", json!({"servers": [sleepy]}));
+    let me = wait_state(&mut s, "sleepy", "error");
+    assert_eq!(me["diagnosis"]["kind"], "timeout", "{me}");
+    let message = me["diagnosis"]["message"].as_str().unwrap();
+    assert!(message.contains("within 400 ms") && message.contains("timeouts.connectMs"), "{me}");
     s.shutdown();
 }
