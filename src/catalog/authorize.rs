@@ -56,6 +56,9 @@ pub(crate) struct ServerAuth {
     host: Arc<dyn AuthHost>,
     store: TokenStore,
     client: tokio::sync::OnceCell<HttpClient>,
+    /// The server's own `proxy` for its MCP requests (OAuth's discovery and token requests
+    /// keep rmcp's address-filtering client, which reads the environment's proxies).
+    proxy: Option<crate::secret::SecretUrl>,
     phase: Mutex<(Phase, u32)>,
     stop: CancellationToken,
     /// Told when a flow ends (`Ok`: new tokens; the server refreshes).
@@ -63,7 +66,7 @@ pub(crate) struct ServerAuth {
 }
 
 impl ServerAuth {
-    pub fn new(server_id: &str, url: &str, oauth: Option<OAuthConfig>, host: Arc<dyn AuthHost>, stop: CancellationToken) -> Arc<Self> {
+    pub fn new(server_id: &str, url: &str, oauth: Option<OAuthConfig>, proxy: Option<crate::secret::SecretUrl>, host: Arc<dyn AuthHost>, stop: CancellationToken) -> Arc<Self> {
         Arc::new(ServerAuth {
             server_id: server_id.to_owned(),
             url: url.to_owned(),
@@ -71,6 +74,7 @@ impl ServerAuth {
             store: TokenStore::new(server_id, host.clone()),
             host,
             client: tokio::sync::OnceCell::new(),
+            proxy,
             phase: Mutex::new((Phase::Idle, 0)),
             stop,
             on_done: Mutex::new(None),
@@ -134,7 +138,9 @@ impl ServerAuth {
                 Err(e) => tracing::warn!(server = %self.server_id, error = %e, "saved OAuth tokens: discovery failed"),
             }
         }
-        AuthClient::new(reqwest::Client::new(), manager)
+        // A bad proxy URL fails the connect before this client is asked for (`connect.rs`).
+        let client = super::proxy::client(self.proxy.as_ref()).ok().flatten().unwrap_or_default();
+        AuthClient::new(client, manager)
     }
 
     fn client_secret_for(&self, client_id: &str, registration: &Option<Registration>) -> Option<String> {

@@ -46,6 +46,8 @@ pub(crate) const SIGKILL: i32 = 9;
 pub(crate) struct ChildProc {
     pub pgid: i32,
     pub exited: watch::Receiver<Option<String>>,
+    /// How it ended, set before `exited` is (`catalog::diagnosis`).
+    pub status: std::sync::Arc<OnceLock<std::process::ExitStatus>>,
 }
 
 impl ChildProc {
@@ -55,9 +57,14 @@ impl ChildProc {
     pub fn own(mut child: tokio::process::Child, confined: Option<(String, Denials)>) -> Self {
         let pgid = child.id().map(|p| p as i32).unwrap_or(0);
         let (exit_tx, exited) = watch::channel(None);
+        let status = std::sync::Arc::new(OnceLock::new());
+        let set = status.clone();
         tokio::spawn(async move {
             let mut text = match child.wait().await {
-                Ok(s) => format!("server process exited ({s})"),
+                Ok(s) => {
+                    let _ = set.set(s);
+                    format!("server process exited ({s})")
+                }
                 Err(e) => format!("server process lost: {e}"),
             };
             if let Some((policy, denials)) = confined {
@@ -70,7 +77,7 @@ impl ChildProc {
             }
             let _ = exit_tx.send(Some(text));
         });
-        ChildProc { pgid, exited }
+        ChildProc { pgid, exited, status }
     }
 }
 
@@ -312,14 +319,38 @@ pub(crate) async fn spawn(
 pub(crate) struct Denials {
     last: std::sync::Arc<std::sync::Mutex<Option<String>>>,
     done: std::sync::Arc<tokio::sync::Notify>,
+    /// The last `TAIL` lines, as logged (redacted), for `diagnosis.stderrTail`.
+    tail: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<String>>>,
+    ended: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
+
+/// How many of a server's last stderr lines a diagnosis quotes.
+const TAIL: usize = 10;
 
 /// Words with which programs report what a sandbox refused (libc's `strerror`, Node's codes).
 const DENIAL_WORDS: &[&str] =
     &["Permission denied", "Operation not permitted", "EACCES", "EPERM", "Network is unreachable", "ENETUNREACH", "Resource temporarily unavailable", "Cannot allocate memory", "ENOMEM"];
 
 impl Denials {
+    /// The last lines it wrote and the last refusal among them, once its stderr ended (or
+    /// after `wait`: a grandchild may hold the pipe open).
+    pub async fn tail(&self, wait: std::time::Duration) -> (Vec<String>, Option<String>) {
+        let notified = self.done.notified();
+        if !self.ended.load(std::sync::atomic::Ordering::Acquire) {
+            let _ = tokio::time::timeout(wait, notified).await;
+        }
+        let tail = super::lock(&self.tail).iter().filter(|l| !l.is_empty()).cloned().collect();
+        (tail, super::lock(&self.last).clone())
+    }
+
     fn note(&self, line: &str) {
+        {
+            let mut tail = super::lock(&self.tail);
+            if tail.len() == TAIL {
+                tail.pop_front();
+            }
+            tail.push_back(line.chars().take(300).collect());
+        }
         if DENIAL_WORDS.iter().any(|w| line.contains(w)) {
             let cut: String = line.chars().take(300).collect();
             *super::lock(&self.last) = Some(cut);
@@ -373,6 +404,9 @@ pub(crate) async fn forward_stderr(server_id: String, mut stderr: tokio::process
     if !line.is_empty() || dropped > 0 {
         log(&line, dropped);
     }
+    denials.ended.store(true, std::sync::atomic::Ordering::Release);
+    // Both the exit watcher (`ChildProc::own`) and a diagnosis may be waiting.
+    denials.done.notify_waiters();
     denials.done.notify_one();
 }
 

@@ -61,6 +61,52 @@ pub struct ServerConfig {
     /// keeps them and does nothing with them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// This server's own bounds, over the global ones (`initialize.timeouts`): a slow
+    /// research tool its long `callMs`, a quick lookup a short one.
+    #[serde(default, skip_serializing_if = "ServerTimeouts::is_empty")]
+    pub timeouts: ServerTimeouts,
+    /// An `http` server's own proxy (`http://user:pass@host:port`, `socks5://...`) over the
+    /// environment's `HTTP_PROXY` / `HTTPS_PROXY` / `NO_PROXY`; its credentials are secrets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<SecretUrl>,
+}
+
+/// A server's `timeouts`; each field absent keeps the global value.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerTimeouts {
+    /// Spawn or connect plus the handshake.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_ms: Option<u64>,
+    /// One whole `tools/list` (and the resource and prompt lists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_ms: Option<u64>,
+    /// One `tools/call` (and a resource read, a prompt get, a completion).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_ms: Option<u64>,
+}
+
+impl ServerTimeouts {
+    fn is_empty(&self) -> bool {
+        *self == ServerTimeouts::default()
+    }
+
+    fn pick(own: Option<u64>, global: Duration) -> Duration {
+        // A year, as `initialize.timeouts` is clamped: no `Instant` overflow.
+        own.map(|ms| Duration::from_millis(ms.min(365 * 24 * 3600 * 1000))).unwrap_or(global)
+    }
+
+    pub fn connect(&self, global: Duration) -> Duration {
+        Self::pick(self.connect_ms, global)
+    }
+
+    pub fn list(&self, global: Duration) -> Duration {
+        Self::pick(self.list_ms, global)
+    }
+
+    pub fn call(&self, global: Duration) -> Duration {
+        Self::pick(self.call_ms, global)
+    }
 }
 
 /// `auto` (default): ask the server (`server/discover`) and speak 2026-07-28 if it can, else
@@ -102,6 +148,13 @@ pub enum Transport {
         #[serde(default)]
         headers: BTreeMap<String, Secret>,
     },
+    /// The legacy HTTP+SSE transport (MCP 2024-11-05): `GET url` for the event stream, messages
+    /// POSTed where its `endpoint` event says. Headers, secrets and `proxy` as for `http`.
+    Sse {
+        url: SecretUrl,
+        #[serde(default)]
+        headers: BTreeMap<String, Secret>,
+    },
 }
 
 impl ServerConfig {
@@ -127,6 +180,7 @@ impl ServerConfig {
                 serde_json::json!({"type": "stdio", "command": command, "args": args, "cwd": cwd})
             }
             Transport::Http { url, .. } => serde_json::json!({"type": "http", "url": url.redacted()}),
+            Transport::Sse { url, .. } => serde_json::json!({"type": "sse", "url": url.redacted()}),
         };
         let bytes = serde_json::to_vec(&reached).unwrap_or_default();
         data_encoding::HEXLOWER.encode(&Sha256::digest(&bytes)[..16])
@@ -137,7 +191,7 @@ impl ServerConfig {
     pub fn secret_values(&self) -> Vec<String> {
         let mut secrets: Vec<&Secret> = match &self.transport {
             Transport::Stdio { env, .. } => env.values().collect(),
-            Transport::Http { headers, .. } => headers.values().collect(),
+            Transport::Http { headers, .. } | Transport::Sse { headers, .. } => headers.values().collect(),
         };
         secrets.extend(self.oauth.as_ref().and_then(|o| o.client_secret.as_ref()));
         let mut out = Vec::new();
@@ -148,8 +202,11 @@ impl ServerConfig {
                 out.push(bare.to_owned());
             }
         }
-        if let Transport::Http { url, .. } = &self.transport {
+        if let Transport::Http { url, .. } | Transport::Sse { url, .. } = &self.transport {
             out.extend(url.secret_parts());
+        }
+        if let Some(proxy) = &self.proxy {
+            out.extend(proxy.secret_parts());
         }
         out
     }
@@ -192,6 +249,8 @@ pub struct CatalogOptions {
     pub elicitation_timeout: Duration,
     /// How a held tool's refusal tells the person to review it, in the face's words.
     pub review: ReviewHint,
+    /// Where stdio servers' commands are looked for (`launch`).
+    pub spawn: super::launch::SpawnSettings,
 }
 
 /// The sentence ending a held tool's refusal, given its server and tool: what to do to review
@@ -228,6 +287,7 @@ impl Default for CatalogOptions {
             host_asks: super::elicit::HostAsks::default(),
             elicitation_timeout: Duration::from_secs(300),
             review: ReviewHint::default(),
+            spawn: super::launch::SpawnSettings::default(),
         }
     }
 }

@@ -39,6 +39,8 @@ pub(crate) mod canonical;
 mod child;
 mod client;
 mod config;
+mod diagnosis;
+mod launch;
 mod error;
 mod mrtr;
 mod pages;
@@ -46,6 +48,7 @@ pub mod elicit;
 mod listen;
 pub mod pins;
 mod policy;
+mod proxy;
 mod refresh;
 pub mod resources;
 mod result_cap;
@@ -61,11 +64,13 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, Semaphore};
 
-pub use config::{CatalogOptions, ProtocolChoice, ReviewHint, ServerConfig, Transport};
+pub use config::{CatalogOptions, ProtocolChoice, ReviewHint, ServerConfig, ServerTimeouts, Transport};
 pub use call::CallRequest;
 pub use error::CatalogError;
 pub use policy::{ApprovalHints, ApprovalPolicy, Trust};
 pub use status::{CatalogEvent, HeldTools, ServerState, ServerStatus};
+pub use diagnosis::{Diagnosis, DiagnosisKind};
+pub use launch::{ShellEnv, SpawnSettings};
 // The sandbox of a stdio server, as each face configures and shows it.
 pub use crate::confine::{Sandbox, SandboxLimits, SandboxPolicy, SandboxReport, SandboxState};
 pub use tool::{ListState, ListToolsResult, McpTool};
@@ -425,7 +430,7 @@ impl Catalog {
         };
         let conn = conn.inspect_err(|e| server.record_failure(e.to_string())).map_err(|e| e.redacted(&config))?;
         let opts = &self.inner.shared.opts;
-        let limits = call::Limits { timeout: opts.call_timeout, max_result_bytes: opts.max_result_bytes };
+        let limits = call::Limits { timeout: config.timeouts.call(opts.call_timeout), max_result_bytes: opts.max_result_bytes };
         conn.call_tool(request, limits, inputs)
             .await
             .inspect_err(|e| {

@@ -361,7 +361,7 @@ impl Catalog {
         if let Some(why) = server.needs_user() {
             return Err(CatalogError::NeedsAuth(why));
         }
-        let timeout = self.inner.shared.opts.call_timeout;
+        let timeout = config.timeouts.call(self.inner.shared.opts.call_timeout);
         let deadline = Instant::now() + timeout;
         let conn = tokio::time::timeout(timeout, server.connection())
             .await

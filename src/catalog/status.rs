@@ -36,11 +36,19 @@ pub struct ServerStatus {
     /// is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
+    /// How the live session is reached: `stdio`, `http` (Streamable HTTP) or `sse` (legacy
+    /// HTTP+SSE, by `type: "sse"` or the fallback of an `http` server); absent while there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
     /// A stdio server's confinement: enforced (and how), off (and why), or refused (the
     /// configuration asks for what the kernel cannot give; the server is not started).
     /// Absent for HTTP and disabled servers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<crate::confine::SandboxReport>,
+    /// Why the server does not start, for a person to act on (`kind`, the facts, `message`);
+    /// present after a failed start or an early death, until a connect succeeds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<super::diagnosis::Diagnosis>,
 }
 
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]

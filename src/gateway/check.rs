@@ -6,7 +6,7 @@
 //! are the catalog's, already redacted (`ServerConfig::redact`), cut to one short line.
 
 use super::config::GatewayConfig;
-use crate::catalog::{Catalog, CatalogOptions, SandboxReport, SandboxState, ServerState, ServerStatus};
+use crate::catalog::{Catalog, CatalogOptions, Diagnosis, SandboxReport, SandboxState, ServerState, ServerStatus};
 use std::time::Duration;
 
 /// Per server: spawn or connect, handshake and the first `tools/list`.
@@ -24,6 +24,8 @@ pub struct Row {
     pub error: Option<String>,
     /// A stdio server's confinement (`catalog/status`'s `sandbox`).
     pub sandbox: Option<SandboxReport>,
+    /// Why it does not start (`catalog/status`'s `diagnosis`), printed in full under the table.
+    pub diagnosis: Option<Diagnosis>,
 }
 
 impl Row {
@@ -114,10 +116,10 @@ async fn row(catalog: &Catalog, id: &str) -> Row {
     let done = tokio::time::timeout(TIMEOUT, catalog.refresh(id)).await;
     let status = catalog.server_status(id).ok();
     let mut row = match status {
-        Some(ServerStatus { state, protocol_version, tool_count, error, sandbox, .. }) => {
-            Row { id: id.to_string(), state, protocol: protocol_version, tools: tool_count, held: 0, error, sandbox }
+        Some(ServerStatus { state, protocol_version, tool_count, error, sandbox, diagnosis, .. }) => {
+            Row { id: id.to_string(), state, protocol: protocol_version, tools: tool_count, held: 0, error, sandbox, diagnosis }
         }
-        None => Row { id: id.to_string(), state: ServerState::Error, protocol: None, tools: None, held: 0, error: None, sandbox: None },
+        None => Row { id: id.to_string(), state: ServerState::Error, protocol: None, tools: None, held: 0, error: None, sandbox: None, diagnosis: None },
     };
     if done.is_err() {
         row.state = ServerState::Error;
@@ -159,6 +161,9 @@ impl Report {
             out.push('\n');
             out.extend(sandboxes);
         }
+        for (id, d) in self.rows.iter().filter_map(|r| Some((&r.id, r.diagnosis.as_ref()?))) {
+            out.push_str(&diagnosed(id, d));
+        }
         if !self.overrides.is_empty() {
             out.push_str("\noverrides:\n");
             for (line, _) in &self.overrides {
@@ -197,6 +202,27 @@ fn cells(r: &Row) -> [String; 8] {
     ]
 }
 
+/// A server's diagnosis as lines under the table: kind and message, then the facts.
+fn diagnosed(id: &str, d: &Diagnosis) -> String {
+    let kind = serde_json::to_value(d.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+    let mut out = format!("\n{id}: {kind}: {}\n", d.message);
+    if let Some(code) = d.exit_code {
+        out.push_str(&format!("  exit code {code}\n"));
+    }
+    if let Some(signal) = d.signal {
+        out.push_str(&format!("  signal {signal}\n"));
+    }
+    if !d.looked_in.is_empty() {
+        out.push_str("  looked in:\n");
+        out.extend(d.looked_in.iter().map(|dir| format!("    {dir}\n")));
+    }
+    if !d.stderr_tail.is_empty() {
+        out.push_str("  its stderr ended with:\n");
+        out.extend(d.stderr_tail.iter().map(|line| format!("    {line}\n")));
+    }
+    out
+}
+
 fn state_word(s: SandboxState) -> String {
     serde_json::to_value(s).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
 }
@@ -225,6 +251,7 @@ mod tests {
             held: usize::from(ready),
             error: error.map(String::from),
             sandbox: None,
+            diagnosis: None,
         }
     }
 

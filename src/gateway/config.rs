@@ -116,7 +116,10 @@ pub struct Gateway {
     /// spans and metrics of every request and tool run. Started at start; a change waits for a
     /// restart.
     #[serde(default)]
-    pub telemetry: Option<crate::service::telemetry::TelemetrySettings>,
+    pub telemetry: Option<crate::service::telemetry::TelemetrySettings>,    /// Where stdio servers' commands are found, as `initialize.spawn` takes it
+    /// (`{shellEnv?: "auto" | "never", paths?: [dir]}`).
+    #[serde(default)]
+    pub spawn: Option<crate::catalog::SpawnSettings>,
 }
 
 impl Gateway {
@@ -171,6 +174,9 @@ impl GatewayConfig {
             super::search::check(search)?;
         }
         cfg.budget()?;
+        if let Some(spawn) = &cfg.gateway.spawn {
+            spawn.check().map_err(|e| format!("gateway.{e}"))?;
+        }
         crate::service::check_overrides(&cfg.gateway.overrides)?;
         for k in cfg.gateway.overrides.keys() {
             let server = k.split_once('/').map_or(k.as_str(), |(s, _)| s);

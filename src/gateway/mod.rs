@@ -524,7 +524,7 @@ impl Gateway {
 /// The catalog's options for a config: what `toolreg mcp` and `--check` share. Never in
 /// memory only: pins must outlive the run to defend against a rug pull.
 pub(crate) fn catalog_options(cfg: &GatewayConfig) -> CatalogOptions {
-    CatalogOptions { cache_dir: cfg.state_dir(), ..CatalogOptions::default() }
+    CatalogOptions { cache_dir: cfg.state_dir(), spawn: cfg.gateway.spawn.clone().unwrap_or_default(), ..CatalogOptions::default() }
 }
 
 /// How `toolreg mcp` is reached.

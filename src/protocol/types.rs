@@ -130,6 +130,12 @@ pub struct InitializeParams {
     /// cannot change it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub telemetry: Option<TelemetrySettings>,
+    /// Where stdio servers' commands are found (`{shellEnv?: "auto" | "never", paths?: [dir]}`):
+    /// `paths` first (and at the front of each server's `PATH`), then the inherited `PATH`,
+    /// then with `shellEnv: auto` (default on Linux and macOS) the login shell's `PATH` and
+    /// the usual runtime folders (nvm, fnm, Volta, asdf, mise, Homebrew, `~/.local/bin`...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spawn: Option<crate::catalog::SpawnSettings>,
 }
 
 /// `exposition/plan`'s `codeMode`: `sandbox` adds `tool_exec`.

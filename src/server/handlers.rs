@@ -27,6 +27,9 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
     }
     // Checked before anything is kept: a refused initialize changes nothing.
     let code_limits = p.code_mode.as_ref().map(code_limits).transpose()?;
+    if let Some(spawn) = &p.spawn {
+        spawn.check().map_err(|e| RpcError::new(ErrorCode::INVALID_PARAMS, e).with_data(serde_json::json!({"field": "spawn.paths"})))?;
+    }
     let budget = p.results.as_ref().map(ResultSettings::budget).transpose().map_err(|(field, why)| {
         RpcError::new(ErrorCode::INVALID_PARAMS, format!("results.{field} {why}")).with_data(serde_json::json!({"field": format!("results.{field}")}))
     })?;
@@ -78,6 +81,7 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
             views: p.capabilities.renders_views(),
         },
         elicitation_timeout: ms(t.elicitation_ms, defaults.elicitation_timeout),
+        spawn: p.spawn.clone().unwrap_or_default(),
         ..defaults
     };
     let questions = Arc::new(super::host::Questions(ctx.out.clone()));

@@ -164,6 +164,25 @@ impl Sidecar {
         Sidecar { stdin: child.stdin.take(), child, rx, skipped: Default::default(), next_id: 0 }
     }
 
+    /// `catalog/status`'s entry for server `id`.
+    pub fn server_status(&mut self, id: &str) -> Value {
+        let st = self.ok_past_notes("catalog/status", json!({}));
+        st["servers"].as_array().unwrap().iter().find(|x| x["id"] == id).unwrap().clone()
+    }
+
+    /// Server `id`'s status once its state is one of `states` (60 s at most).
+    pub fn server_in(&mut self, id: &str, states: &[&str]) -> Value {
+        let start = Instant::now();
+        loop {
+            let me = self.server_status(id);
+            if states.iter().any(|s| me["state"] == *s) {
+                return me;
+            }
+            assert!(start.elapsed() < Duration::from_secs(60), "{id} not {states:?}: {me}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Spawned and initialized.
     pub fn ready() -> Sidecar {
         let mut s = Sidecar::spawn();

@@ -135,10 +135,16 @@ class ServerStatus(_ServerStatusRequired, total=False):
     protocolVersion: Union[str, None]
     """The MCP revision of the live session (`2025-11-25`, `2026-07-28`); absent while there
     is none."""
+    transport: Union[str, None]
+    """How the live session is reached: `stdio`, `http` (Streamable HTTP) or `sse` (legacy
+    HTTP+SSE, by `type: "sse"` or the fallback of an `http` server); absent while there is none."""
     sandbox: Union["SandboxReport", None]
     """A stdio server's confinement: enforced (and how), off (and why), or refused (the
     configuration asks for what the kernel cannot give; the server is not started).
     Absent for HTTP and disabled servers."""
+    diagnosis: Union["Diagnosis", None]
+    """Why the server does not start, for a person to act on (`kind`, the facts, `message`);
+    present after a failed start or an early death, until a connect succeeds."""
 
 
 ServerState = Union[Literal["connecting", "ready", "error", "disabled"], Literal["needsAuth"]]
@@ -181,6 +187,26 @@ class SandboxLimits(TypedDict, total=False):
     cpuSeconds: Union[int, None]
     """CPU seconds over the server's whole life (`RLIMIT_CPU`); default none, since a server
     lives as long as toolreg does."""
+
+
+class _DiagnosisRequired(TypedDict):
+    kind: "DiagnosisKind"
+    message: str
+    """What happened and what to do, in a sentence or three."""
+
+
+class Diagnosis(_DiagnosisRequired, total=False):
+    command: Union[str, None]
+    lookedIn: list[str]
+    """The folders searched for `command`, in order."""
+    exitCode: Union[int, None]
+    signal: Union[int, None]
+    stderrTail: list[str]
+    """The server's last stderr lines before it ended, redacted."""
+    httpStatus: Union[int, None]
+
+
+DiagnosisKind = Union[Literal["notFound"], Literal["notExecutable"], Literal["exited"], Literal["timeout"], Literal["sandbox"], Literal["http"]]
 
 
 class _ClientInfoRequired(TypedDict):
@@ -531,6 +557,11 @@ class InitializeParams(TypedDict, total=False):
     run, metrics of calls, errors, latency, approvals and deferred tokens. Off when absent;
     fields left out come from the `OTEL_EXPORTER_OTLP_*` variables. A second `initialize`
     cannot change it."""
+    spawn: Union["SpawnSettings", None]
+    """Where stdio servers' commands are found (`{shellEnv?: "auto" | "never", paths?: [dir]}`):
+    `paths` first (and at the front of each server's `PATH`), then the inherited `PATH`,
+    then with `shellEnv: auto` (default on Linux and macOS) the login shell's `PATH` and
+    the usual runtime folders (nvm, fnm, Volta, asdf, mise, Homebrew, `~/.local/bin`...)."""
 
 
 class LogSettings(TypedDict, total=False):
@@ -620,6 +651,20 @@ class TelemetrySettings(TypedDict, total=False):
     timeoutMs: Union[int, None]
     """How long one export may take before it is abandoned, in milliseconds (default:
     `OTEL_EXPORTER_OTLP_TIMEOUT`, else 10,000)."""
+
+
+class SpawnSettings(TypedDict, total=False):
+    """`spawn` in `initialize` and in the gateway's `gateway` block."""
+    shellEnv: Union["ShellEnv", None]
+    """`auto` (default on Linux and macOS): a command not found on the inherited `PATH` is
+    looked for on the login shell's (`$SHELL -ilc`, read once, bounded) and in the usual
+    runtime folders. `never`: only `paths` and the inherited `PATH`."""
+    paths: list[str]
+    """Folders searched first for a server's `command` and put at the front of its `PATH`
+    (a host's bundled runtimes: its own `bun`, `uv`, `node`). Absolute paths."""
+
+
+ShellEnv = Literal["auto", "never"]
 
 
 class InitializeResult(TypedDict):
@@ -1371,9 +1416,15 @@ class ServerConfig(_ServerConfigRequired, total=False):
     tags: list[str]
     """Labels for the gateway's profiles (`gateway.profiles`' tag expressions); the sidecar
     keeps them and does nothing with them."""
+    timeouts: "ServerTimeouts"
+    """This server's own bounds, over the global ones (`initialize.timeouts`): a slow
+    research tool its long `callMs`, a quick lookup a short one."""
+    proxy: Union[str, None]
+    """An `http` server's own proxy (`http://user:pass@host:port`, `socks5://...`) over the
+    environment's `HTTP_PROXY` / `HTTPS_PROXY` / `NO_PROXY`; its credentials are secrets."""
 
 
-Transport = Union["TransportStdio", "TransportHttp"]
+Transport = Union["TransportStdio", "TransportHttp", "TransportSse"]
 
 
 class _TransportStdioRequired(TypedDict):
@@ -1396,9 +1447,30 @@ class TransportHttp(_TransportHttpRequired, total=False):
     headers: dict[str, str]
 
 
+class _TransportSseRequired(TypedDict):
+    type: Literal["sse"]
+    url: str
+
+
+class TransportSse(_TransportSseRequired, total=False):
+    """The legacy HTTP+SSE transport (MCP 2024-11-05): `GET url` for the event stream, messages
+    POSTed where its `endpoint` event says. Headers, secrets and `proxy` as for `http`."""
+    headers: dict[str, str]
+
+
 # `pinned`: changed and new tools are held until approved (the default). `auto`: every list
 # is approved as it comes.
 Trust = Literal["pinned", "auto"]
+
+
+class ServerTimeouts(TypedDict, total=False):
+    """A server's `timeouts`; each field absent keeps the global value."""
+    connectMs: Union[int, None]
+    """Spawn or connect plus the handshake."""
+    listMs: Union[int, None]
+    """One whole `tools/list` (and the resource and prompt lists)."""
+    callMs: Union[int, None]
+    """One `tools/call` (and a resource read, a prompt get, a completion)."""
 
 
 class ServerIdParams(TypedDict):

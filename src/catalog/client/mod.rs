@@ -32,6 +32,7 @@
 
 mod call_paths;
 mod connect;
+mod sse;
 mod handler;
 
 use std::collections::HashMap;
@@ -55,7 +56,7 @@ use super::stdio::DirectCalls;
 use super::tool::McpTool;
 use handler::{Handler, HandlerShared};
 
-pub(crate) use connect::connect;
+pub(crate) use connect::{connect, ConnectFailure};
 
 const MAX_PAGES: usize = 1000;
 
@@ -70,6 +71,8 @@ pub(crate) struct Connection {
     direct: Option<Arc<DirectCalls>>,
     /// The revision the session speaks.
     version: ProtocolVersion,
+    /// How it is reached: `stdio`, `http` (Streamable HTTP) or `sse` (legacy HTTP+SSE).
+    pub(crate) transport: &'static str,
     /// What every direct request adds to its `_meta` (2026-07-28 has no session to remember
     /// who we are): the members, serialised once here, or empty.
     request_meta: Box<str>,
@@ -118,6 +121,7 @@ impl Connection {
             tokio::spawn(super::listen::run(handler.server_id.clone(), peer.clone(), filter, None, on, stop.clone()));
             stop.drop_guard()
         });
+        let transport = if child.is_some() { "stdio" } else { "http" };
         Connection {
             peer,
             service: tokio::sync::Mutex::new(Some(service)),
@@ -125,11 +129,17 @@ impl Connection {
             child,
             auth,
             direct: None,
+            transport,
             version,
             request_meta,
             _listening: listening,
             resource_streams: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// How the session is reached: `stdio`, `http` or `sse`.
+    pub fn transport(&self) -> &'static str {
+        self.transport
     }
 
     /// The revision the session speaks (`2025-11-25`, `2026-07-28`).

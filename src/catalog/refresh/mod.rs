@@ -104,6 +104,8 @@ pub(crate) struct Data {
     ttl_generation: u64,
     /// Resources, templates and prompts (`resources.rs`), last-known-good like `tools`.
     pub extras: Option<Extras>,
+    /// Why the last connect failed, for a person (`diagnosis.rs`); cleared by a connect.
+    pub diagnosis: Option<super::diagnosis::Diagnosis>,
 }
 
 pub(crate) struct Server {
@@ -157,7 +159,7 @@ impl Server {
         let stop = CancellationToken::new();
         let auth = match &config.transport {
             Transport::Http { url, headers } if !headers.keys().any(|k| k.eq_ignore_ascii_case("authorization")) => {
-                Some(ServerAuth::new(&config.id, url.expose(), config.oauth.clone(), shared.auth_host.clone(), stop.clone()))
+                Some(ServerAuth::new(&config.id, url.expose(), config.oauth.clone(), config.proxy.clone(), shared.auth_host.clone(), stop.clone()))
             }
             _ => None,
         };
@@ -261,9 +263,9 @@ impl Server {
             let config = lock(&self.config);
             (config.name.clone(), self.sandbox_report(&config))
         };
-        let protocol_version = match &*lock(&self.session) {
-            Session::Live(conn) => Some(conn.protocol_version()),
-            _ => None,
+        let (protocol_version, transport) = match &*lock(&self.session) {
+            Session::Live(conn) => (Some(conn.protocol_version()), Some(conn.transport().to_owned())),
+            _ => (None, None),
         };
         let d = lock(&self.data);
         ServerStatus {
@@ -275,7 +277,9 @@ impl Server {
             refreshed_at: d.refreshed_at.clone(),
             cached: d.tools.is_some(),
             protocol_version,
+            transport,
             sandbox,
+            diagnosis: d.diagnosis.clone(),
         }
     }
 
@@ -401,9 +405,10 @@ impl Server {
     /// old ones are kept, and the tools still count as refreshed).
     async fn fetch(self: &Arc<Self>) -> Result<(Listed, Option<Extras>), String> {
         let conn = self.connection().await.map_err(|e| e.to_string())?;
-        match conn.list_tools(self.shared.opts.list_timeout).await {
+        let list_timeout = self.config().timeouts.list(self.shared.opts.list_timeout);
+        match conn.list_tools(list_timeout).await {
             Ok(listed) => {
-                let extras = match conn.list_extras(self.shared.opts.list_timeout).await {
+                let extras = match conn.list_extras(list_timeout).await {
                     Ok(extras) => Some(extras.unwrap_or_default()),
                     Err(e) => {
                         tracing::warn!(server = %self.id, error = %self.config().redact(&e.to_string()), "MCP resources/prompts refresh failed; keeping the last lists");

@@ -84,9 +84,10 @@ impl Server {
         tokio::spawn(async move {
             let opts = &me.shared.opts;
             let config = me.config();
+            let timeout = config.timeouts.connect(opts.connect_timeout);
             let connected = tokio::select! {
-                r = client::connect(&config, opts.connect_timeout, opts.max_message_bytes, on_list_changed, on_updated, me.shared.asker(), me.auth.clone(), me.legacy.load(Ordering::Relaxed)) => r,
-                _ = abort.cancelled() => Err("connect abandoned (restart or stop)".into()),
+                r = client::connect(&config, timeout, opts.max_message_bytes, on_list_changed, on_updated, me.shared.asker(), me.auth.clone(), me.legacy.load(Ordering::Relaxed), &opts.spawn) => r,
+                _ = abort.cancelled() => Err(("connect abandoned (restart or stop)".into(), None)),
             };
             me.legacy.store(connected.as_ref().is_ok_and(|c| c.has_initialize()), Ordering::Relaxed);
             let result = me.finish_connect(&mine, connected);
@@ -99,15 +100,17 @@ impl Server {
     fn finish_connect(
         self: &Arc<Self>,
         mine: &ConnectFuture,
-        connected: Result<Connection, String>,
+        connected: Result<Connection, client::ConnectFailure>,
     ) -> Result<Arc<Connection>, CatalogError> {
         let mut slot = lock(&self.session);
         let current = matches!(&*slot, Session::Connecting { fut, .. } if fut.ptr_eq(mine));
         let conn = match connected {
             Ok(c) => Arc::new(c),
-            Err(e) => {
+            Err((e, diagnosis)) => {
                 if current {
                     *slot = Session::Idle;
+                    // Kept until a connect succeeds: the status says why it does not start.
+                    lock(&self.data).diagnosis = diagnosis;
                 }
                 return Err(CatalogError::NotConnected(e));
             }
@@ -120,6 +123,7 @@ impl Server {
         }
         *slot = Session::Live(conn.clone());
         drop(slot);
+        lock(&self.data).diagnosis = None;
         self.watch_exit(&conn);
         // Connected outside a refresh (a call): the status is Connecting and a restarted
         // server may have other tools, so list them now.

@@ -14,6 +14,7 @@ export type ApprovalPolicy = 'listed' | 'destructive' | 'always';
 export type McpMode = 'disabled' | 'auto' | 'manual';
 export type ServerState = ('connecting' | 'ready' | 'error' | 'disabled') | 'needsAuth';
 export type SandboxState = 'enforced' | 'off' | 'refused';
+export type DiagnosisKind = 'notFound' | 'notExecutable' | 'exited' | 'timeout' | 'sandbox' | 'http';
 /**
  * An Anthropic code execution tool that can call client tools (`allowed_callers`).
  */
@@ -94,6 +95,7 @@ export type HostRepairToolCallResult = RepairToolCallResult | null;
  * The parts of a plan that grow with the whole pool, returned only on request.
  */
 export type Include = 'perTool' | 'deferred';
+export type ShellEnv = 'auto' | 'never';
 export type ModelOutput =
   | {
       type: 'text';
@@ -195,6 +197,13 @@ export type Transport =
       headers?: {
         [k: string]: string;
       };
+    }
+  | {
+      type: 'sse';
+      url: string;
+      headers?: {
+        [k: string]: string;
+      };
     };
 /**
  * `pinned`: changed and new tools are held until approved (the default). `auto`: every list
@@ -232,6 +241,8 @@ export interface ProtocolTypes {
   DeferredRef?: DeferredRef;
   DeregisterParams?: DeregisterParams;
   DeregisterResult?: DeregisterResult;
+  Diagnosis?: Diagnosis;
+  DiagnosisKind?: DiagnosisKind;
   DidChangeParams?: DidChangeParams;
   ElicitAction?: ElicitAction;
   ElicitMode?: ElicitMode;
@@ -329,8 +340,11 @@ export interface ProtocolTypes {
   ServerResourceTemplate?: ServerResourceTemplate;
   ServerState?: ServerState;
   ServerStatus?: ServerStatus;
+  ServerTimeouts?: ServerTimeouts;
   SetServersParams?: SetServersParams;
+  ShellEnv?: ShellEnv;
   Source?: Source;
+  SpawnSettings?: SpawnSettings;
   SyncParams?: SyncParams;
   SyncResult?: SyncResult;
   TelemetrySettings?: TelemetrySettings;
@@ -478,11 +492,21 @@ export interface ServerStatus {
    */
   protocolVersion?: string | null;
   /**
+   * How the live session is reached: `stdio`, `http` (Streamable HTTP) or `sse` (legacy
+   * HTTP+SSE, by `type: "sse"` or the fallback of an `http` server); absent while there is none.
+   */
+  transport?: string | null;
+  /**
    * A stdio server's confinement: enforced (and how), off (and why), or refused (the
    * configuration asks for what the kernel cannot give; the server is not started).
    * Absent for HTTP and disabled servers.
    */
   sandbox?: SandboxReport | null;
+  /**
+   * Why the server does not start, for a person to act on (`kind`, the facts, `message`);
+   * present after a failed start or an early death, until a connect succeeds.
+   */
+  diagnosis?: Diagnosis | null;
 }
 /**
  * What confines a server, as `catalog/status` and `toolreg mcp --check` show it.
@@ -538,6 +562,25 @@ export interface SandboxLimits {
    * lives as long as toolreg does.
    */
   cpuSeconds?: number | null;
+}
+export interface Diagnosis {
+  kind: DiagnosisKind;
+  /**
+   * What happened and what to do, in a sentence or three.
+   */
+  message: string;
+  command?: string | null;
+  /**
+   * The folders searched for `command`, in order.
+   */
+  lookedIn?: string[];
+  exitCode?: number | null;
+  signal?: number | null;
+  /**
+   * The server's last stderr lines before it ended, redacted.
+   */
+  stderrTail?: string[];
+  httpStatus?: number | null;
 }
 export interface ClientInfo {
   name: string;
@@ -855,6 +898,13 @@ export interface InitializeParams {
    * cannot change it.
    */
   telemetry?: TelemetrySettings | null;
+  /**
+   * Where stdio servers' commands are found (`{shellEnv?: "auto" | "never", paths?: [dir]}`):
+   * `paths` first (and at the front of each server's `PATH`), then the inherited `PATH`,
+   * then with `shellEnv: auto` (default on Linux and macOS) the login shell's `PATH` and
+   * the usual runtime folders (nvm, fnm, Volta, asdf, mise, Homebrew, `~/.local/bin`...).
+   */
+  spawn?: SpawnSettings | null;
 }
 export interface LogSettings {
   /**
@@ -994,6 +1044,22 @@ export interface TelemetrySettings {
    * `OTEL_EXPORTER_OTLP_TIMEOUT`, else 10,000).
    */
   timeoutMs?: number | null;
+}
+/**
+ * `spawn` in `initialize` and in the gateway's `gateway` block.
+ */
+export interface SpawnSettings {
+  /**
+   * `auto` (default on Linux and macOS): a command not found on the inherited `PATH` is
+   * looked for on the login shell's (`$SHELL -ilc`, read once, bounded) and in the usual
+   * runtime folders. `never`: only `paths` and the inherited `PATH`.
+   */
+  shellEnv?: ShellEnv | null;
+  /**
+   * Folders searched first for a server's `command` and put at the front of its `PATH`
+   * (a host's bundled runtimes: its own `bun`, `uv`, `node`). Absolute paths.
+   */
+  paths?: string[];
 }
 export interface InitializeResult {
   serverInfo: ServerInfo;
@@ -1781,6 +1847,29 @@ export interface ServerConfig {
    * keeps them and does nothing with them.
    */
   tags?: string[];
+  timeouts?: ServerTimeouts;
+  /**
+   * An `http` server's own proxy (`http://user:pass@host:port`, `socks5://...`) over the
+   * environment's `HTTP_PROXY` / `HTTPS_PROXY` / `NO_PROXY`; its credentials are secrets.
+   */
+  proxy?: string | null;
+}
+/**
+ * A server's `timeouts`; each field absent keeps the global value.
+ */
+export interface ServerTimeouts {
+  /**
+   * Spawn or connect plus the handshake.
+   */
+  connectMs?: number | null;
+  /**
+   * One whole `tools/list` (and the resource and prompt lists).
+   */
+  listMs?: number | null;
+  /**
+   * One `tools/call` (and a resource read, a prompt get, a completion).
+   */
+  callMs?: number | null;
 }
 export interface ServerIdParams {
   serverId: string;
