@@ -4,7 +4,12 @@
 handshake and the list), with `"sandbox": true` and with `"sandbox": false`, alternating, each
 server a new process. Prints the median and the spread per server kind.
 
-    python3 scripts/bench_sandbox.py [BIN] [FIXTURE] [ROUNDS]
+    python3 scripts/bench_sandbox.py [BIN] [FIXTURE] [ROUNDS] [OLD_BIN]
+
+With OLD_BIN (a toolreg from before issue 50, whose confined servers share the host's /tmp),
+both confine every server and the comparison is BIN's against OLD_BIN's, alternating: the cost
+of the private /tmp, /var/tmp, /dev/shm and the hidden /run and home (a mount namespace, a few
+tmpfs and bind mounts per server).
 
 BIN defaults to target/release/toolreg, FIXTURE to toolreg-fixture-mcp beside it. The servers:
 the fixture (a Rust binary: the sandbox's own cost stands out) and the npm server-everything
@@ -24,9 +29,12 @@ rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 20
 everything = os.path.join(root, "tests/reference-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 
 
+old_bin = sys.argv[4] if len(sys.argv) > 4 else None
+
+
 class Sidecar:
-    def __init__(self):
-        self.p = subprocess.Popen([bin_, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    def __init__(self, binary):
+        self.p = subprocess.Popen([binary, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.id = 0
 
     def request(self, method, params):
@@ -57,14 +65,20 @@ def transport(kind):
 
 
 def main():
-    s = Sidecar()
-    s.request("initialize", {"timeouts": {"connectMs": 30000, "listMs": 30000}})
+    # (label, sidecar, sandbox): two variants measured alternately, round by round.
+    if old_bin:
+        variants = [("private temp", Sidecar(bin_), True), ("shared temp (OLD_BIN)", Sidecar(old_bin), True)]
+    else:
+        s = Sidecar(bin_)
+        variants = [("sandbox on", s, True), ("off", s, False)]
+    for sidecar in {id(v[1]): v[1] for v in variants}.values():
+        sidecar.request("initialize", {"timeouts": {"connectMs": 30000, "listMs": 30000}})
     kinds = ["fixture"] + (["server-everything"] if os.path.exists(everything) else [])
-    times = {(k, sb): [] for k in kinds for sb in (True, False)}
+    times = {(k, v[0]): [] for k in kinds for v in variants}
     n = 0
     for r in range(rounds + 1):  # round 0 warms the page cache and is not counted
         for kind in kinds:
-            for sandbox in ((True, False) if r % 2 else (False, True)):
+            for label, s, sandbox in (variants if r % 2 else variants[::-1]):
                 n += 1
                 sid = f"s{n}"
                 server = {"id": sid, "name": sid, "transport": transport(kind), "sandbox": sandbox}
@@ -76,15 +90,16 @@ def main():
                 want = "enforced" if sandbox else "off"
                 assert st.get("sandbox", {}).get("state") == want, st
                 if r > 0:
-                    times[(kind, sandbox)].append(dt * 1000)
-    s.request("catalog/setServers", {"servers": []})
-    s.p.stdin.close()
-    s.p.wait()
+                    times[(kind, label)].append(dt * 1000)
+    for sidecar in {id(v[1]): v[1] for v in variants}.values():
+        sidecar.request("catalog/setServers", {"servers": []})
+        sidecar.p.stdin.close()
+        sidecar.p.wait()
+    (a, _, _), (b, _, _) = variants
     for kind in kinds:
-        on, off = times[(kind, True)], times[(kind, False)]
-        med_on, med_off = statistics.median(on), statistics.median(off)
-        print(f"{kind}: sandbox on {med_on:.1f} ms (min {min(on):.1f}, max {max(on):.1f}), "
-              f"off {med_off:.1f} ms (min {min(off):.1f}, max {max(off):.1f}); cost {med_on - med_off:+.1f} ms median, {rounds} rounds")
-
+        x, y = times[(kind, a)], times[(kind, b)]
+        mx, my = statistics.median(x), statistics.median(y)
+        print(f"{kind}: {a} {mx:.1f} ms (min {min(x):.1f}, max {max(x):.1f}), "
+              f"{b} {my:.1f} ms (min {min(y):.1f}, max {max(y):.1f}); cost {mx - my:+.1f} ms median, {rounds} rounds")
 
 main()

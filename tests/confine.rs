@@ -4,7 +4,13 @@
 //! server) and is refused each time, visibly, while toolreg and the other servers carry on; a
 //! server under `sandbox: false` does the same things unhindered (so the attempts are real);
 //! a sandbox the kernel cannot give fails closed; a server that dies of its sandbox says so.
-//! The gateway (`toolreg mcp`) confines its servers alike.
+//! The gateway (`toolreg mcp`) confines its servers alike. The user's session sockets (an
+//! ssh-agent, X11, the session bus, gpg-agent), an abstract socket, and what other programs
+//! leave in /tmp are out of reach through both faces, unless `sandbox.sockets` names one.
+//!
+//! Every path these tests rely on being closed is where the profile closes it wherever the
+//! checkout, `CARGO_TARGET_DIR` and `$TMPDIR` are: directly in the host's /tmp (the server sees
+//! its own), or in a HOME of the test's own (the server sees an empty one).
 mod support;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -12,7 +18,8 @@ use std::time::{Duration, Instant};
 use support::*;
 
 /// A HOME holding what a user's does: an SSH key, AWS credentials, a browser's cookies and a
-/// `.bashrc`. Made outside /tmp (writable in the default profile) so only the home rule decides.
+/// `.bashrc`, and gpg-agent's socket (`Doors`). Closed to a confined server wherever it is: the
+/// server sees an empty home (or, under /tmp, its own /tmp).
 pub struct Home {
     pub dir: tempfile::TempDir,
 }
@@ -70,6 +77,14 @@ fn refused(s: &mut Sidecar, server: &str, tool: &str, args: Value, why: &str) ->
     text
 }
 
+/// Why a confined server cannot read a file: Landlock refuses it, or it is not in the server's
+/// mount namespace at all.
+const KEPT_OUT: [&str; 2] = ["Permission denied", "No such file or directory"];
+
+fn kept_out(text: &str, is_error: bool) -> bool {
+    is_error && text.contains("refused") && KEPT_OUT.iter().any(|w| text.contains(w))
+}
+
 fn escape_server(id: &str, sandbox: Value, extra: &[&str]) -> Value {
     let mut args = vec!["--escape"];
     args.extend(extra);
@@ -97,6 +112,8 @@ fn a_confined_server_is_refused_every_escape_and_harms_no_one() {
     assert_eq!(sandbox["limits"], json!({"memoryMb": 2048, "processes": 256, "openFiles": 4096}), "{jail}");
     assert_eq!(sandbox["coreDumps"], false, "{jail}");
     assert!(sandbox["writable"].as_array().unwrap().contains(&json!("/tmp")), "{jail}");
+    assert!(sandbox["private"].as_array().unwrap().contains(&json!("/tmp")), "{jail}");
+    assert!(sandbox.get("sockets").is_none(), "{jail}");
     let free = wait_state(&mut s, "free", "ready");
     assert_eq!(free["sandbox"]["state"], "off", "{free}");
     assert!(free["sandbox"]["notes"][0].as_str().unwrap().contains("sandbox: false"), "{free}");
@@ -105,10 +122,11 @@ fn a_confined_server_is_refused_every_escape_and_harms_no_one() {
 
     // The user's secrets: refused, and nothing of them in the answer.
     for file in [".ssh/id_ed25519", ".aws/credentials", ".config/google-chrome/Default/Cookies"] {
-        let text = refused(&mut s, "jail", "read_file", json!({"path": home.path(file)}), "Permission denied");
-        assert!(!text.contains("secret"), "{text}");
+        let (text, is_error) = call(&mut s, "jail", "read_file", json!({"path": home.path(file)}));
+        assert!(kept_out(&text, is_error) && !text.contains("secret"), "{text}");
     }
-    refused(&mut s, "jail", "write_file", json!({"path": home.path(".bashrc")}), "Permission denied");
+    let (text, is_error) = call(&mut s, "jail", "write_file", json!({"path": home.path(".bashrc")}));
+    assert!(kept_out(&text, is_error), "{text}");
     assert_eq!(std::fs::read_to_string(home.path(".bashrc")).unwrap(), "# the user's own\n");
     // The network: a listener the test owns is never reached.
     refused(&mut s, "jail", "connect", json!({"addr": addr}), "connect");
@@ -184,7 +202,9 @@ fn a_server_that_dies_of_its_sandbox_says_what_was_denied() {
     ]}));
     let needy = wait_state(&mut s, "needy", "error");
     let error = needy["error"].as_str().unwrap();
-    assert!(error.contains("denied by its sandbox") && error.contains(&format!("{}: Permission denied", key.display())), "{needy}");
+    // The home the server sees is empty: the key is not there, and the error says the sandbox hid it.
+    let denied = KEPT_OUT.iter().any(|w| error.contains(&format!("{}: {w}", key.display())));
+    assert!(error.contains("denied by its sandbox") && denied, "{needy}");
     // Widened for that one path, it starts (the fixture's own path, named in the script, is open).
     s.ok("catalog/setServers", json!({"servers": [
         {"id": "needy", "name": "needy", "transport": {"type": "stdio", "command": "/bin/sh", "args": ["-c", script]},
@@ -204,13 +224,16 @@ fn the_gateway_confines_its_servers_alike() {
     let r = c.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}));
     assert!(r.get("result").is_some(), "{r}");
     c.notify("notifications/initialized", json!({}));
+    for (tool, file) in [("read_file", ".ssh/id_ed25519"), ("write_file", ".bashrc")] {
+        let r = c.call(&format!("mcp__jail__{}", camel(tool)), json!({"path": home.path(file)}));
+        assert!(kept_out(&support::gateway::text(&r), r["isError"] == true), "{tool}: {r}");
+    }
+    assert_eq!(std::fs::read_to_string(home.path(".bashrc")).unwrap(), "# the user's own\n");
     let mut refused = |tool: &str, args: Value, why: &str| {
         let r = c.call(&format!("mcp__jail__{}", camel(tool)), args.clone());
         let text = support::gateway::text(&r);
         assert!(r["isError"] == true && text.contains("refused") && text.contains(why), "{tool} {args}: {r}");
     };
-    refused("read_file", json!({"path": home.path(".ssh/id_ed25519")}), "Permission denied");
-    refused("write_file", json!({"path": home.path(".bashrc")}), "Permission denied");
     refused("read_environ", json!({}), "Permission denied");
     refused("signal", json!({}), "Operation not permitted");
     // The gateway lives on and the server still serves.
@@ -266,4 +289,173 @@ fn the_process_limit_is_each_servers_own() {
         }
     }
     s.shutdown();
+}
+
+/// The doors a server could use to act as the user, each held open by the test: an ssh-agent
+/// under `/tmp/ssh-*` (its path in the sidecar's `SSH_AUTH_SOCK`), an X server under
+/// `/tmp/.X11-unix`, the session bus under `$XDG_RUNTIME_DIR`, gpg-agent under `~/.gnupg`, an
+/// abstract socket; and a file another program left in /tmp. Each socket answers its name.
+struct Doors {
+    home: Home,
+    _agent_dir: tempfile::TempDir,
+    agent: PathBuf,
+    x11: PathBuf,
+    runtime: tempfile::TempDir,
+    bus: PathBuf,
+    gpg: PathBuf,
+    abstract_name: String,
+    left: PathBuf,
+}
+
+impl Doors {
+    fn open() -> Doors {
+        use std::os::linux::net::SocketAddrExt;
+        let home = Home::new();
+        let tag = format!("{}-{}", std::process::id(), DOORS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let agent_dir = tempfile::Builder::new().prefix("ssh-").tempdir_in("/tmp").unwrap();
+        let agent = agent_dir.path().join(format!("agent.{tag}"));
+        let x11_dir = std::path::Path::new("/tmp/.X11-unix");
+        if std::fs::create_dir(x11_dir).is_ok() {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(x11_dir, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        }
+        let x11 = x11_dir.join(format!("X-toolreg-{tag}"));
+        let runtime = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let bus = runtime.path().join("bus");
+        let gpg = home.path(".gnupg/S.gpg-agent");
+        std::fs::create_dir_all(gpg.parent().unwrap()).unwrap();
+        for (path, name) in [(&agent, "agent"), (&x11, "x11"), (&bus, "bus"), (&gpg, "gpg")] {
+            answer(std::os::unix::net::UnixListener::bind(path).unwrap(), name);
+        }
+        let abstract_name = format!("toolreg-test-{tag}");
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(abstract_name.as_bytes()).unwrap();
+        answer(std::os::unix::net::UnixListener::bind_addr(&addr).unwrap(), "abstract");
+        let left = PathBuf::from(format!("/tmp/toolreg-left-{tag}.txt"));
+        std::fs::write(&left, "another program's draft").unwrap();
+        Doors { home, _agent_dir: agent_dir, agent, x11, runtime, bus, gpg, abstract_name, left }
+    }
+
+    /// The user's session as toolreg inherits it.
+    fn env(&self) -> Vec<(&str, &str)> {
+        vec![
+            ("HOME", self.home.str()),
+            ("SSH_AUTH_SOCK", self.agent.to_str().unwrap()),
+            ("DISPLAY", ":4242"),
+            ("XDG_RUNTIME_DIR", self.runtime.path().to_str().unwrap()),
+            ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus"),
+        ]
+    }
+
+    fn sockets(&self) -> [&PathBuf; 4] {
+        [&self.agent, &self.x11, &self.bus, &self.gpg]
+    }
+
+    /// Three servers: the default profile (`sandbox` absent), `sandbox: false`, and one widened
+    /// by the agent's socket alone (with `SSH_AUTH_SOCK` in its own `env`).
+    fn servers(&self) -> Value {
+        let mut jail = escape_server("jail", json!(null), &[]);
+        jail.as_object_mut().unwrap().remove("sandbox");
+        let mut agent = escape_server("agent", json!({"sockets": [self.agent]}), &[]);
+        agent["transport"]["env"] = json!({"SSH_AUTH_SOCK": self.agent});
+        json!([jail, escape_server("free", json!(false), &[]), agent])
+    }
+
+    /// What each server must get, whichever face asks: `call(server, tool, args)`.
+    fn probe(&self, mut call: impl FnMut(&str, &str, Value) -> (String, bool)) {
+        let left_name = self.left.file_name().unwrap().to_str().unwrap();
+        let agent_dir = self.agent.parent().unwrap().file_name().unwrap().to_str().unwrap();
+        for server in ["jail", "agent"] {
+            for socket in self.sockets() {
+                let (text, is_error) = call(server, "connect_unix", json!({"path": socket}));
+                if server == "agent" && socket == &self.agent {
+                    assert!(!is_error && text.ends_with(": agent"), "{server} {socket:?}: {text}");
+                } else {
+                    assert!(is_error && text.starts_with("refused"), "{server} reached {socket:?}: {text}");
+                }
+            }
+            let (text, is_error) = call(server, "connect_abstract", json!({"name": self.abstract_name}));
+            assert!(is_error && text.starts_with("refused"), "{server} reached the abstract socket: {text}");
+            let (text, is_error) = call(server, "read_file", json!({"path": self.left}));
+            assert!(kept_out(&text, is_error) && !text.contains("draft"), "{server}: {text}");
+            let (text, is_error) = call(server, "list_dir", json!({"path": "/tmp"}));
+            // The widened server sees the one path to its socket, nothing else of the host's /tmp.
+            let agent_seen = server == "agent" && text.contains(agent_dir);
+            assert!(!is_error && !text.contains(left_name) && !text.contains(".X11-unix"), "{server}: {text}");
+            assert_eq!(text.contains(agent_dir), agent_seen, "{server}: {text}");
+            for var in ["DISPLAY", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS"] {
+                let (text, is_error) = call(server, "env", json!({"name": var}));
+                assert!(is_error, "{server} was given {var}: {text}");
+            }
+        }
+        // The variable passes only where the server's own `env` sets it.
+        assert!(call("jail", "env", json!({"name": "SSH_AUTH_SOCK"})).1);
+        assert_eq!(call("agent", "env", json!({"name": "SSH_AUTH_SOCK"})), (self.agent.to_str().unwrap().to_owned(), false));
+        // Unconfined, every door opens: the refusals above are the sandbox's.
+        for (socket, name) in self.sockets().into_iter().zip(["agent", "x11", "bus", "gpg"]) {
+            let (text, is_error) = call("free", "connect_unix", json!({"path": socket}));
+            assert!(!is_error && text.ends_with(&format!(": {name}")), "{socket:?}: {text}");
+        }
+        let (text, is_error) = call("free", "connect_abstract", json!({"name": self.abstract_name}));
+        assert!(!is_error && text.ends_with(": abstract"), "{text}");
+        let (text, is_error) = call("free", "read_file", json!({"path": self.left}));
+        assert!(!is_error && text.contains("draft"), "{text}");
+        let (text, is_error) = call("free", "list_dir", json!({"path": "/tmp"}));
+        assert!(!is_error && text.contains(left_name) && text.contains(agent_dir), "{text}");
+        assert_eq!(call("free", "env", json!({"name": "SSH_AUTH_SOCK"})), (self.agent.to_str().unwrap().to_owned(), false));
+    }
+}
+
+impl Drop for Doors {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.x11);
+        let _ = std::fs::remove_file(&self.left);
+    }
+}
+
+static DOORS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Answers every connection with `name` and a newline, as long as the test runs.
+fn answer(listener: std::os::unix::net::UnixListener, name: &'static str) {
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            use std::io::Write;
+            let _ = (&stream).write_all(format!("{name}\n").as_bytes());
+        }
+    });
+}
+
+#[test]
+fn the_users_agents_and_other_programs_temp_files_are_out_of_reach_through_the_sidecar() {
+    let doors = Doors::open();
+    let mut s = Sidecar::spawn_with(&[], &doors.env());
+    s.ok("initialize", json!({}));
+    s.ok("catalog/setServers", json!({"servers": doors.servers()}));
+    let jail = wait_state(&mut s, "jail", "ready");
+    assert_eq!(jail["sandbox"]["state"], "enforced", "{jail}");
+    for dir in ["/tmp", "/var/tmp", "/dev/shm", "/run"] {
+        assert!(jail["sandbox"]["private"].as_array().unwrap().contains(&json!(dir)), "{jail}");
+    }
+    assert!(jail["sandbox"].get("sockets").is_none(), "{jail}");
+    let agent = wait_state(&mut s, "agent", "ready");
+    assert_eq!(agent["sandbox"]["sockets"], json!([doors.agent]), "{agent}");
+    wait_state(&mut s, "free", "ready");
+    s.ok_past_notes("registry/syncMcp", json!({}));
+    doors.probe(|server, tool, args| call(&mut s, server, tool, args));
+    s.shutdown();
+}
+
+#[test]
+fn the_users_agents_and_other_programs_temp_files_are_out_of_reach_through_the_gateway() {
+    let doors = Doors::open();
+    let config = json!({"servers": doors.servers(), "gateway": {"defer": "never", "warmupMs": 30000}});
+    let path = support::gateway::write_config(doors.home.dir.path(), &config);
+    let mut c = support::gateway::spawn(&path, &[], &doors.env());
+    let r = c.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}));
+    assert!(r.get("result").is_some(), "{r}");
+    c.notify("notifications/initialized", json!({}));
+    doors.probe(|server, tool, args| {
+        let r = c.call(&format!("mcp__{server}__{}", camel(tool)), args);
+        (support::gateway::text(&r), r["isError"] == true)
+    });
+    assert!(c.finish().success());
 }

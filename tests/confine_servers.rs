@@ -3,8 +3,9 @@
 //! rather than running them unconfined): `@modelcontextprotocol/server-filesystem` with its
 //! allowed directory, `server-memory` with its memory file, `server-everything`, and the Python
 //! `mcp-server-time`, through the sidecar (`toolreg serve`) and the gateway (`toolreg mcp`).
-//! Their files live outside /tmp (writable by default), so only the named-path rule opens them;
-//! the gateway's `--check` shows each one's confinement.
+//! Their files live directly in the host's /tmp, of which each server sees its own copy: only
+//! the named-path rule opens them, bound back at the same path (issue 50); the gateway's
+//! `--check` shows each one's confinement.
 mod support;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -31,7 +32,7 @@ fn servers(data: &Path) -> Value {
 }
 
 fn data_dir() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    tempfile::Builder::new().prefix("toolreg-servers-").tempdir_in("/tmp").unwrap()
 }
 
 /// What each server's calls must show, whichever face ran them: `call(server, tool, args)`.
@@ -71,6 +72,7 @@ fn real_servers_run_unchanged_in_the_sandbox_through_the_sidecar() {
     };
     for server in &status {
         assert_eq!(server["sandbox"]["state"], "enforced", "{server}");
+        assert!(server["sandbox"]["private"].as_array().unwrap().contains(&json!("/tmp")), "{server}");
     }
     let fs = status.iter().find(|x| x["id"] == "fs").unwrap();
     let allowed = std::fs::canonicalize(data.path().join("allowed")).unwrap();

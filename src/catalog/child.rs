@@ -267,6 +267,12 @@ pub(crate) async fn spawn(
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
     }
+    if confinement.enforced() {
+        // The user's session sockets stay unnamed unless the configuration passes one on.
+        for var in crate::confine::SESSION_VARS.iter().filter(|v| !env.contains_key(**v)) {
+            cmd.env_remove(var);
+        }
+    }
     #[cfg(unix)]
     if confinement.enforced() {
         // SAFETY: `enter` only makes syscalls on what `prepare` built (confine/enter.rs).
@@ -322,6 +328,9 @@ pub(crate) struct Denials {
     /// The last `TAIL` lines, as logged (redacted), for `diagnosis.stderrTail`.
     tail: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<String>>>,
     ended: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// The directories the server sees its own empty copy of (`SandboxReport::private`): a
+    /// path beneath one that is "not found" was hidden by the sandbox, not absent.
+    hidden: std::sync::Arc<Vec<String>>,
 }
 
 /// How many of a server's last stderr lines a diagnosis quotes.
@@ -331,7 +340,14 @@ const TAIL: usize = 10;
 const DENIAL_WORDS: &[&str] =
     &["Permission denied", "Operation not permitted", "EACCES", "EPERM", "Network is unreachable", "ENETUNREACH", "Resource temporarily unavailable", "Cannot allocate memory", "ENOMEM"];
 
+/// How programs report a path that is not there.
+const NOT_FOUND_WORDS: &[&str] = &["No such file or directory", "ENOENT"];
+
 impl Denials {
+    pub(crate) fn hiding(private: &[String]) -> Denials {
+        Denials { hidden: std::sync::Arc::new(private.iter().map(|d| format!("{}/", d.trim_end_matches('/'))).collect()), ..Denials::default() }
+    }
+
     /// The last lines it wrote and the last refusal among them, once its stderr ended (or
     /// after `wait`: a grandchild may hold the pipe open).
     pub async fn tail(&self, wait: std::time::Duration) -> (Vec<String>, Option<String>) {
@@ -351,7 +367,8 @@ impl Denials {
             }
             tail.push_back(line.chars().take(300).collect());
         }
-        if DENIAL_WORDS.iter().any(|w| line.contains(w)) {
+        let hidden = || NOT_FOUND_WORDS.iter().any(|w| line.contains(w)) && self.hidden.iter().any(|d| line.contains(d.as_str()));
+        if DENIAL_WORDS.iter().any(|w| line.contains(w)) || hidden() {
             let cut: String = line.chars().take(300).collect();
             *super::lock(&self.last) = Some(cut);
         }

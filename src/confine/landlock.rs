@@ -23,8 +23,11 @@ pub const READ_DIR: u64 = 1 << 3;
 const REFER: u64 = 1 << 13;
 const TRUNCATE: u64 = 1 << 14;
 const IOCTL_DEV: u64 = 1 << 15;
+/// `connect()` (and `sendto`) to a path Unix socket (ABI 9): below it, Landlock does not rule
+/// connecting to a socket at all, and only what a server cannot name keeps it out (`private.rs`).
+pub const RESOLVE_UNIX: u64 = 1 << 16;
 /// The rights that apply to a file (not a directory): a file rule may hold only these.
-const FILE_RIGHTS: u64 = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV;
+const FILE_RIGHTS: u64 = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV | RESOLVE_UNIX;
 pub const READ: u64 = EXECUTE | READ_FILE | READ_DIR;
 
 const NET_BIND_TCP: u64 = 1 << 0;
@@ -69,7 +72,14 @@ impl Abi {
         if self.0 >= 5 {
             all |= IOCTL_DEV;
         }
+        if self.has_resolve_unix() {
+            all |= RESOLVE_UNIX;
+        }
         all
+    }
+    /// Connecting to path Unix sockets ruled by Landlock (ABI 9).
+    pub fn has_resolve_unix(self) -> bool {
+        self.0 >= 9
     }
     /// TCP bind and connect rules (ABI 4).
     pub fn has_tcp(self) -> bool {
@@ -110,6 +120,23 @@ impl Ruleset {
     /// Grants `rights` (READ, or everything for a writable path) beneath `path`. A missing
     /// path is `Ok(false)`: nothing to grant.
     pub fn allow(&self, path: &Path, writable: bool) -> std::io::Result<bool> {
+        self.allow_rights(path, if writable { self.abi.fs_rights() } else { READ })
+    }
+
+    /// Grants connecting to the socket at `path` (`sandbox.sockets`), where the ABI rules it.
+    pub fn allow_socket(&self, path: &Path) -> std::io::Result<bool> {
+        if !self.abi.has_resolve_unix() {
+            return Ok(false);
+        }
+        self.allow_rights(path, RESOLVE_UNIX)
+    }
+
+    /// Every right this ruleset handles: what a writable directory grants.
+    pub fn dir_rights(&self) -> u64 {
+        self.abi.fs_rights()
+    }
+
+    fn allow_rights(&self, path: &Path, rights: u64) -> std::io::Result<bool> {
         let Ok(c) = CString::new(path.as_os_str().as_bytes()) else { return Ok(false) };
         // SAFETY: a NUL-terminated path; O_PATH opens without reading anything.
         let raw = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
@@ -120,7 +147,7 @@ impl Ruleset {
         // SAFETY: the fd was just opened and is ours.
         let dir = unsafe { OwnedFd::from_raw_fd(raw) };
         let is_dir = std::fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false);
-        let mut rights = if writable { self.abi.fs_rights() } else { READ };
+        let mut rights = rights;
         if !is_dir {
             rights &= FILE_RIGHTS;
         }
@@ -136,6 +163,26 @@ impl Ruleset {
     pub fn raw_fd(&self) -> i32 {
         self.fd.as_raw_fd()
     }
+}
+
+/// In the child, after a private directory is mounted: `rights` beneath `path` (a tmpfs that
+/// exists only in the child's mount namespace, so the parent cannot open it). Syscalls only.
+pub fn allow_in_child(ruleset_fd: i32, path: &std::ffi::CStr, rights: u64) -> std::io::Result<()> {
+    // SAFETY: open/landlock_add_rule/close on a prepared path and a stack struct.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let attr = PathBeneathAttr { allowed_access: rights, parent_fd: fd };
+        let r = libc::syscall(libc::SYS_landlock_add_rule, ruleset_fd, RULE_PATH_BENEATH, &attr as *const PathBeneathAttr, 0u32);
+        let e = std::io::Error::last_os_error();
+        libc::close(fd);
+        if r < 0 {
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 /// In the child, between fork and exec: async-signal-safe (two syscalls, no allocation).

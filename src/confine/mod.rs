@@ -17,6 +17,11 @@
 //! - A user namespace mapping only the user's own ids, so `RLIMIT_NPROC` counts the server's
 //!   processes alone; with `network: false`, a network namespace with no interface up, and
 //!   Landlock's TCP rules (ABI 4) denying bind and connect.
+//! - A mount namespace with its own `/tmp`, `/var/tmp` and `/dev/shm`, and `/run` and the home
+//!   emptied but for what the profile opens (`private.rs`): no socket of the user's session
+//!   (ssh-agent, X11, the session bus, gpg-agent, Docker) can be named, since Landlock below ABI
+//!   9 does not rule `connect()`; from ABI 9 Landlock refuses it as well. The variables that
+//!   name those sockets are not passed on (`SESSION_VARS`); `sandbox.sockets` opens one by name.
 //! - SandboxLimits: writable memory (`RLIMIT_DATA`: what a process really allocates, not the address
 //!   space V8 and glibc reserve), processes, open files, CPU seconds, and no core dumps.
 //!
@@ -33,6 +38,7 @@ mod seccomp;
 #[cfg(not(target_os = "linux"))]
 #[path = "elsewhere.rs"]
 mod landlock;
+mod private;
 mod profile;
 
 use std::sync::OnceLock;
@@ -65,6 +71,11 @@ pub struct SandboxPolicy {
     /// `false`: no network at all (a network namespace of its own, no TCP bind or connect).
     #[serde(default = "yes")]
     pub network: bool,
+    /// Unix sockets of the user's session the server may connect to (absolute, or `~/...`),
+    /// each exactly that socket: `["/run/user/1000/gnupg/S.gpg-agent"]`. Its variable
+    /// (`SSH_AUTH_SOCK`...) is passed only when the server's `env` sets it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sockets: Vec<String>,
     /// SandboxLimits narrower or wider than the default ones.
     #[serde(default, skip_serializing_if = "SandboxLimits::is_unset")]
     pub limits: SandboxLimits,
@@ -76,7 +87,7 @@ fn yes() -> bool {
 
 impl Default for SandboxPolicy {
     fn default() -> Self {
-        SandboxPolicy { read: vec![], write: vec![], network: true, limits: SandboxLimits::default() }
+        SandboxPolicy { read: vec![], write: vec![], network: true, sockets: vec![], limits: SandboxLimits::default() }
     }
 }
 
@@ -105,6 +116,13 @@ pub struct SandboxReport {
     /// Paths readable and writable (beneath each).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub writable: Vec<String>,
+    /// Directories the server sees its own copy of, empty but for the paths above bound back:
+    /// its own `/tmp`, `/var/tmp`, `/dev/shm` (gone when it stops), `/run`, the home.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub private: Vec<String>,
+    /// Unix sockets of the user's session it may connect to (`sandbox.sockets`); none by default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sockets: Vec<String>,
     /// Whether the server has a network.
     pub network: bool,
     pub limits: SandboxLimits,
@@ -160,8 +178,13 @@ const DEFAULT_OPEN_FILES: u64 = 4096;
 #[derive(Clone, Copy, Debug)]
 struct Kernel {
     abi: landlock::Abi,
+    /// A user namespace with a mount namespace in which a tmpfs mounts (probed, not assumed).
     user_namespaces: bool,
 }
+
+/// The variables that name the user's session sockets: a confined server gets them only from
+/// its own `env`.
+pub const SESSION_VARS: &[&str] = &["SSH_AUTH_SOCK", "DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "GPG_AGENT_INFO"];
 
 /// `$TOOLREG_LANDLOCK_ABI_MAX` caps the ABI toolreg uses, as if the kernel were older: to see
 /// what a server gets, or is refused, on such a kernel (0: as without Landlock).
@@ -172,7 +195,7 @@ fn kernel() -> Kernel {
     *KERNEL.get_or_init(|| {
         let cap = std::env::var(ABI_MAX_VAR).ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(u32::MAX);
         let abi = landlock::Abi(landlock::Abi::probe().0.min(cap));
-        Kernel { abi, user_namespaces: user_namespaces() }
+        Kernel { abi, user_namespaces: user_namespaces() && can_mount() }
     })
 }
 
@@ -191,6 +214,16 @@ fn user_namespaces() -> bool {
 
 #[cfg(not(unix))]
 fn user_namespaces() -> bool {
+    false
+}
+
+#[cfg(target_os = "linux")]
+fn can_mount() -> bool {
+    enter::can_mount()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn can_mount() -> bool {
     false
 }
 
@@ -221,13 +254,22 @@ struct Plan {
     report: SandboxReport,
     grants: Vec<profile::Grant>,
     namespaces: bool,
+    layout: private::Layout,
+    sockets: Vec<std::path::PathBuf>,
+    cwd: Option<std::path::PathBuf>,
+}
+
+impl Plan {
+    fn without(report: SandboxReport) -> Plan {
+        Plan { report, grants: vec![], namespaces: false, layout: private::Layout::default(), sockets: vec![], cwd: None }
+    }
 }
 
 fn plan(sandbox: Option<&Sandbox>, launch: &Launch) -> Plan {
     let k = kernel();
     let (policy, explicit) = match sandbox {
         Some(Sandbox::Switch(false)) => {
-            return Plan { report: off(k, "sandbox: false in the configuration".into()), grants: vec![], namespaces: false }
+            return Plan::without(off(k, "sandbox: false in the configuration".into()))
         }
         Some(Sandbox::Switch(true)) => (SandboxPolicy::default(), true),
         Some(Sandbox::Policy(p)) => (p.clone(), true),
@@ -243,7 +285,7 @@ fn plan(sandbox: Option<&Sandbox>, launch: &Launch) -> Plan {
         missing.push(format!("TCP is not ruled by Landlock ABI {} < 4; the network namespace alone removes the network", k.abi.0));
     }
     if !k.user_namespaces {
-        missing.push("no user namespaces: the process limit counts all the user's processes, and `network: false` cannot be given".into());
+        missing.push("no user and mount namespaces: no private /tmp, the user's session sockets (ssh-agent, X11, the session bus) stay reachable, the process limit counts all the user's processes, and `network: false` cannot be given".into());
     }
     if cfg!(not(target_os = "linux")) {
         missing = vec!["no sandbox on this platform (Linux only)".into()];
@@ -254,16 +296,30 @@ fn plan(sandbox: Option<&Sandbox>, launch: &Launch) -> Plan {
         report.state = SandboxState::Refused;
         report.notes = missing;
         report.notes.push("the configuration asks for a sandbox: the server is not started (set sandbox: false to run it unconfined)".into());
-        return Plan { report, grants: vec![], namespaces: false };
+        return Plan::without(report);
     }
     if k.abi.0 == 0 || cfg!(not(target_os = "linux")) || network_impossible {
         let mut report = off(k, "the default profile, which the kernel cannot give here".into());
         report.notes.extend(missing);
-        return Plan { report, grants: vec![], namespaces: false };
+        return Plan::without(report);
     }
-    let grants = profile::grants(launch, &policy.read, &policy.write);
-    let shown = |w: bool| grants.list.iter().filter(|g| g.writable == w && g.path.exists()).map(|g| g.shown.clone()).collect();
+    let mut grants = profile::grants(launch, &policy.read, &policy.write);
     let namespaces = k.user_namespaces;
+    let home = launch.home();
+    let mut sockets = Vec::new();
+    let mut sockets_shown = Vec::new();
+    for p in &policy.sockets {
+        let path = profile::expand(p, home.as_deref());
+        if profile::is_socket(&path) {
+            sockets.push(std::fs::canonicalize(&path).unwrap_or(path));
+            sockets_shown.push(p.clone());
+        } else {
+            grants.notes.push(format!("{p} is not a socket: not opened"));
+        }
+    }
+    let shown = |w: bool| grants.list.iter().filter(|g| g.writable == w && g.path.exists()).map(|g| g.shown.clone()).collect();
+    let runtime = launch.env_var("XDG_RUNTIME_DIR").filter(|d| d.starts_with('/')).map(std::path::PathBuf::from);
+    let layout = if namespaces { private::layout(&grants.list, &sockets, home.as_deref(), runtime.as_deref()) } else { private::Layout::default() };
     let asked = policy.limits;
     let limits = SandboxLimits {
         memory_mb: Some(asked.memory_mb.unwrap_or(DEFAULT_MEMORY_MB)),
@@ -278,12 +334,15 @@ fn plan(sandbox: Option<&Sandbox>, launch: &Launch) -> Plan {
         notes,
         readable: shown(false),
         writable: shown(true),
+        private: layout.dirs.iter().map(|d| d.path.display().to_string()).collect(),
+        sockets: sockets_shown,
         network: policy.network,
         limits,
         core_dumps: false,
         landlock_abi: k.abi.0,
     };
-    Plan { report, grants: grants.list, namespaces }
+    let cwd = launch.cwd.map(std::path::PathBuf::from).or_else(|| std::env::current_dir().ok());
+    Plan { report, grants: grants.list, namespaces, layout, sockets, cwd }
 }
 
 fn off(k: Kernel, why: String) -> SandboxReport {
@@ -292,6 +351,8 @@ fn off(k: Kernel, why: String) -> SandboxReport {
         notes: if why.is_empty() { vec![] } else { vec![why] },
         readable: vec![],
         writable: vec![],
+        private: vec![],
+        sockets: vec![],
         network: true,
         limits: SandboxLimits::default(),
         core_dumps: true,
@@ -334,12 +395,21 @@ fn build(plan: Plan) -> Result<Confinement, Box<SandboxReport>> {
             return Err(Box::new(report));
         }
     };
-    for g in &plan.grants {
+    // A temp directory the server gets its own of: the host's stays closed (the tmpfs over
+    // it gets its rule in the child, once mounted).
+    let own = |p: &std::path::Path| plan.layout.dirs.iter().any(|d| d.path == p);
+    for g in plan.grants.iter().filter(|g| !(g.fixed && own(&g.path))) {
         if let Err(e) = ruleset.allow(&g.path, g.writable) {
             // A path we cannot open (permissions) stays closed: less, never more.
             report.notes.push(format!("{}: {e}: not opened", g.shown));
         }
     }
+    for s in &plan.sockets {
+        if let Err(e) = ruleset.allow_socket(s) {
+            report.notes.push(format!("{}: {e}: not opened", s.display()));
+        }
+    }
+    let mounts = plan.namespaces.then(|| mounts(&plan.layout, plan.cwd.as_deref(), &mut report));
     let l = report.limits;
     let mut limits = vec![(libc::RLIMIT_CORE, 0, 0)];
     let mib = |m: u64| m.saturating_mul(1 << 20);
@@ -349,8 +419,31 @@ fn build(plan: Plan) -> Result<Confinement, Box<SandboxReport>> {
     // SIGXCPU at the limit (a server may catch it and finish), SIGKILL a second later.
     limits.extend(l.cpu_seconds.map(|n| (libc::RLIMIT_CPU, n, n.saturating_add(1))));
     let namespaces = plan.namespaces.then(|| enter::Namespaces::new(!report.network));
-    let prepared = enter::Prepared { limits, namespaces, ruleset: Some(ruleset) };
+    let prepared = enter::Prepared { limits, namespaces, mounts, ruleset: Some(ruleset) };
     Ok(Confinement { report, prepared: Some(prepared) })
+}
+
+/// The private directories and what is bound back into them, for the child to mount.
+#[cfg(target_os = "linux")]
+fn mounts(layout: &private::Layout, cwd: Option<&std::path::Path>, report: &mut SandboxReport) -> enter::Mounts {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &std::path::Path| CString::new(p.as_os_str().as_bytes()).ok();
+    let tmpfs = layout
+        .dirs
+        .iter()
+        .filter_map(|d| c(&d.path).map(|p| (p, if d.writable { c"mode=1777" } else { c"mode=0755" }, d.writable)))
+        .collect();
+    let mut binds = Vec::new();
+    for b in &layout.binds {
+        let Some(under) = layout.dirs.iter().find(|d| b.starts_with(&d.path)) else { continue };
+        match enter::Bind::new(b, &under.path) {
+            Ok(bind) => binds.push(bind),
+            // Not bound: it stays hidden, less and never more.
+            Err(e) => report.notes.push(format!("{}: {e}: not bound into the server's private {}", b.display(), under.path.display())),
+        }
+    }
+    enter::Mounts { tmpfs, binds, cwd: cwd.and_then(c) }
 }
 
 impl SandboxReport {
@@ -362,6 +455,13 @@ impl SandboxReport {
             SandboxState::Enforced => {
                 let l = &self.limits;
                 let mut parts = vec![format!("{} paths readable, {} writable", self.readable.len(), self.writable.len())];
+                if !self.private.is_empty() {
+                    parts.push(format!("its own {}", self.private.join(", ")));
+                }
+                parts.push(match self.sockets.len() {
+                    0 => "no session socket".into(),
+                    n => format!("{n} session sockets"),
+                });
                 parts.push(if self.network { "network".into() } else { "no network".into() });
                 parts.extend(l.memory_mb.map(|m| format!("memory {m} MiB")));
                 parts.extend(l.processes.map(|n| format!("{n} processes")));

@@ -47,6 +47,9 @@ pub struct Grant {
     pub path: PathBuf,
     pub shown: String,
     pub writable: bool,
+    /// One of the fixed system paths (`SYSTEM_READ`, `SYSTEM_WRITE`), not named by the
+    /// configuration: `/tmp` opened this way is the server's own (`private.rs`).
+    pub fixed: bool,
 }
 
 #[derive(Default)]
@@ -58,23 +61,27 @@ pub struct Grants {
 
 impl Grants {
     fn add(&mut self, path: PathBuf, shown: String, writable: bool) {
+        self.add_as(path, shown, writable, false);
+    }
+    fn add_as(&mut self, path: PathBuf, shown: String, writable: bool, fixed: bool) {
         if let Some(g) = self.list.iter_mut().find(|g| g.path == path) {
             g.writable |= writable;
+            g.fixed &= fixed;
         } else {
-            self.list.push(Grant { path, shown, writable });
+            self.list.push(Grant { path, shown, writable, fixed });
         }
     }
 }
 
 impl Launch<'_> {
-    fn env_var(&self, key: &str) -> Option<String> {
+    pub(super) fn env_var(&self, key: &str) -> Option<String> {
         match self.env.iter().find(|(k, _)| *k == key) {
             Some((_, v)) => Some((*v).to_owned()),
             None => std::env::var(key).ok(),
         }
     }
 
-    fn home(&self) -> Option<PathBuf> {
+    pub(super) fn home(&self) -> Option<PathBuf> {
         self.env_var("HOME").filter(|h| h.starts_with('/') && h.len() > 1).map(PathBuf::from)
     }
 }
@@ -84,12 +91,14 @@ pub fn grants(launch: &Launch, read: &[String], write: &[String]) -> Grants {
     let mut g = Grants::default();
     let home = launch.home();
     for p in SYSTEM_READ {
-        g.add(PathBuf::from(p), (*p).to_owned(), false);
+        g.add_as(PathBuf::from(p), (*p).to_owned(), false, true);
     }
     for p in SYSTEM_WRITE {
-        g.add(PathBuf::from(p), (*p).to_owned(), true);
+        g.add_as(PathBuf::from(p), (*p).to_owned(), true, true);
     }
-    if let Some(tmp) = launch.env_var("TMPDIR").filter(|t| t.starts_with('/')) {
+    // `TMPDIR=/tmp` names the temp the server gets anyway (its own), not the host's.
+    let temp = |t: &String| SYSTEM_WRITE.iter().any(|s| std::fs::canonicalize(t).is_ok_and(|c| c == Path::new(s)));
+    if let Some(tmp) = launch.env_var("TMPDIR").filter(|t| t.starts_with('/') && !temp(t)) {
         named(&mut g, home.as_deref(), Path::new(&tmp), "$TMPDIR".into());
     }
     if let Some(home) = &home {
@@ -134,7 +143,7 @@ pub(super) fn path_words(arg: &str) -> impl Iterator<Item = &str> {
         .filter(|w| w.starts_with('/'))
 }
 
-fn expand(p: &str, home: Option<&Path>) -> PathBuf {
+pub(super) fn expand(p: &str, home: Option<&Path>) -> PathBuf {
     match (p.strip_prefix("~/"), home) {
         (Some(rest), Some(home)) => home.join(rest),
         _ if p == "~" => home.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(p)),
@@ -143,12 +152,17 @@ fn expand(p: &str, home: Option<&Path>) -> PathBuf {
 }
 
 /// Too wide to open by being named: `/`, the home directory, and anything above it.
-fn too_wide(p: &Path, home: Option<&Path>) -> bool {
+pub(super) fn too_wide(p: &Path, home: Option<&Path>) -> bool {
     p.parent().is_none() || home.is_some_and(|h| h.starts_with(p))
 }
 
 fn named(g: &mut Grants, home: Option<&Path>, p: &Path, shown: String) {
     let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if is_socket(&p) {
+        // `SSH_AUTH_SOCK` passed on in `env` is not a grant: a socket opens by `sandbox.sockets` only.
+        g.notes.push(format!("{shown} is a socket: not opened (name it in sandbox.sockets to reach it)"));
+        return;
+    }
     if let Some(tree) = p.ancestors().find(|a| a.file_name().is_some_and(|n| PACKAGE_TREES.iter().any(|t| n == *t))) {
         g.add(tree.to_path_buf(), format!("{shown} (its package tree, read-only)"), false);
         return;
@@ -157,6 +171,11 @@ fn named(g: &mut Grants, home: Option<&Path>, p: &Path, shown: String) {
         (p.clone(), shown)
     } else {
         match p.parent().filter(|d| d.is_dir()) {
+            // Not the shared /tmp for one file to come: it is made in the server's own.
+            Some(d) if SYSTEM_WRITE.iter().any(|t| d == Path::new(t)) => {
+                g.notes.push(format!("{shown} does not exist: made in the server's own {}, gone when it stops (create it first to keep it)", d.display()));
+                return;
+            }
             Some(d) => (d.to_path_buf(), format!("{shown} (its directory, to create it)")),
             None => return,
         }
@@ -207,5 +226,19 @@ fn command_dirs(g: &mut Grants, launch: &Launch, home: Option<&Path>) {
             let shown = if configured { format!("$PATH entry {}", i + 1) } else { format!("{d} (PATH)") };
             g.add(PathBuf::from(d), shown, false);
         }
+    }
+}
+
+/// Whether `p` is a Unix socket (following links).
+pub fn is_socket(p: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(p).is_ok_and(|m| m.file_type().is_socket())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = p;
+        false
     }
 }

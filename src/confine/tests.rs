@@ -69,27 +69,62 @@ fn confined(sandbox: &Sandbox, home: &str, script: &str, secret: &std::path::Pat
     let mut cmd = Command::new("/bin/sh");
     cmd.args(&args).env("HOME", home).env("SECRET", secret);
     // SAFETY: `enter` only makes syscalls (enter.rs).
+    let report = c.report.clone();
     unsafe { cmd.pre_exec(move || c.enter()) };
-    let out = cmd.output().unwrap();
+    let out = cmd.output().unwrap_or_else(|e| panic!("{script}: {e} ({report:?})"));
     (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Whether a confined `sh` failed for want of the path: Landlock's refusal, or the path hidden
+/// (not in the server's mount namespace).
+fn kept_out(ok: bool, err: &str) -> bool {
+    !ok && (err.contains("Permission denied") || err.contains("No such file or directory"))
 }
 
 #[test]
 fn a_confined_process_cannot_read_the_home_but_can_use_tmp() {
+    // Wherever the checkout, the target and $TMPDIR are: the secret sits directly in the host's
+    // /tmp, which the server sees its own copy of; the home in /var/tmp, likewise.
     let home = tempfile::tempdir_in("/var/tmp").unwrap();
-    // The home sits in /var/tmp, writable by default: widen nothing, but put the secret where
-    // the profile does not reach, to prove the rule is Landlock's and not the file's mode.
-    let secret_dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+    let secret_dir = tempfile::Builder::new().prefix("toolreg-secret-").tempdir_in("/tmp").unwrap();
     let secret = secret_dir.path().join("id_ed25519");
     std::fs::write(&secret, "PRIVATE").unwrap();
-    let (ok, err) = confined(&Sandbox::Switch(true), home.path().to_str().unwrap(), "cat \"$SECRET\"", &secret);
-    assert!(!ok && err.contains("Permission denied"), "{err}");
-    let (ok, err) = confined(&Sandbox::Switch(true), home.path().to_str().unwrap(), "echo x > /tmp/toolreg-confine-$$ && rm /tmp/toolreg-confine-$$", &secret);
+    std::fs::write(home.path().join(".bashrc"), "# own").unwrap();
+    let h = home.path().to_str().unwrap();
+    let (ok, err) = confined(&Sandbox::Switch(true), h, "cat \"$SECRET\"", &secret);
+    assert!(kept_out(ok, &err), "{err}");
+    let (ok, err) = confined(&Sandbox::Switch(true), h, "cat \"$HOME/.bashrc\"", &secret);
+    assert!(kept_out(ok, &err), "{err}");
+    // Its own /tmp: writable, and nothing of the host's in it.
+    // (Relative paths: `/tmp` named in the script would open the host's, as the user asked.)
+    let (ok, err) = confined(&Sandbox::Switch(true), h, "cd / && echo x > tmp/toolreg-confine-$$ && rm tmp/toolreg-confine-$$", &secret);
     assert!(ok, "{err}");
-    // Widened for one path: readable.
+    let name = secret_dir.path().file_name().unwrap().to_str().unwrap().to_owned();
+    let (ok, err) = confined(&Sandbox::Switch(true), h, &format!("cd / && ls -a tmp var/tmp dev/shm >&2 && ! ls tmp | grep -q {name}"), &secret);
+    assert!(ok, "{err}");
+    // Widened for one path: readable, at the same path.
     let policy = Sandbox::Policy(SandboxPolicy { read: vec![secret_dir.path().to_str().unwrap().to_owned()], ..SandboxPolicy::default() });
-    let (ok, err) = confined(&policy, home.path().to_str().unwrap(), "cat \"$SECRET\"", &secret);
+    let (ok, err) = confined(&policy, h, "cat \"$SECRET\"", &secret);
     assert!(ok, "{err}");
+}
+
+#[test]
+fn the_private_temp_keeps_what_the_configuration_names_under_it() {
+    let named = tempfile::Builder::new().prefix("toolreg-named-").tempdir_in("/tmp").unwrap();
+    let other = tempfile::Builder::new().prefix("toolreg-other-").tempdir_in("/tmp").unwrap();
+    let args = vec![named.path().to_str().unwrap().to_owned()];
+    let home = "/nonexistent-home";
+    let g = profile::grants(&launch("/bin/sh", &args, vec![("HOME", home)]), &[], &[]);
+    let layout = private::layout(&g.list, &[], Some(std::path::Path::new(home)), None);
+    assert!(layout.dirs.iter().any(|d| d.path == std::path::Path::new("/tmp") && d.writable), "{layout:?}");
+    let named_real = std::fs::canonicalize(named.path()).unwrap();
+    assert!(layout.binds.contains(&named_real), "{layout:?}");
+    assert!(!layout.binds.iter().any(|b| b.starts_with(other.path())), "{layout:?}");
+    // `/tmp` named whole stays the host's.
+    let whole = vec!["/tmp".to_owned()];
+    let g = profile::grants(&launch("/bin/sh", &whole, vec![("HOME", home)]), &[], &[]);
+    let layout = private::layout(&g.list, &[], None, None);
+    assert!(!layout.dirs.iter().any(|d| d.path == std::path::Path::new("/tmp")), "{layout:?}");
 }
 
 #[test]

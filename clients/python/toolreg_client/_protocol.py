@@ -169,6 +169,11 @@ class SandboxReport(_SandboxReportRequired, total=False):
     """Paths readable (beneath each); an env value is shown as `$KEY`."""
     writable: list[str]
     """Paths readable and writable (beneath each)."""
+    private: list[str]
+    """Directories the server sees its own copy of, empty but for the paths above bound back:
+    its own `/tmp`, `/var/tmp`, `/dev/shm` (gone when it stops), `/run`, the home."""
+    sockets: list[str]
+    """Unix sockets of the user's session it may connect to (`sandbox.sockets`); none by default."""
 
 
 SandboxState = Union[Literal["enforced"], Literal["off"], Literal["refused"]]
@@ -1352,6 +1357,10 @@ class SandboxPolicy(TypedDict, total=False):
     """More paths the server may read and write (absolute, or `~/...`), beneath each one."""
     network: bool
     """`false`: no network at all (a network namespace of its own, no TCP bind or connect)."""
+    sockets: list[str]
+    """Unix sockets of the user's session the server may connect to (absolute, or `~/...`),
+    each exactly that socket: `["/run/user/1000/gnupg/S.gpg-agent"]`. Its variable
+    (`SSH_AUTH_SOCK`...) is passed only when the server's `env` sets it."""
     limits: "SandboxLimits"
     """SandboxLimits narrower or wider than the default ones."""
 

@@ -202,7 +202,7 @@ impl Open<'_> {
                 };
                 let stdin = child.stdin.take().ok_or("child has no stdin")?;
                 let stdout = child.stdout.take().ok_or("child has no stdout")?;
-                let denials = child::Denials::default();
+                let denials = child::Denials::hiding(&sandbox.private);
                 if let Some(stderr) = child.stderr.take() {
                     tokio::spawn(child::forward_stderr(config.id.clone(), stderr, self.redactor.clone(), denials.clone()));
                 }

@@ -526,6 +526,15 @@ export interface SandboxReport {
    */
   writable?: string[];
   /**
+   * Directories the server sees its own copy of, empty but for the paths above bound back:
+   * its own `/tmp`, `/var/tmp`, `/dev/shm` (gone when it stops), `/run`, the home.
+   */
+  private?: string[];
+  /**
+   * Unix sockets of the user's session it may connect to (`sandbox.sockets`); none by default.
+   */
+  sockets?: string[];
+  /**
    * Whether the server has a network.
    */
   network: boolean;
@@ -1782,6 +1791,12 @@ export interface SandboxPolicy {
    * `false`: no network at all (a network namespace of its own, no TCP bind or connect).
    */
   network?: boolean;
+  /**
+   * Unix sockets of the user's session the server may connect to (absolute, or `~/...`),
+   * each exactly that socket: `["/run/user/1000/gnupg/S.gpg-agent"]`. Its variable
+   * (`SSH_AUTH_SOCK`...) is passed only when the server's `env` sets it.
+   */
+  sockets?: string[];
   limits?: SandboxLimits;
 }
 /**
