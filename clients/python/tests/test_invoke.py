@@ -88,15 +88,8 @@ async def test_approval_flow(spawn_real):
 async def test_an_approval_remembered_for_the_session(spawn_real):
     asked, ran = [], []
 
-    def approve(req):
-        asked.append(req)
-        return {"decision": "approve", "remember": "session"}
-
-    def execute(p):
-        ran.append(p)
-        return {"content": [{"type": "text", "text": "deleted"}]}
-
-    s = await spawn_invoking(spawn_real, on_approval_request=approve, on_execute_tool=execute)
+    s = await spawn_invoking(spawn_real, on_approval_request=lambda req: asked.append(req) or {"decision": "approve", "remember": "session"},
+                             on_execute_tool=lambda p: ran.append(p) or {"content": []})
     c = s.client
     try:
         await c.registry_register([entry("notes_delete", approval=True)])
