@@ -593,6 +593,7 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
         });
         Ok(match outcome {
             Outcome::Approved { remember } => {
+                // An `always` grant writes a small file here, once per answer of the user's.
                 if let (Some((grants, _)), Some(call), Some(lasts)) = (self.grants.as_ref(), call, remember.lasts()) {
                     grants.remember(call, lasts);
                 }
