@@ -10,6 +10,7 @@
 //! `InvokeError`. The host and the MCP catalog are reached through the `HostPort` / `McpPort`
 //! traits, so this module knows no JSON-RPC.
 
+use crate::approval::grants::{self, Asked, Grants};
 use crate::approval::{Approvals, Outcome};
 use crate::audit::{self, Audit, Reached};
 use crate::output::{self, ModelOutput};
@@ -48,6 +49,11 @@ pub trait McpPort: Send + Sync {
         progress: mpsc::UnboundedSender<Value>,
         call_id: &str,
     ) -> impl Future<Output = Result<Value, McpCallError>> + Send;
+    /// The fingerprint `tool`'s pins approve it by, when its server pins definitions (a grant
+    /// of the user's is bound to it); `None` for a `trust: "auto"` server or none configured.
+    fn pin_of(&self, _server_id: &str, _tool: &str) -> Option<String> {
+        None
+    }
     /// Enabled servers whose tool list has not been fetched yet (search says so when empty).
     fn cold_servers(&self) -> Vec<String>;
     /// Whether a call to `tool` waits for the user under the server's configuration as it is
@@ -139,6 +145,9 @@ pub struct Invoked {
 pub struct Ran {
     pub name: String,
     pub via: crate::usage::Via,
+    /// Who let a gated call run: the face's approver (`host`, `client`, `config`) or `grant`
+    /// (a remembered approval); `None`: it needed no approval.
+    pub approved_by: Option<&'static str>,
 }
 
 impl Invoked {
@@ -293,6 +302,8 @@ pub struct Executor<'a, H, M> {
     /// Where each run and approval is recorded, and who answers approvals (`audit`).
     audit: Audit,
     approver: &'static str,
+    /// Remembered approvals, and the session this call is under (`approval::grants`).
+    grants: Option<(&'a Grants, Option<String>)>,
 }
 
 /// Fills in top-level `default`s the schema declares for missing properties.
@@ -309,13 +320,19 @@ fn apply_defaults(schema: &Value, args: &mut Value) {
 
 impl<'a, H: HostPort, M: McpPort> Executor<'a, H, M> {
     pub fn new(host: &'a H, mcp: &'a M, validators: &'a Validators, approvals: &'a Arc<Approvals>, settings: Settings, cancel: CancellationToken) -> Self {
-        Executor { host, mcp, validators, approvals, settings, cancel, counter: None, audit: Audit::off(), approver: "" }
+        Executor { host, mcp, validators, approvals, settings, cancel, counter: None, audit: Audit::off(), approver: "", grants: None }
     }
 
     /// Records each tool this executor's call runs, and each approval, in `audit`;
     /// `approver` says who answers approvals (`host`, `client`, `config`).
     pub fn auditing(self, audit: Audit, approver: &'static str) -> Self {
         Executor { audit, approver, ..self }
+    }
+
+    /// Lets a remembered approval of `grants` spare the user a question, and remembers the
+    /// approvals the user asks to; `session`: the call's (a plan's, a client's).
+    pub fn remembering(self, grants: &'a Grants, session: Option<String>) -> Self {
+        Executor { grants: Some((grants, session)), ..self }
     }
 
     /// Counts each tool this executor's call runs with `counter`.
@@ -482,7 +499,10 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
         // Decided at call time: the host may have changed the server's approval rules since
         // the tool was synced, and every path (direct, tool_invoke, after repair) comes here.
         let gated = self.asks_approval(entry);
-        if gated && !self.settings.abilities.approval {
+        // A grant the user made answers for them, even where this caller could not ask.
+        let asked = gated.then(|| self.asked(entry)).flatten();
+        let granted = asked.as_ref().is_some_and(|a| self.granted(a, entry, call_id));
+        if gated && !granted && !self.settings.abilities.approval {
             *stopped = Some(audit::Outcome::Denied);
             return Ok(Invoked::error(format!(
                 "{} needs the user's approval, but this host cannot ask for it, so it was not run.",
@@ -496,8 +516,8 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
                 entry.name
             )));
         }
-        if gated {
-            if let Some(refusal) = self.approve(entry, &arguments, call_id).await? {
+        if gated && !granted {
+            if let Some(refusal) = self.approve(entry, &arguments, call_id, asked.as_ref()).await? {
                 *stopped = Some(audit::Outcome::Denied);
                 return Ok(refusal);
             }
@@ -509,12 +529,48 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
         };
         let mut done = self.execute(entry, arguments, call_id).await?;
         done.repaired = repaired;
-        done.ran = Some(Ran { name: entry.name.clone(), via: crate::usage::Via::Direct });
+        let approved_by = match (gated, granted) {
+            (false, _) => None,
+            (true, true) => Some("grant"),
+            (true, false) => Some(self.approver),
+        };
+        done.ran = Some(Ran { name: entry.name.clone(), via: crate::usage::Via::Direct, approved_by });
         Ok(done)
     }
 
+    /// The call as grants see it: the tool, its session, and the definition it would run
+    /// (its approved pin, else its registered definition). `None` without grants.
+    fn asked(&self, entry: &ToolEntry) -> Option<Asked> {
+        let (_, session) = self.grants.as_ref()?;
+        let (server_id, pin) = match &entry.source {
+            Source::Mcp { server_id, tool_name } => (Some(server_id.clone()), self.mcp.pin_of(server_id, tool_name)),
+            Source::Builtin | Source::Host => (None, None),
+        };
+        let binding = pin.map_or_else(|| grants::definition(&entry.name, &entry.description, &entry.input_schema), |p| grants::pinned(&p));
+        Some(Asked { tool: entry.name.clone(), server_id, binding, session: session.clone() })
+    }
+
+    /// Whether a grant covers the call; recorded as an approval the grant answered.
+    fn granted(&self, asked: &Asked, entry: &ToolEntry, call_id: &str) -> bool {
+        let Some((grants, _)) = self.grants.as_ref() else { return false };
+        if grants.covers(asked).is_none() {
+            return false;
+        }
+        crate::telemetry::global().approval(audit::Decision::Approved);
+        self.audit.record(audit::Event::ApprovalDecided {
+            approval_id: format!("grant:{call_id}"),
+            call_id: call_id.to_string(),
+            tool: entry.name.clone(),
+            decision: audit::Decision::Approved,
+            answered_by: Some("grant".into()),
+            waited_ms: 0,
+        });
+        true
+    }
+
     /// `None` when approved; otherwise the result that says why the call did not run.
-    async fn approve(&self, entry: &ToolEntry, arguments: &Value, call_id: &str) -> Result<Option<Invoked>, InvokeError> {
+    /// `call`: the call as grants see it, where an approval the user asks to keep is kept.
+    async fn approve(&self, entry: &ToolEntry, arguments: &Value, call_id: &str, call: Option<&Asked>) -> Result<Option<Invoked>, InvokeError> {
         if !self.settings.abilities.approval {
             return Ok(Some(Invoked::error(format!(
                 "{} needs the user's approval, but this host cannot ask for it, so it was not run.",
@@ -535,7 +591,7 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
         self.audit.record(audit::Event::ApprovalRequested { approval_id: approval_id.clone(), call_id: call_id.to_string(), tool: entry.name.clone() });
         let outcome = pending.wait(self.settings.approval_timeout, &self.cancel).await;
         let (decision, by) = match &outcome {
-            Outcome::Approved => (audit::Decision::Approved, Some(self.approver.to_string())),
+            Outcome::Approved { .. } => (audit::Decision::Approved, Some(self.approver.to_string())),
             Outcome::Denied { .. } => (audit::Decision::Denied, Some(self.approver.to_string())),
             Outcome::TimedOut(_) => (audit::Decision::TimedOut, None),
             Outcome::Cancelled => (audit::Decision::Cancelled, None),
@@ -550,7 +606,13 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
             waited_ms: asked.elapsed().as_millis() as u64,
         });
         Ok(match outcome {
-            Outcome::Approved => None,
+            Outcome::Approved { remember } => {
+                // An `always` grant writes a small file here, once per answer of the user's.
+                if let (Some((grants, _)), Some(call), Some(lasts)) = (self.grants.as_ref(), call, remember.lasts()) {
+                    grants.remember(call, lasts);
+                }
+                None
+            }
             Outcome::Denied { reason } => Some(Invoked::error(match reason {
                 Some(r) => format!("The user denied this call to {} ({r}); it was not run.", entry.name),
                 None => format!("The user denied this call to {}; it was not run.", entry.name),

@@ -1,6 +1,6 @@
 //! The `toolreg` command: `serve` (the sidecar), `plan` (a host config's plan as a table),
 //! `schema` (write or check `protocol/*.schema.json`), `mcp` (the registry as an MCP server),
-//! `auth` (an upstream server's OAuth for `mcp`, from a terminal), `pins` and `audit` (a config's held tools, its audit log).
+//! `auth` (an upstream server's OAuth for `mcp`, from a terminal), `pins`, `approvals` and `audit` (a config's held tools, its remembered approvals, its audit log).
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -83,6 +83,19 @@ enum Command {
         #[arg(long, num_args = 1..)]
         approve: Vec<String>,
     },
+    /// List the approvals a `toolreg mcp` config's gateway remembers for good (a user's
+    /// "always approve"), or revoke them.
+    Approvals {
+        /// The config `toolreg mcp` runs with.
+        #[arg(long)]
+        config: PathBuf,
+        /// Revoke the remembered approval of this tool (its name as listed).
+        #[arg(long, conflicts_with = "all")]
+        revoke: Option<String>,
+        /// Revoke every remembered approval.
+        #[arg(long)]
+        all: bool,
+    },
     /// Authorize `toolreg mcp` at one OAuth server of the config from this terminal (for an MCP
     /// client that cannot show the authorization page): opens the browser, saves the tokens.
     Auth {
@@ -147,6 +160,7 @@ fn main() -> ExitCode {
         Command::Plan { config, context_window, model, json } => plan(config, context_window, model, json),
         Command::Schema { dir, check } => schema(&dir, check),
         Command::Pins { config, approve } => pins(&config, &approve),
+        Command::Approvals { config, revoke, all } => approvals(&config, revoke.as_deref(), all),
         Command::Audit { config, since, tool, json } => audit(&config, since.as_deref(), tool.as_deref(), json),
     }
 }
@@ -233,6 +247,32 @@ fn pins(config: &std::path::Path, approve: &[String]) -> ExitCode {
         }
         Err(e) => {
             eprintln!("toolreg pins: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `toolreg approvals`: 1 when there is nothing to revoke or no state directory.
+#[allow(clippy::print_stdout)]
+fn approvals(config: &std::path::Path, revoke: Option<&str>, all: bool) -> ExitCode {
+    use toolreg::gateway::Revoke;
+    let cfg = match gateway_config(config) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let _log = LogControl::init(None, Some("warn"));
+    let what = match (revoke, all) {
+        (Some(tool), _) => Revoke::Tool(tool),
+        (None, true) => Revoke::All,
+        (None, false) => Revoke::Nothing,
+    };
+    match toolreg::gateway::approvals(&cfg, what) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("toolreg approvals: {e}");
             ExitCode::from(1)
         }
     }

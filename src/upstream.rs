@@ -67,6 +67,10 @@ impl McpPort for Mcp<'_> {
         self.0?.asks_approval(server_id, tool)
     }
 
+    fn pin_of(&self, server_id: &str, tool: &str) -> Option<String> {
+        self.0?.pin_of(server_id, tool)
+    }
+
     fn held_refusal(&self, server_id: &str, tool: &str) -> Option<String> {
         self.0?.held_refusal(server_id, tool)
     }

@@ -1,25 +1,40 @@
-//! The official MCP Python SDK as a client of `toolreg mcp` (tests/gateway/python_sdk.py):
+//! The official MCP Python SDK as a client of `toolreg mcp`. tests/gateway/python_sdk.py:
 //! search, inspect and invoke a deferred tool; a gated tool approved once and denied once
-//! through elicitation; a tool changed upstream approved through the review form, then called. `mcp` is pinned in tests/reference-servers/requirements.txt, which
-//! scripts/test-all.sh installs.
+//! through elicitation; a tool changed upstream approved through the review form, then called.
+//! tests/gateway/python_grants.py (issue 54): the approval form offers `approveSession` and
+//! `approveAlways`; a session's approval spares that session's next question and not another
+//! session's; `toolreg approvals` shows and revokes the lasting one; every listed tool carries
+//! `anthropic/alwaysLoad`, none with `gateway.alwaysLoad: false`. `mcp` is pinned in
+//! tests/reference-servers/requirements.txt, which scripts/test-all.sh installs.
 
 mod support;
 
 use std::process::Command;
 
-#[test]
-fn the_python_sdk_searches_invokes_and_answers_an_elicitation() {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/gateway/python_sdk.py");
+/// Runs one script against the real binary and fixture; asserts its last line and how many
+/// checks passed.
+fn run(script: &str, passed: &str, checks: usize) {
+    let script = format!("{}/tests/gateway/{script}", env!("CARGO_MANIFEST_DIR"));
     // Pins persist by default: into a temporary directory here, not the user's.
     let state = tempfile::tempdir().unwrap();
     let out = Command::new("python3")
-        .args([script, support::bin(), support::fixture_mcp()])
+        .args([script.as_str(), support::bin(), support::fixture_mcp()])
         .env("TOOLREG_STATE_DIR", state.path())
         .output()
         .expect("python3 runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     eprintln!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "the Python SDK session failed:\n{stdout}");
-    assert!(stdout.contains("python-sdk: all checks passed"), "{stdout}");
-    assert_eq!(stdout.matches("ok   ").count(), 20, "every check ran:\n{stdout}");
+    assert!(stdout.contains(passed), "{stdout}");
+    assert_eq!(stdout.matches("ok   ").count(), checks, "every check ran:\n{stdout}");
+}
+
+#[test]
+fn the_python_sdk_searches_invokes_and_answers_an_elicitation() {
+    run("python_sdk.py", "python-sdk: all checks passed", 20);
+}
+
+#[test]
+fn the_python_sdk_approves_for_a_session_and_for_good_and_sees_always_load() {
+    run("python_grants.py", "python-grants: all checks passed", 14);
 }

@@ -16,7 +16,6 @@ const ORDER: &[&str] = &[
     "os",
     "confine",
     "output",
-    "approval",
     "validate",
     "repair",
     "tokenize",
@@ -30,6 +29,8 @@ const ORDER: &[&str] = &[
     "catalog",
     "embed",
     "usage",
+    // Grants read and write their file as the catalog's cache does (`catalog::cache`).
+    "approval",
     "registry",
     "overrides",
     "sync",

@@ -7,27 +7,12 @@
 //! turns read-write asks at once.
 mod support;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 use support::*;
 
 fn fixture() -> &'static str {
     fixture_mcp()
-}
-
-struct Files {
-    _dir: tempfile::TempDir,
-    defs: PathBuf,
-    calls: PathBuf,
-    cache: PathBuf,
-}
-
-fn files() -> Files {
-    let dir = tempfile::tempdir().unwrap();
-    let defs = dir.path().join("defs.json");
-    let calls = dir.path().join("calls.txt");
-    let cache = dir.path().join("cache");
-    Files { defs, calls, cache, _dir: dir }
 }
 
 const READ: &str = "Read a file and return its text.";

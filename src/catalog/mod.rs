@@ -347,6 +347,11 @@ impl Catalog {
         Some(self.server(server_id).ok()?.asks_approval(tool))
     }
 
+    /// The fingerprint `tool`'s pins approve it by, for a server that pins (`trust: "pinned"`).
+    pub fn pin_of(&self, server_id: &str, tool: &str) -> Option<String> {
+        self.server(server_id).ok()?.pin_of(tool)
+    }
+
     pub fn server_ids(&self) -> Vec<String> {
         lock(&self.inner.servers).keys().cloned().collect()
     }

@@ -1,11 +1,11 @@
 //! The invoke path's `HostPort` and the catalog's `AskHost`, over an MCP client: approval is an
-//! `elicitation/create` form (approve or deny), progress is `notifications/progress` under the
+//! `elicitation/create` form (approve once, for the session, always, or deny), progress is `notifications/progress` under the
 //! client's token, and an upstream server's own questions and log messages
 //! (`notifications/message`) are forwarded to the client that made the call. Host tools and
 //! host repair do not exist here (`HostAbilities` says so).
 
 use super::{lock, Gateway};
-use crate::service::{Approvals, Decision};
+use crate::service::{Approvals, Decision, Remember};
 use crate::catalog::{AskHost, Catalog, ElicitAction, ElicitMode, ElicitParams, ElicitResult, SampleParams};
 use crate::service::hidden;
 use crate::service::{Registry, Source};
@@ -77,13 +77,14 @@ impl HostPort for ClientHost {
         match &self.asking {
             // `invoke` opened the approval before calling us: answering at once is safe.
             Some(Asking::Trusted) => {
-                approvals.respond(&req.approval_id, Decision::Approve);
+                approvals.respond(&req.approval_id, Decision::ONCE);
             }
             Some(Asking::Elicit) => {
                 let peer = self.peer.clone();
                 let (server, tool) = self.server_of(&req.name).unwrap_or_else(|| ("toolreg".into(), req.name.clone()));
                 tokio::spawn(async move {
-                    let decision = ask_approval(&peer, &server, &tool, &req).await;
+                    // A client asked by our requests has a session: approveSession is offered.
+                    let decision = ask_approval(&peer, &server, &tool, &req, true).await;
                     approvals.respond(&req.approval_id, decision);
                 });
             }
@@ -137,39 +138,55 @@ impl HostPort for ClientHost {
 /// The approval form: which tool, on which server, with which arguments; approve or deny.
 /// What the user reads shows every hidden character (`\u{202E}`): the server's own tool name
 /// and the model's arguments may carry some.
-async fn ask_approval(peer: &Peer<RoleServer>, server: &str, tool: &str, req: &ApprovalRequest) -> Decision {
-    let request = json!({"method": "elicitation/create", "params": approval_form(server, tool, req)});
+async fn ask_approval(peer: &Peer<RoleServer>, server: &str, tool: &str, req: &ApprovalRequest, session: bool) -> Decision {
+    let request = json!({"method": "elicitation/create", "params": approval_form(server, tool, req, session)});
     let answer = match serde_json::from_value::<ServerRequest>(request) {
         Ok(r) => peer.send_request(r).await.map(|r| serde_json::to_value(&r).unwrap_or(Value::Null)),
         Err(e) => return Decision::Deny { reason: Some(format!("internal error: {e}")) },
     };
     match answer {
-        Ok(v) => decision_of(&v),
+        Ok(v) => decision_of(&v, session),
         Err(e) => Decision::Deny { reason: Some(format!("the client did not answer: {e}")) },
     }
 }
 
-/// The `elicitation/create` params of the approval question, shown every hidden character.
-pub fn approval_form(server: &str, tool: &str, req: &ApprovalRequest) -> Value {
+/// The `elicitation/create` params of the approval question, shown every hidden character:
+/// `decision` is a titled single-select (`oneOf` of `{const, title}`, read by a person).
+/// `session`: the client has an MCP session, so an approval may last for it (`approveSession`).
+pub fn approval_form(server: &str, tool: &str, req: &ApprovalRequest, session: bool) -> Value {
     let args = serde_json::to_string_pretty(&req.arguments).unwrap_or_default();
     let args = hidden::visible(&args);
     let (server, tool) = (hidden::visible(server), hidden::visible(tool));
+    let mut choices = vec![json!({"const": "approve", "title": "Approve this call"})];
+    if session {
+        choices.push(json!({"const": "approveSession", "title": format!("Approve {tool} for this session")}));
+    }
+    choices.push(json!({"const": "approveAlways", "title": format!("Always approve {tool} (until revoked or its definition changes)")}));
+    choices.push(json!({"const": "deny", "title": "Deny"}));
     json!({
         "mode": "form",
         "message": format!("Allow the tool {tool} of the MCP server {server} to run with these arguments?\n{args}"),
         "requestedSchema": {"type": "object", "properties": {
-            "decision": {"type": "string", "title": "Decision", "enum": ["approve", "deny"],
-                "description": format!("approve: run {tool} on {server} once; deny: do not run it")}
+            "decision": {"type": "string", "title": "Decision", "oneOf": choices,
+                "description": format!("approve: run {tool} on {server} once; approveSession: run it without asking again in this session; approveAlways: run it without asking again until revoked (toolreg approvals --revoke); deny: do not run it")}
         }, "required": ["decision"]}
     })
 }
 
 /// The user's decision in an elicitation answer: only an accepted form that says approve runs.
-pub fn decision_of(answer: &Value) -> Decision {
-    match answer["action"].as_str() {
-        Some("accept") if answer["content"]["decision"] == "approve" => Decision::Approve,
-        Some("accept") => Decision::Deny { reason: None },
-        other => Decision::Deny { reason: Some(format!("the user chose {}", other.unwrap_or("nothing"))) },
+/// `approveSession` where no session was offered approves this call only.
+pub fn decision_of(answer: &Value, session: bool) -> Decision {
+    let remember = match answer["content"]["decision"].as_str() {
+        Some("approve") => Some(Remember::Once),
+        Some("approveSession") if session => Some(Remember::Session),
+        Some("approveSession") => Some(Remember::Once),
+        Some("approveAlways") => Some(Remember::Always),
+        _ => None,
+    };
+    match (answer["action"].as_str(), remember) {
+        (Some("accept"), Some(remember)) => Decision::Approve { remember },
+        (Some("accept"), None) => Decision::Deny { reason: None },
+        (other, _) => Decision::Deny { reason: Some(format!("the user chose {}", other.unwrap_or("nothing"))) },
     }
 }
 
@@ -177,7 +194,8 @@ impl ClientHost {
     /// The approval question of the tool `req` names, as this client's form.
     pub fn approval_form_for(&self, req: &ApprovalRequest) -> Value {
         let (server, tool) = self.server_of(&req.name).unwrap_or_else(|| ("toolreg".into(), req.name.clone()));
-        approval_form(&server, &tool, req)
+        // A 2026-07-28 client (asked by rounds) has no session to approve for.
+        approval_form(&server, &tool, req, !matches!(self.asking, Some(Asking::Round(_))))
     }
 }
 
@@ -254,5 +272,27 @@ impl AskHost for Questions {
             let Ok(param) = serde_json::from_value::<LoggingMessageNotificationParam>(message) else { return };
             let _ = peer.notify_logging_message(param).await;
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offered(form: &Value) -> Vec<String> {
+        form["requestedSchema"]["properties"]["decision"]["oneOf"].as_array().unwrap().iter().map(|c| c["const"].as_str().unwrap().to_string()).collect()
+    }
+
+    #[test]
+    fn the_form_offers_a_session_only_to_a_client_with_one_and_reads_each_answer() {
+        let req = ApprovalRequest { approval_id: "a".into(), call_id: "c".into(), name: "mcp__fx__echo".into(), arguments: json!({}), reason: String::new() };
+        assert_eq!(offered(&approval_form("fx", "echo", &req, true)), ["approve", "approveSession", "approveAlways", "deny"]);
+        assert_eq!(offered(&approval_form("fx", "echo", &req, false)), ["approve", "approveAlways", "deny"]);
+        let answer = |d: &str| json!({"action": "accept", "content": {"decision": d}});
+        assert_eq!(decision_of(&answer("approveSession"), true), Decision::Approve { remember: Remember::Session });
+        assert_eq!(decision_of(&answer("approveSession"), false), Decision::ONCE, "no session: this call only");
+        assert_eq!(decision_of(&answer("approveAlways"), false), Decision::Approve { remember: Remember::Always });
+        assert_eq!(decision_of(&answer("deny"), true), Decision::Deny { reason: None });
+        assert!(matches!(decision_of(&json!({"action": "decline", "content": {"decision": "approveAlways"}}), true), Decision::Deny { .. }));
     }
 }

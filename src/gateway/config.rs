@@ -90,6 +90,12 @@ pub struct Gateway {
     /// that does not render. What upstreams are told is fixed at start (their sessions are).
     #[serde(default)]
     pub views: Option<bool>,
+    /// `true` (default): every listed tool carries `_meta["anthropic/alwaysLoad"]: true`, so
+    /// a client that defers MCP tools behind its own search (Claude Code) loads what the plan
+    /// chose to list instead of deferring it a second time (docs/gateway.md); `false` leaves
+    /// the key out.
+    #[serde(default)]
+    pub always_load: Option<bool>,
     /// The token budget of one tool result (`{maxTokens?, keepBytes?}`, as `initialize.results`;
     /// also read at the top level of the file). A cut result is kept for its MCP session only.
     #[serde(default)]
@@ -126,6 +132,11 @@ impl Gateway {
     /// Whether MCP Apps pass through (`views`, default on).
     pub fn views(&self) -> bool {
         self.views.unwrap_or(true)
+    }
+
+    /// Whether listed tools carry `anthropic/alwaysLoad` (`alwaysLoad`, default on).
+    pub fn always_load(&self) -> bool {
+        self.always_load.unwrap_or(true)
     }
 }
 

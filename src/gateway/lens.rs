@@ -83,6 +83,7 @@ impl Lens {
         let mut service = Service::new(Registry::default(), prefix);
         service.usage = whole.service.usage.clone();
         service.approvals = whole.service.approvals.clone();
+        service.grants = whole.service.grants.clone();
         service.set_audit(whole.service.audit().for_profile(name));
         service.set_budget(cfg.budget().unwrap_or_default(), cfg.host.model.as_deref());
         if let Some(s) = semantic.or_else(|| whole.service.semantic().cloned()) {

@@ -38,7 +38,7 @@ impl Gateway {
         service.want_vectors(scope.deferred.iter().filter_map(|n| registry.get(n)));
         let views_on = cfg.gateway.views();
         let titles = cfg.gateway.overrides.iter().filter_map(|(k, o)| Some((k.clone(), o.title.clone()?))).collect();
-        let mut said = Said { registry, shown: self.shown_names(registry), metas: self.metas(), shelf: view.shelf(), views: views_on, aliases: HashMap::new(), titles };
+        let mut said = Said { registry, shown: self.shown_names(registry), metas: self.metas(), shelf: view.shelf(), views: views_on, aliases: HashMap::new(), titles, always_load: cfg.gateway.always_load() };
         let tools = said.tools(&plan);
         let rendering = if views_on {
             // The same round, for a client that renders: its tools with a view stay inline and
@@ -108,7 +108,13 @@ struct Said<'a> {
     aliases: HashMap<String, String>,
     /// `gateway.overrides`' titles, by `server/tool`.
     titles: HashMap<String, String>,
+    /// `gateway.alwaysLoad`.
+    always_load: bool,
 }
+
+/// The `_meta` key by which Claude Code loads a listed MCP tool up front rather than
+/// deferring it behind its own tool search: the plan already chose what is listed.
+pub const ALWAYS_LOAD: &str = "anthropic/alwaysLoad";
 
 impl Said<'_> {
     fn tools(&mut self, plan: &Plan) -> Vec<Value> {
@@ -124,8 +130,20 @@ impl Said<'_> {
             .collect()
     }
 
-    /// One tool, with the annotations, output schema and `_meta` of its registry entry.
+    /// One tool, with the annotations, output schema and `_meta` of its registry entry, and
+    /// `anthropic/alwaysLoad` unless `gateway.alwaysLoad` is off.
     fn tool(&mut self, wire: &str, description: &str, input_schema: &Value) -> Value {
+        let mut tool = self.tool_as_registered(wire, description, input_schema);
+        if self.always_load {
+            if !tool["_meta"].is_object() {
+                tool["_meta"] = json!({});
+            }
+            tool["_meta"][ALWAYS_LOAD] = json!(true);
+        }
+        tool
+    }
+
+    fn tool_as_registered(&mut self, wire: &str, description: &str, input_schema: &Value) -> Value {
         let name = match self.shown.get(wire) {
             Some(own) => {
                 self.aliases.insert(own.to_string(), wire.to_owned());

@@ -33,6 +33,7 @@ pub mod config;
 mod http;
 mod listing;
 mod passthru;
+mod approvals_cli;
 mod pins_cli;
 pub mod profile;
 mod reload;
@@ -67,6 +68,7 @@ use tokio::sync::{mpsc, watch};
 
 pub use http::{new_token, TOKEN_ENV};
 pub use pins_cli::pins;
+pub use approvals_cli::{approvals, Revoke};
 pub use reload::ConfigFile;
 pub use search::describe as describe_search;
 pub use terminal_auth::authorize_from_terminal;
@@ -241,8 +243,14 @@ impl Gateway {
         // The catalog reads its cacheDir as it takes the servers, and planning counts tokens
         // (the tokenizer may still be loading): both off the reactor.
         let first = gw.clone();
+        let state_dir = first.config().state_dir();
         tokio::task::spawn_blocking(move || {
             first.whole.service.usage.load();
+            // Remembered approvals (`approvals.json`), beside the pins; `toolreg approvals`
+            // lists and revokes them.
+            if let Some(dir) = state_dir {
+                first.whole.service.grants.open(&dir);
+            }
             first.catalog.set_servers(first.config().servers.clone());
             let warm = first.all_listed();
             first.resync(warm)

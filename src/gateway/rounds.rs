@@ -37,7 +37,7 @@ pub fn answered(gw: &Gateway, tool: &str, state: Option<&str>, responses: Option
     if !spend(gw, nonce) {
         return Err(ErrorData::invalid_params("this requestState was used already; call the tool again", Some(json!({"tool": tool}))));
     }
-    Ok(ApprovalRound { answered: Some((digest.to_owned(), decision_of(answer))), ..ApprovalRound::default() })
+    Ok(ApprovalRound { answered: Some((digest.to_owned(), decision_of(answer, false))), ..ApprovalRound::default() })
 }
 
 /// The value a retry's `state` holds for `purpose` (a round of `called`): None for a state of

@@ -71,6 +71,7 @@ impl Drop for Session {
     /// The session's kept results go with it.
     fn drop(&mut self) {
         self.lens.service.results.forget(&self.owner);
+        self.lens.service.grants.forget_session(&self.owner);
     }
 }
 
@@ -369,7 +370,7 @@ impl Session {
             (false, true, false) => Some(Asking::Elicit),
             (false, true, true) => Some(Asking::Round(Arc::new(match approved {
                 // Approved in an earlier round of this very call (the digest still binds it).
-                Some(digest) => ApprovalRound { answered: Some((digest, Decision::Approve)), ..ApprovalRound::default() },
+                Some(digest) => ApprovalRound { answered: Some((digest, Decision::ONCE)), ..ApprovalRound::default() },
                 None => rounds::answered(gw, &name, approval_state, request.input_responses.as_ref())?,
             }))),
             (false, false, _) => None,
@@ -404,7 +405,7 @@ impl Session {
         let app = super::views::app_of(&registry, &name, self.renders(context));
         let call = Call { name: name.clone(), arguments, call_id, plan_id, app };
         // Each tool the call runs counts (usage): a listed one, tool_invoke's, a script's.
-        let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: context.ct.clone(), usage_key: gw.usage_key(lens), results_owner: Some(if stateless { STATELESS.to_string() } else { self.owner.clone() }), approver };
+        let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: context.ct.clone(), usage_key: gw.usage_key(lens), results_owner: Some(if stateless { STATELESS.to_string() } else { self.owner.clone() }), approver, session: Some(if stateless { STATELESS.to_string() } else { self.owner.clone() }) };
         let outcome = lens.service.call(request).await;
         // The call stopped at its approval: the question goes back as this round's result.
         if let Some(asked) = round.as_ref().and_then(|r| super::lock(&r.asked).take()) {
@@ -428,7 +429,7 @@ impl Session {
             // The upstream asks the client (2026-07-28); an approval given this round goes along.
             Err(InvokeError::InputRequired(asked)) => {
                 let approved = round.as_ref().and_then(|r| match &r.answered {
-                    Some((digest, Decision::Approve)) => Some(digest.clone()),
+                    Some((digest, Decision::Approve { .. })) => Some(digest.clone()),
                     _ => None,
                 });
                 passthru::ask(gw, &name, asked, approved.as_deref()).map(|r| Step::Done(r.into()))

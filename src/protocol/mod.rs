@@ -6,6 +6,7 @@
 
 pub mod error;
 mod extras;
+mod grants;
 pub mod schema;
 mod types;
 mod usage;
@@ -15,6 +16,7 @@ pub use crate::catalog::{ListToolsResult, ServerConfig, ServerStatus};
 // Settings both faces read travel as they are (`crate::settings`).
 pub use crate::settings::{AuditSettings, CodeModeLimits, EmbeddingSource, ResultSettings, SearchSettings, TelemetrySettings, UsagePolicy, MAX_TIMEOUT_MS};
 pub use extras::*;
+pub use grants::*;
 pub use types::*;
 pub use usage::*;
 
@@ -79,6 +81,8 @@ request!(CatalogListPrompts, "catalog/listPrompts", ExtrasListParams, PromptList
 request!(CatalogGetPrompt, "catalog/getPrompt", PromptGetParams, McpResult);
 request!(CatalogComplete, "catalog/complete", CompleteParams, CompleteReply);
 request!(ApprovalRespond, "approval/respond", ApprovalRespondParams, Empty);
+request!(ApprovalGrants, "approval/grants", NoParams, GrantsResult);
+request!(ApprovalRevoke, "approval/revoke", RevokeParams, RevokeResult);
 request!(UsageList, "usage/list", UsageKeyParams, UsageListResult);
 request!(UsageReset, "usage/reset", UsageKeyParams, UsageResetResult);
 

@@ -90,6 +90,8 @@ pub fn generate() -> BTreeMap<String, String> {
     request::<CatalogGetPrompt>(&mut out, TO);
     request::<CatalogComplete>(&mut out, TO);
     request::<ApprovalRespond>(&mut out, TO);
+    request::<ApprovalGrants>(&mut out, TO);
+    request::<ApprovalRevoke>(&mut out, TO);
     request::<UsageList>(&mut out, TO);
     request::<UsageReset>(&mut out, TO);
     request::<HostExecuteTool>(&mut out, FROM);

@@ -5,6 +5,7 @@ use super::extras::{AppCall, AppsCapability, ViewRef};
 use crate::catalog::{ServerConfig, ServerState, ServerStatus, ToolPin};
 use crate::exposition::render::{Programmatic, Rendering, SearchBy};
 use crate::exposition::{Include, Plan, ToolDefinition};
+use super::grants::Remember;
 use crate::invoke::{ApprovalRequest, Repair};
 use crate::output::ModelOutput;
 use crate::registry::{EntrySummary, ToolEntry, Warning};
@@ -564,6 +565,10 @@ pub struct InvokeResult {
     /// `shownTokens` and a note; `raw` stays whole. The model reads on with `tool_result_read`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut: Option<ResultCut>,
+    /// A gated tool ran: `host` when the host approved this call, `grant` when an approval the
+    /// user asked to remember let it run without a question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_by: Option<String>,
 }
 
 /// How a tool result was cut to the budget.
@@ -592,6 +597,12 @@ pub struct ApprovalRespondParams {
     pub decision: ApprovalDecision,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// How long an approval lasts (absent: `once`). `session`: every call of the tool under
+    /// plans of the same `session` (or, for a call with none, every call with none) for the
+    /// rest of this run; `always`: every call, kept in `cacheDir` until `approval/revoke`.
+    /// Bound to the tool's definition: a changed definition asks again. A denial is never kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remember: Option<Remember>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]

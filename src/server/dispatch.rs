@@ -8,6 +8,7 @@
 
 use super::handlers;
 use super::handlers_tools as tools;
+use super::handlers_approvals as approvals;
 use super::handlers_extras as extras;
 use super::message::{self, Id};
 use super::Ctx;
@@ -152,7 +153,10 @@ pub fn table() -> Table {
     t.sync::<p::RegistryDeregister>(Ordered, handlers::handle_deregister);
     t.sync::<p::RegistrySyncMcp>(SerialRegistry, tools::handle_sync);
     t.sync::<p::CatalogSetServers>(Serial, tools::handle_set_servers);
-    t.sync::<p::ApprovalRespond>(Ordered, tools::handle_approval_respond);
+    t.sync::<p::ApprovalRespond>(Ordered, approvals::handle_approval_respond);
+    // Read (and, to revoke, write) the cacheDir's approvals file: off the main loop.
+    t.sync::<p::ApprovalGrants>(Serial, approvals::handle_grants);
+    t.sync::<p::ApprovalRevoke>(Serial, approvals::handle_revoke);
     t.sync::<p::CatalogApproveTools>(Ordered, super::handlers_pins::handle_approve_tools);
     t.sync::<p::CatalogPins>(Inline, super::handlers_pins::handle_pins);
     t.sync::<p::RegistryList>(Scan, handlers::handle_list);

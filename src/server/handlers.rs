@@ -97,6 +97,9 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
             let book = ctx.service.usage.clone();
             tokio::task::spawn_blocking(move || book.load());
         }
+        // Remembered approvals: a call before the read ends asks, as without a grant.
+        let (grants, dir) = (ctx.service.grants.clone(), std::path::PathBuf::from(dir));
+        tokio::task::spawn_blocking(move || grants.open(&dir));
     }
     let _ = ctx.catalog.set(Catalog::with_hosts(opts, ctx.catalog_events.clone(), questions, auth_host));
     if let Some(semantic) = semantic {

@@ -55,5 +55,5 @@ pub fn handle_approve_tools(ctx: &Ctx, p: ApproveToolsParams) -> Result<PinsResu
 /// model can read, instead of an unknown-tool error.
 pub fn held_invoke_result(ctx: &Ctx, name: &str) -> Option<InvokeResult> {
     let text = crate::service::held_refusal(&ctx.snapshot(), ctx.catalog.get()?, name)?;
-    Some(InvokeResult { output: ModelOutput::error(text), is_error: true, raw: None, repaired: None, provider_output: None, ui: None, cut: None })
+    Some(InvokeResult { output: ModelOutput::error(text), is_error: true, raw: None, repaired: None, provider_output: None, ui: None, approved_by: None, cut: None })
 }

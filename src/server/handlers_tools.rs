@@ -2,7 +2,6 @@
 
 use super::host::Host;
 use super::{current_cancel, Ctx};
-use crate::service::Decision;
 use crate::catalog::{Catalog, CatalogError, ListToolsResult, ServerStatus};
 use crate::service::{Call, HostAbilities, InvokeError, Settings};
 use crate::service::CallAsk;
@@ -97,19 +96,6 @@ pub fn handle_sync(ctx: &Ctx, p: SyncParams) -> Result<SyncResult, RpcError> {
     Ok(SyncResult { registered: s.registered, evicted: s.evicted })
 }
 
-pub fn handle_approval_respond(ctx: &Ctx, p: ApprovalRespondParams) -> Result<Empty, RpcError> {
-    let decision = match p.decision {
-        ApprovalDecision::Approve => Decision::Approve,
-        ApprovalDecision::Deny => Decision::Deny { reason: p.reason },
-    };
-    if ctx.service.approvals.respond(&p.approval_id, decision) {
-        Ok(Empty {})
-    } else {
-        Err(RpcError::new(ErrorCode::UNKNOWN_APPROVAL, format!("no call waits for approval {:?} (unknown, answered, timed out or cancelled)", p.approval_id))
-            .with_data(json!({"approvalId": p.approval_id})))
-    }
-}
-
 /// The view a host renders for a result of `name` (MCP Apps), when the tool names one.
 fn view_of(registry: &crate::service::Registry, name: &str) -> Option<ViewRef> {
     let entry = &registry.get(name)?.entry;
@@ -133,7 +119,7 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
     let usage_key = p.plan_id.as_deref().and_then(|id| ctx.service.plans.get(id)).map_or_else(|| crate::service::DEFAULT_USAGE_KEY.to_string(), |s| s.usage_key.clone());
     let call_id = p.call_id.unwrap_or_else(|| ctx.service.next_call_id());
     let call = Call { name: p.name, arguments: p.arguments, call_id, plan_id: p.plan_id, app: p.app.map(|a| a.server_id) };
-    let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: current_cancel(), usage_key, results_owner: None, approver: "host" };
+    let request = CallAsk { call, registry: &registry, host: &host, mcp: &mcp, settings, cancel: current_cancel(), usage_key, results_owner: None, approver: "host", session: None };
     let result = ctx.service.call(request).await;
     // A held MCP tool is not registered; say why it did not run (pins).
     if let Err(InvokeError::UnknownTool(name)) = &result {
@@ -145,7 +131,8 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
         Ok(done) => {
             let ui = done.ran.as_ref().and_then(|ran| view_of(&registry, &ran.name));
             let cut = done.cut.map(|c| ResultCut { reference: c.reference, shown_tokens: c.shown_tokens as u64, total_tokens: c.total_tokens as u64 });
-            Ok(InvokeResult { output: done.output, is_error: done.is_error, raw: done.raw, repaired: done.repaired, provider_output: done.provider_output, ui, cut })
+            let approved_by = done.ran.as_ref().and_then(|ran| ran.approved_by).map(str::to_string);
+            Ok(InvokeResult { output: done.output, is_error: done.is_error, raw: done.raw, repaired: done.repaired, provider_output: done.provider_output, ui, cut, approved_by })
         }
         Err(e) => Err(match &e {
             InvokeError::UnknownTool(name) => RpcError::new(ErrorCode::UNKNOWN_TOOL, e.to_string()).with_data(json!({"name": name})),

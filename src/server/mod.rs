@@ -11,6 +11,7 @@
 mod auth_host;
 pub mod dispatch;
 mod handlers;
+mod handlers_approvals;
 mod handlers_extras;
 mod handlers_pins;
 mod handlers_tools;

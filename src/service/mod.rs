@@ -11,7 +11,7 @@ pub mod semantic;
 // The faces reach the domain through these and the operations below, never by a domain
 // module's path (tests/layers.rs); a change behind them is a change here, not in two faces.
 pub use crate::apps;
-pub use crate::approval::{Approvals, Decision};
+pub use crate::approval::{Approvals, Decision, Grant, Grants, Lasts, Remember};
 pub use crate::audit::{read as audit_read, Audit, AuditSettings, Event as AuditEvent, Face as AuditFace};
 pub use crate::embed::{Embedded, Embedder, Purpose};
 pub use crate::exposition::plans::PlanOptions;
@@ -52,6 +52,8 @@ pub struct Service {
     pub validators: Validators,
     /// Calls waiting for the user's approval.
     pub approvals: Arc<Approvals>,
+    /// The approvals the user asked to remember (`approval::grants`).
+    pub grants: Arc<Grants>,
     /// Calls counted per usage key (persisted where the face says: cacheDir, the state dir).
     pub usage: Arc<Book>,
     /// `tool_search`'s semantic signal, once the face's settings have started one.
@@ -84,6 +86,9 @@ pub struct CallAsk<'a, H> {
     pub results_owner: Option<String>,
     /// Who answers this call's approvals, for the audit log: `host`, `client`, `config`.
     pub approver: &'static str,
+    /// The session a remembered approval of this call lasts for: the face's (a gateway
+    /// client's); `None`: the plan's `session`, else the calls with no session.
+    pub session: Option<String>,
 }
 
 /// What a face asks a plan of: the request's scope and model, and what it adds.
@@ -148,6 +153,7 @@ impl Service {
             plans: PlanStore::default(),
             validators: Validators::new(),
             approvals: Arc::default(),
+            grants: Arc::default(),
             usage: Arc::default(),
             semantic: OnceLock::new(),
             call_seq: AtomicU64::new(0),
@@ -267,7 +273,8 @@ impl Service {
         let count = |ran: &Ran| self.usage.count(&usage_key, &ran.name, ran.via);
         let exec = Executor::new(req.host, req.mcp, &self.validators, &self.approvals, req.settings, req.cancel)
             .counting(&count)
-            .auditing(self.audit(), req.approver);
+            .auditing(self.audit(), req.approver)
+            .remembering(&self.grants, req.session.or_else(|| plan.as_ref().and_then(|p| p.session.as_ref()).map(|s| format!("plan:{s}"))));
         let tool = req.call.name.clone();
         let call_id = req.call.call_id.clone();
         let mut done = match crate::route::call(&exec, req.mcp, req.registry, &self.plans, self.semantic(), req.call).await {

@@ -54,6 +54,21 @@ pub fn fixture_mcp() -> &'static str {
     })
 }
 
+/// A fixture server's files in a fresh temporary directory: its `--defs-file`, its
+/// `--calls-file` and a cacheDir.
+pub struct Files {
+    _dir: tempfile::TempDir,
+    pub defs: std::path::PathBuf,
+    pub calls: std::path::PathBuf,
+    pub cache: std::path::PathBuf,
+}
+
+pub fn files() -> Files {
+    let dir = tempfile::tempdir().unwrap();
+    let (defs, calls, cache) = (dir.path().join("defs.json"), dir.path().join("calls.txt"), dir.path().join("cache"));
+    Files { defs, calls, cache, _dir: dir }
+}
+
 /// The fixture's `--defs-file` as one tool, `delete`, with these annotations; renamed into
 /// place, so the fixture (which may watch it, `--watch-defs`) never reads half of it.
 pub fn write_delete_def(defs: &std::path::Path, annotations: Value) {
@@ -275,6 +290,28 @@ impl Sidecar {
             Ok(None) => panic!("sidecar closed stdout"),
             Err(RecvTimeoutError::Timeout) => panic!("no message within {TIMEOUT:?}"),
             Err(RecvTimeoutError::Disconnected) => panic!("reader gone"),
+        }
+    }
+
+    /// Waits until the first configured server is ready.
+    pub fn until_first_ready(&mut self) {
+        let t = std::time::Instant::now();
+        while self.ok_past_notes("catalog/status", json!({}))["servers"][0]["state"] != "ready" {
+            assert!(t.elapsed() < TIMEOUT, "the server never became ready");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Refreshes `server` until its pins hold `tool` as changed (its definition was rewritten).
+    pub fn refresh_until_changed(&mut self, server: &str, tool: &str) {
+        let t = std::time::Instant::now();
+        loop {
+            self.ok_past_notes("catalog/refresh", json!({"serverId": server}));
+            let pins = self.ok_past_notes("catalog/pins", json!({"serverId": server}));
+            if pins["tools"].as_array().unwrap().iter().any(|p| p["name"] == tool && p["state"] == "changed") {
+                return;
+            }
+            assert!(t.elapsed() < TIMEOUT, "{server}/{tool} was never held as changed: {pins}");
         }
     }
 

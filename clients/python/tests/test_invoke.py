@@ -85,6 +85,27 @@ async def test_approval_flow(spawn_real):
         await c.close()
 
 
+async def test_an_approval_remembered_for_the_session(spawn_real):
+    asked, ran = [], []
+
+    s = await spawn_invoking(spawn_real, on_approval_request=lambda req: asked.append(req) or {"decision": "approve", "remember": "session"},
+                             on_execute_tool=lambda p: ran.append(p) or {"content": []})
+    c = s.client
+    try:
+        await c.registry_register([entry("notes_delete", approval=True)])
+        first = await c.tool_invoke("notes_delete", {"title": "a"})
+        second = await c.tool_invoke("notes_delete", {"title": "b"})
+        assert (first.get("approvedBy"), second.get("approvedBy")) == ("host", "grant")
+        assert (len(asked), len(ran)) == (1, 2)
+        grants = (await c.approval_grants())["grants"]
+        assert [(g["tool"], g["lasts"]) for g in grants] == [("notes_delete", "session")]
+        assert await c.approval_revoke("notes_delete") == {"revoked": 1}
+        await c.tool_invoke("notes_delete", {"title": "c"})
+        assert len(asked) == 2, "asked again after the revocation"
+    finally:
+        await c.close()
+
+
 async def test_repair_through_host(spawn_real):
     repairs = []
     ran = []

@@ -45,6 +45,15 @@ class _ApprovalRespondParamsRequired(TypedDict):
 
 class ApprovalRespondParams(_ApprovalRespondParamsRequired, total=False):
     reason: Union[str, None]
+    remember: Union["Remember", None]
+    """How long an approval lasts (absent: `once`). `session`: every call of the tool under
+    plans of the same `session` (or, for a call with none, every call with none) for the
+    rest of this run; `always`: every call, kept in `cacheDir` until `approval/revoke`.
+    Bound to the tool's definition: a changed definition asks again. A denial is never kept."""
+
+
+# How long an approval lasts, as the user answered it.
+Remember = Union[Literal["once"], Literal["session"], Literal["always"]]
 
 
 class ApprovalWithdrawnParams(TypedDict):
@@ -494,6 +503,28 @@ class ExtrasListParams(TypedDict, total=False):
     """`nextCursor` of the page before."""
 
 
+class _GrantRequired(TypedDict):
+    tool: str
+    """The tool's name as calls name it."""
+    lasts: "Lasts"
+    grantedAt: str
+    """When the user granted it (RFC 3339, UTC)."""
+
+
+class Grant(_GrantRequired, total=False):
+    """One grant as listed (`approval/grants`, `toolreg approvals`)."""
+    serverId: Union[str, None]
+    """The MCP server of an MCP tool."""
+
+
+Lasts = Literal["session", "always"]
+
+
+class GrantsResult(TypedDict):
+    grants: list["Grant"]
+    """The session grants of this run, then the lasting ones (`cacheDir`'s `approvals.json`)."""
+
+
 class HostCapabilities(TypedDict, total=False):
     """What the host can do for the sidecar."""
     approval: bool
@@ -727,6 +758,9 @@ class InvokeResult(_InvokeResultRequired, total=False):
     cut: Union["ResultCut", None]
     """The answer was over the result budget (`initialize.results`): `output` holds its first
     `shownTokens` and a note; `raw` stays whole. The model reads on with `tool_result_read`."""
+    approvedBy: Union[str, None]
+    """A gated tool ran: `host` when the host approved this call, `grant` when an approval the
+    user asked to remember let it run without a question."""
 
 
 ModelOutput = Union["ModelOutputText", "ModelOutputJson", "ModelOutputErrorText", "ModelOutputErrorJson"]
@@ -1306,6 +1340,18 @@ class ResourceUpdated(TypedDict):
     uri: str
 
 
+class RevokeParams(TypedDict, total=False):
+    """`approval/revoke`: one tool's grants (every session's and the lasting one), or all."""
+    tool: Union[str, None]
+    """The tool's name as calls name it (as `approval/grants` lists it)."""
+    all: Union[bool, None]
+
+
+class RevokeResult(TypedDict):
+    revoked: int
+    """How many grants were revoked."""
+
+
 class _RootRequired(TypedDict):
     uri: str
     """A `file://` URI."""
@@ -1543,8 +1589,10 @@ class UsageResetResult(TypedDict):
 SCHEMA_METHODS: dict[str, dict[str, Any]] = {
     '$/cancelRequest': {'kind': 'notification', 'direction': 'hostToSidecar', 'params': 'CancelParams', 'result': None, 'python_name': 'cancel_request'},
     '$/progress': {'kind': 'notification', 'direction': 'sidecarToHost', 'params': 'ProgressParams', 'result': None, 'python_name': 'progress'},
+    'approval/grants': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'NoParams', 'result': 'GrantsResult', 'python_name': 'approval_grants'},
     'approval/request': {'kind': 'notification', 'direction': 'sidecarToHost', 'params': 'ApprovalRequest', 'result': None, 'python_name': 'approval_request'},
     'approval/respond': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ApprovalRespondParams', 'result': 'Empty', 'python_name': 'approval_respond'},
+    'approval/revoke': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'RevokeParams', 'result': 'RevokeResult', 'python_name': 'approval_revoke'},
     'approval/withdrawn': {'kind': 'notification', 'direction': 'sidecarToHost', 'params': 'ApprovalWithdrawnParams', 'result': None, 'python_name': 'approval_withdrawn'},
     'catalog/approveTools': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ApproveToolsParams', 'result': 'PinsResult', 'python_name': 'catalog_approve_tools'},
     'catalog/complete': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'CompleteParams', 'result': 'CompleteReply', 'python_name': 'catalog_complete'},

@@ -17,6 +17,10 @@ from ._protocol import (
     ApprovalRequest,
     ApprovalRespondParams,
     Assistant,
+    GrantsResult,
+    Remember,
+    RevokeParams,
+    RevokeResult,
     CallToolResult,
     CatalogStatusResult,
     CompleteReply,
@@ -267,7 +271,9 @@ class ToolregClient:
         A coroutine `on_approval_request` is cancelled when its answer becomes moot: the sidecar
         sent `approval/withdrawn` for its approvalId (timed out, or the call was cancelled), or the
         `tool_invoke` with the same callId made through this client has settled. No
-        `approval/respond` is sent for it then.
+        `approval/respond` is sent for it then. It answers `"approve"`, `"deny"` or a mapping
+        `{"decision", "reason"?, "remember"?}`: `remember` `"session"` or `"always"` keeps an
+        approval (`approval_grants`, `approval_revoke`).
 
         `on_request(method, params)` answers any reverse request that no dedicated callback
         answers (its return value is the result; an exception becomes a -32603 error).
@@ -584,6 +590,7 @@ class ToolregClient:
     async def _approval(self, req: ApprovalRequest) -> None:
         decision: str = "deny"
         reason: Optional[str] = None
+        remember: Optional[str] = None
         cb = self._cb.get("approval")
         call_id = req.get("callId")
         me = asyncio.current_task()
@@ -598,6 +605,7 @@ class ToolregClient:
                 else:
                     decision = answer.get("decision", "deny")
                     reason = answer.get("reason")
+                    remember = answer.get("remember")
         except asyncio.CancelledError:
             # The sidecar withdrew the request (approval/withdrawn), or the tool/invoke with this
             # callId settled: nobody waits for the answer any more.
@@ -621,6 +629,8 @@ class ToolregClient:
         params: ApprovalRespondParams = {"approvalId": req["approvalId"], "decision": cast(ApprovalDecision, decision)}
         if reason is not None:
             params["reason"] = reason
+        if remember is not None and decision == "approve":
+            params["remember"] = cast(Remember, remember)
         try:
             await self.approval_respond(params)
         except Exception as e:
@@ -915,6 +925,17 @@ class ToolregClient:
 
     async def approval_respond(self, params: ApprovalRespondParams) -> Empty:
         return cast(Empty, await self.request("approval/respond", params))
+
+    async def approval_grants(self) -> GrantsResult:
+        """The approvals the user asked to remember: this run's session grants, then the lasting ones."""
+        return cast(GrantsResult, await self.request("approval/grants", {}))
+
+    async def approval_revoke(self, tool: Optional[str] = None, all: bool = False) -> RevokeResult:
+        """Revokes the remembered approvals of `tool` (every session's and the lasting one), or all."""
+        params: RevokeParams = {"all": True} if all else {}
+        if tool is not None:
+            params["tool"] = tool
+        return cast(RevokeResult, await self.request("approval/revoke", params))
 
     # MCP catalog
     async def catalog_set_servers(self, servers: Sequence[ServerConfig]) -> Empty:

@@ -65,7 +65,11 @@ type SR<M extends keyof AllSidecarRequests> = AllSidecarRequests[M]['result'];
 type SN<M extends keyof AllSidecarNotifications> = AllSidecarNotifications[M]['params'];
 
 export type ApprovalRequest = SN<'approval/request'>;
-export type ApprovalAnswer = ApprovalDecision | { decision: ApprovalDecision; reason?: string };
+/**
+ * `remember` keeps an approval (`session`: this plan session's calls for the sidecar's run;
+ * `always`: every call, in cacheDir, until `approvalRevoke`). Only `approve` is remembered.
+ */
+export type ApprovalAnswer = ApprovalDecision | { decision: ApprovalDecision; reason?: string; remember?: ParamsOf<'approval/respond'>['remember'] };
 export type ExecuteToolParams = SP<'host/executeTool'>;
 export type RepairToolCallParams = SP<'host/repairToolCall'>;
 export type CatalogDidChangeParams = SN<'catalog/didChange'>;
@@ -536,6 +540,7 @@ export class ToolregClient {
   private async handleApproval(p: ApprovalRequest): Promise<void> {
     let decision: ApprovalDecision = 'deny';
     let reason: string | undefined;
+    let remember: ParamsOf<'approval/respond'>['remember'];
     const moot = new AbortController();
     const open = this.approvalsByCall.get(p.callId) ?? new Set<AbortController>();
     open.add(moot);
@@ -546,7 +551,7 @@ export class ToolregClient {
       else {
         const answer = await this.options.onApprovalRequest(p, moot.signal);
         if (typeof answer === 'string') decision = answer;
-        else ({ decision, reason } = answer);
+        else ({ decision, reason, remember } = answer);
       }
     } catch (e) {
       reason = `approval handler failed: ${e instanceof Error ? e.message : String(e)}`;
@@ -561,6 +566,7 @@ export class ToolregClient {
     }
     const params: ParamsOf<'approval/respond'> = { approvalId: p.approvalId, decision };
     if (reason !== undefined) params.reason = reason;
+    if (remember !== undefined && decision === 'approve') params.remember = remember;
     try {
       await this.request('approval/respond', params);
     } catch (e) {
@@ -780,6 +786,14 @@ export class ToolregClient {
   }
   approvalRespond(params: ParamsOf<'approval/respond'>, options?: CallOptions) {
     return this.request('approval/respond', params, options);
+  }
+  /** The approvals the user asked to remember: this run's session grants, then the lasting ones. */
+  approvalGrants(params: ParamsOf<'approval/grants'> = {}, options?: CallOptions) {
+    return this.request('approval/grants', params, options);
+  }
+  /** Revokes the remembered approvals of one tool (`{tool}`), or all (`{all: true}`). */
+  approvalRevoke(params: ParamsOf<'approval/revoke'>, options?: CallOptions) {
+    return this.request('approval/revoke', params, options);
   }
 
   // ---- MCP catalog ----------------------------------------------------------------------------

@@ -87,6 +87,32 @@ describe('tool/invoke with reverse traffic (real binary)', () => {
     }
   });
 
+  it('an approval remembered for the session runs the next call unasked, until revoked', async (t) => {
+    let asked = 0;
+    let ran = 0;
+    const s = await spawnInvoking(t, {
+      onApprovalRequest: async () => (asked++, { decision: 'approve', remember: 'session' }),
+      onExecuteTool: async () => (ran++, { content: [{ type: 'text', text: 'deleted' }] }),
+    });
+    if (!s) return;
+    const { client } = s;
+    try {
+      await client.registryRegister({ entries: [entry('notes_delete', { approval: true })] });
+      const first = await client.toolInvoke({ name: 'notes_delete', arguments: { title: 'a' } });
+      assert.equal(first.approvedBy, 'host');
+      const second = await client.toolInvoke({ name: 'notes_delete', arguments: { title: 'b' } });
+      assert.equal(second.approvedBy, 'grant');
+      assert.deepEqual([asked, ran], [1, 2]);
+      const { grants } = await client.approvalGrants();
+      assert.deepEqual(grants.map((g) => [g.tool, g.lasts]), [['notes_delete', 'session']]);
+      assert.deepEqual(await client.approvalRevoke({ tool: 'notes_delete' }), { revoked: 1 });
+      await client.toolInvoke({ name: 'notes_delete', arguments: { title: 'c' } });
+      assert.equal(asked, 2, 'asked again after the revocation');
+    } finally {
+      await client.close();
+    }
+  });
+
   it('invalid arguments go to host/repairToolCall when the host offers repair', async (t) => {
     const repairs: RepairToolCallParams[] = [];
     const ran: unknown[] = [];

@@ -296,6 +296,11 @@ impl Pins {
         self.baseline && self.state(t, rules) == PinState::Approved
     }
 
+    /// The fingerprint `name` is approved by, if any (a remembered approval is bound to it).
+    pub fn approved_fingerprint(&self, name: &str) -> Option<&str> {
+        self.approved.get(name).map(|a| a.fingerprint.as_str())
+    }
+
     /// The approved definition of `name`, if any (`ask` decisions also consult its hints).
     pub fn approved_tool(&self, name: &str) -> Option<&McpTool> {
         self.approved.get(name).map(|a| &a.tool)

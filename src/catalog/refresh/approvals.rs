@@ -173,6 +173,15 @@ impl Server {
         pins.refusal(&self.id, current, &rules, &(self.shared.opts.review.0)(&self.id, tool))
     }
 
+    /// The fingerprint the pins approve `tool` by, under `trust: "pinned"` only (under `auto`
+    /// every list is approved as it comes, so a pin binds nothing the user saw).
+    pub fn pin_of(&self, tool: &str) -> Option<String> {
+        if self.rules().trust != crate::catalog::policy::Trust::Pinned {
+            return None;
+        }
+        lock(&self.data).pins.as_ref()?.approved_fingerprint(tool).map(str::to_string)
+    }
+
     /// Whether a call to `tool` waits for the user, under the current configuration. Fails
     /// closed: it asks if the tool's current annotations ask or its approved ones did, so no
     /// change of list between this question and the call's pin check spares the question.

@@ -11,6 +11,10 @@ export type ApprovalDecision = 'approve' | 'deny';
  * open-world). `always`: every tool asks. `approvalTools` ask under every policy.
  */
 export type ApprovalPolicy = 'listed' | 'destructive' | 'always';
+/**
+ * How long an approval lasts, as the user answered it.
+ */
+export type Remember = 'once' | 'session' | 'always';
 export type McpMode = 'disabled' | 'auto' | 'manual';
 export type ServerState = ('connecting' | 'ready' | 'error' | 'disabled') | 'needsAuth';
 export type SandboxState = 'enforced' | 'off' | 'refused';
@@ -90,6 +94,7 @@ export type Source =
       serverId: string;
       toolName: string;
     };
+export type Lasts = 'session' | 'always';
 export type HostRepairToolCallResult = RepairToolCallResult | null;
 /**
  * The parts of a plan that grow with the whole pool, returned only on request.
@@ -260,6 +265,8 @@ export interface ProtocolTypes {
   ExecuteToolParams?: ExecuteToolParams;
   ExtrasListParams?: ExtrasListParams;
   Gate?: Gate;
+  Grant?: Grant;
+  GrantsResult?: GrantsResult;
   HostCapabilities?: HostCapabilities;
   HostRepairToolCallResult?: HostRepairToolCallResult;
   Include?: Include;
@@ -267,6 +274,7 @@ export interface ProtocolTypes {
   InitializeResult?: InitializeResult;
   InvokeParams?: InvokeParams;
   InvokeResult?: InvokeResult;
+  Lasts?: Lasts;
   ListParams?: ListParams;
   ListResult?: ListResult;
   ListState?: ListState;
@@ -301,6 +309,7 @@ export interface ProtocolTypes {
   Reason?: Reason;
   RegisterParams?: RegisterParams;
   RegisterResult?: RegisterResult;
+  Remember?: Remember;
   Rendering?: Rendering;
   Repair?: Repair;
   RepairToolCallParams?: RepairToolCallParams;
@@ -313,6 +322,8 @@ export interface ProtocolTypes {
   ResourceUpdated?: ResourceUpdated;
   ResultCut?: ResultCut;
   ResultSettings?: ResultSettings;
+  RevokeParams?: RevokeParams;
+  RevokeResult?: RevokeResult;
   Root?: Root;
   RootsParams?: RootsParams;
   RootsResult?: RootsResult;
@@ -391,6 +402,13 @@ export interface ApprovalRespondParams {
   approvalId: string;
   decision: ApprovalDecision;
   reason?: string | null;
+  /**
+   * How long an approval lasts (absent: `once`). `session`: every call of the tool under
+   * plans of the same `session` (or, for a call with none, every call with none) for the
+   * rest of this run; `always`: every call, kept in `cacheDir` until `approval/revoke`.
+   * Bound to the tool's definition: a changed definition asks again. A denial is never kept.
+   */
+  remember?: Remember | null;
 }
 /**
  * `approval/withdrawn`: an `approval/request` that no longer needs an answer.
@@ -817,6 +835,30 @@ export interface ExtrasListParams {
   cursor?: string | null;
 }
 /**
+ * One grant as listed (`approval/grants`, `toolreg approvals`).
+ */
+export interface Grant {
+  /**
+   * The tool's name as calls name it.
+   */
+  tool: string;
+  /**
+   * The MCP server of an MCP tool.
+   */
+  serverId?: string | null;
+  lasts: Lasts;
+  /**
+   * When the user granted it (RFC 3339, UTC).
+   */
+  grantedAt: string;
+}
+export interface GrantsResult {
+  /**
+   * The session grants of this run, then the lasting ones (`cacheDir`'s `approvals.json`).
+   */
+  grants: Grant[];
+}
+/**
  * What the host can do for the sidecar.
  */
 export interface HostCapabilities {
@@ -1141,6 +1183,11 @@ export interface InvokeResult {
    * `shownTokens` and a note; `raw` stays whole. The model reads on with `tool_result_read`.
    */
   cut?: ResultCut | null;
+  /**
+   * A gated tool ran: `host` when the host approved this call, `grant` when an approval the
+   * user asked to remember let it run without a question.
+   */
+  approvedBy?: string | null;
 }
 /**
  * How the arguments were mended before the tool ran.
@@ -1740,6 +1787,22 @@ export interface ResourceUpdated {
   uri: string;
 }
 /**
+ * `approval/revoke`: one tool's grants (every session's and the lasting one), or all.
+ */
+export interface RevokeParams {
+  /**
+   * The tool's name as calls name it (as `approval/grants` lists it).
+   */
+  tool?: string | null;
+  all?: boolean | null;
+}
+export interface RevokeResult {
+  /**
+   * How many grants were revoked.
+   */
+  revoked: number;
+}
+/**
  * A directory or file the host lets MCP servers work in.
  */
 export interface Root {
@@ -1959,7 +2022,9 @@ export interface UsageResetResult {
 
 /** Requests, host to sidecar, that have a schema today. */
 export interface HostRequests {
+  'approval/grants': { params: NoParams; result: GrantsResult };
   'approval/respond': { params: ApprovalRespondParams; result: Empty };
+  'approval/revoke': { params: RevokeParams; result: RevokeResult };
   'catalog/approveTools': { params: ApproveToolsParams; result: PinsResult };
   'catalog/complete': { params: CompleteParams; result: CompleteReply };
   'catalog/getPrompt': { params: PromptGetParams; result: McpResult };
@@ -2032,11 +2097,19 @@ export const SCHEMA_METHODS = {
     'kind': 'notification',
     'direction': 'sidecarToHost'
   },
+  'approval/grants': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
+  },
   'approval/request': {
     'kind': 'notification',
     'direction': 'sidecarToHost'
   },
   'approval/respond': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
+  },
+  'approval/revoke': {
     'kind': 'request',
     'direction': 'hostToSidecar'
   },

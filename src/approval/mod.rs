@@ -2,7 +2,12 @@
 //!
 //! Each call that needs approval opens one `Pending` with a fresh id; the host answers by id.
 //! No answer within the timeout, a cancelled call, or a dropped wait all mean "not approved":
-//! the call never runs. Concurrent calls each wait on their own id.
+//! the call never runs. Concurrent calls each wait on their own id. An approval the user
+//! asks to be remembered becomes a grant (`grants.rs`), which spares later calls the question.
+
+pub mod grants;
+
+pub use grants::{Grant, Grants, Lasts, Remember};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,13 +20,19 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
-    Approve,
+    /// `remember`: how long the approval lasts beyond this call (only an approval is kept).
+    Approve { remember: Remember },
     Deny { reason: Option<String> },
+}
+
+impl Decision {
+    /// Approved for this call only.
+    pub const ONCE: Decision = Decision::Approve { remember: Remember::Once };
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    Approved,
+    Approved { remember: Remember },
     Denied { reason: Option<String> },
     TimedOut(Duration),
     Cancelled,
@@ -70,7 +81,7 @@ impl Pending {
             biased;
             _ = cancel.cancelled() => Outcome::Cancelled,
             d = &mut self.rx => match d {
-                Ok(Decision::Approve) => Outcome::Approved,
+                Ok(Decision::Approve { remember }) => Outcome::Approved { remember },
                 Ok(Decision::Deny { reason }) => Outcome::Denied { reason },
                 Err(_) => Outcome::Cancelled,
             },
@@ -90,9 +101,9 @@ mod tests {
         let (p1, p2) = (a.open(&never), a.open(&never));
         let (id1, id2) = (p1.id.clone(), p2.id.clone());
         assert!(a.respond(&id2, Decision::Deny { reason: Some("no".into()) }));
-        assert!(a.respond(&id1, Decision::Approve));
-        assert!(!a.respond(&id1, Decision::Approve), "answered twice");
-        assert_eq!(p1.wait(DEFAULT_TIMEOUT, &never).await, Outcome::Approved);
+        assert!(a.respond(&id1, Decision::ONCE));
+        assert!(!a.respond(&id1, Decision::ONCE), "answered twice");
+        assert_eq!(p1.wait(DEFAULT_TIMEOUT, &never).await, Outcome::Approved { remember: Remember::Once });
         assert_eq!(p2.wait(DEFAULT_TIMEOUT, &never).await, Outcome::Denied { reason: Some("no".into()) });
     }
 
@@ -103,7 +114,7 @@ mod tests {
         let p = a.open(&never);
         let id = p.id.clone();
         assert_eq!(p.wait(Duration::from_millis(10), &never).await, Outcome::TimedOut(Duration::from_millis(10)));
-        assert!(!a.respond(&id, Decision::Approve), "a late answer finds nobody");
+        assert!(!a.respond(&id, Decision::ONCE), "a late answer finds nobody");
         let cancel = CancellationToken::new();
         cancel.cancel();
         assert_eq!(a.open(&cancel).wait(DEFAULT_TIMEOUT, &cancel).await, Outcome::Cancelled);
