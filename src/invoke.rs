@@ -276,6 +276,8 @@ pub struct Executor<'a, H, M> {
     /// Where each run and approval is recorded, and who answers approvals (`audit`).
     audit: Audit,
     approver: &'static str,
+    /// Which media of a result go to the model (`media`), for the call's plan and settings.
+    media: crate::media::Media,
 }
 
 /// Fills in top-level `default`s the schema declares for missing properties.
@@ -292,13 +294,18 @@ fn apply_defaults(schema: &Value, args: &mut Value) {
 
 impl<'a, H: HostPort, M: McpPort> Executor<'a, H, M> {
     pub fn new(host: &'a H, mcp: &'a M, validators: &'a Validators, approvals: &'a Arc<Approvals>, settings: Settings, cancel: CancellationToken) -> Self {
-        Executor { host, mcp, validators, approvals, settings, cancel, counter: None, audit: Audit::off(), approver: "" }
+        Executor { host, mcp, validators, approvals, settings, cancel, counter: None, audit: Audit::off(), approver: "", media: Default::default() }
     }
 
     /// Records each tool this executor's call runs, and each approval, in `audit`;
     /// `approver` says who answers approvals (`host`, `client`, `config`).
     pub fn auditing(self, audit: Audit, approver: &'static str) -> Self {
         Executor { audit, approver, ..self }
+    }
+
+    /// Converts each result for a reader under `media` (default: every media part as media).
+    pub fn media(self, media: crate::media::Media) -> Self {
+        Executor { media, ..self }
     }
 
     /// Counts each tool this executor's call runs with `counter`.
@@ -606,7 +613,7 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
                 }
             }
         };
-        let (output, is_error) = output::from_call_result(&raw);
+        let (output, is_error) = output::for_model(&raw, &self.media);
         Ok(Invoked { output, is_error, raw: Some(raw), repaired: None, provider_output: None, ran: None, cut: None })
     }
 }

@@ -6,10 +6,10 @@ use support::*;
 #[test]
 fn initialize_answers_server_info_and_capabilities() {
     let mut s = Sidecar::spawn();
-    let r = s.ok("initialize", json!({"clientInfo": {"name": "t", "version": "1"}, "protocolVersion": "0.2", "capabilities": {"approval": true}}));
+    let r = s.ok("initialize", json!({"clientInfo": {"name": "t", "version": "1"}, "protocolVersion": "0.3", "capabilities": {"approval": true}}));
     assert_eq!(r["serverInfo"]["name"], "toolreg");
     assert_eq!(r["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(r["protocolVersion"], "0.2");
+    assert_eq!(r["protocolVersion"], "0.3");
     let methods: Vec<&str> = r["capabilities"]["methods"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
     for m in ["initialize", "shutdown", "registry/register", "registry/deregister", "registry/list", "registry/selectActive", "exposition/plan"] {
         assert!(methods.contains(&m), "{m} missing from {methods:?}");

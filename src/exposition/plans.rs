@@ -57,6 +57,8 @@ pub struct PlanScope {
     pub session: Option<String>,
     /// The tokenizer of the plan's model (result budgets count with it).
     pub encoding: crate::tokenize::EncodingChoice,
+    /// The model the plan was made for: which media its results carry, and their cost.
+    pub model: Option<String>,
     created: Instant,
 }
 
@@ -133,11 +135,13 @@ pub struct PlanOptions {
     pub session: Option<String>,
     /// The tokenizer the plan counted with: a result's budget is counted with it too.
     pub encoding: Option<crate::tokenize::EncodingChoice>,
+    /// The plan's model (`exposition/plan` `model`).
+    pub model: Option<String>,
 }
 
 impl Default for PlanOptions {
     fn default() -> Self {
-        PlanOptions { render: Rendering::Portable, programmatic: None, usage_key: crate::usage::DEFAULT_KEY.to_string(), code: None, session: None, encoding: None }
+        PlanOptions { render: Rendering::Portable, programmatic: None, usage_key: crate::usage::DEFAULT_KEY.to_string(), code: None, session: None, encoding: None, model: None }
     }
 }
 
@@ -152,7 +156,7 @@ impl PlanStore {
 
     /// A plan with its `options` (rendering, usage key, code mode).
     pub fn create_with(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, options: PlanOptions) -> Arc<PlanScope> {
-        let PlanOptions { render, programmatic, usage_key, code, session, encoding } = options;
+        let PlanOptions { render, programmatic, usage_key, code, session, encoding, model } = options;
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         // Expired plans are the oldest: drop them first.
         while s.order.front().and_then(|id| s.plans.get(id)).is_some_and(|p| p.created.elapsed() >= PLAN_TTL) {
@@ -173,9 +177,10 @@ impl PlanStore {
             found: Mutex::new(BTreeSet::new()),
             session,
             encoding: encoding.unwrap_or_else(|| crate::tokenize::for_model(None)),
+            model,
             created: Instant::now(),
         });
-        s.bytes += PLAN_OVERHEAD + id.len() + scope.usage_key.len() + scope.session.as_ref().map_or(0, String::len);
+        s.bytes += PLAN_OVERHEAD + id.len() + scope.usage_key.len() + scope.session.as_ref().map_or(0, String::len) + scope.model.as_ref().map_or(0, String::len);
         s.plans.insert(id.clone(), scope.clone());
         s.order.push_back(id);
         // Never the plan just made: its request is about to use it.

@@ -19,7 +19,7 @@ pub use types::*;
 pub use usage::*;
 
 /// The version this build speaks; hosts may send theirs in `initialize`.
-pub const PROTOCOL_VERSION: &str = "0.2";
+pub const PROTOCOL_VERSION: &str = "0.3";
 
 pub trait Request {
     const METHOD: &'static str;

@@ -216,7 +216,7 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
         RenderError::ProgrammaticNeedsNative => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(serde_json::json!({"field": "programmatic"})),
         RenderError::NameTaken(name) => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(serde_json::json!({"field": "programmatic", "name": name})),
     })?;
-    let scope = ctx.service.scope(&plan, PlanOptions { render: p.render, programmatic: p.programmatic, usage_key, code, session: p.session.clone(), ..PlanOptions::default() });
+    let scope = ctx.service.scope(&plan, PlanOptions { render: p.render, programmatic: p.programmatic, usage_key, code, session: p.session.clone(), model: p.model.clone(), ..PlanOptions::default() });
     plan.lean(&p.include);
     if !scope.deferred.is_empty() {
         // Build (or fetch) tool_search's index now, after this reply, so the model's first

@@ -19,7 +19,7 @@ async def test_lifecycle_initialize_capabilities_close(spawn_real):
     c = s.client
     init = c.initialize_result
     assert init["serverInfo"]["name"] == "toolreg"
-    assert init["protocolVersion"] == "0.2"
+    assert init["protocolVersion"] == "0.3"
     assert "registry/register" in init["capabilities"]["methods"]
     info = await c.close()
     assert info.code == 0 and info.signal is None and info.expected
