@@ -40,7 +40,8 @@ fn entry(name: &str) -> Value {
 fn start(results: Value) -> Sidecar {
     let mut s = Sidecar::spawn();
     s.ok("initialize", json!({"capabilities": {"hostTools": true}, "results": results, "codeMode": {}}));
-    s.ok("registry/register", json!({"entries": ["shot", "voice", "huge", "answer"].map(entry)}));
+    let entries: Vec<Value> = ["shot", "voice", "huge", "answer"].map(entry).into();
+    s.ok("registry/register", json!({"entries": entries}));
     s
 }
 
@@ -160,8 +161,9 @@ fn a_scripts_nested_images_pass_beside_its_text() {
     s.shutdown();
 }
 
+/// Unconfined: what is tested is its result, not the sandbox (tests/confine_servers.rs).
 fn everything() -> Value {
-    json!({"id": "everything", "name": "everything", "transport": {"type": "stdio", "command": "node", "args": [reference_server("server-everything"), "stdio"]}})
+    json!({"id": "everything", "name": "everything", "sandbox": false, "transport": {"type": "stdio", "command": "node", "args": [reference_server("server-everything"), "stdio"]}})
 }
 
 /// server-everything's image tool's wire name, once its server is ready and synced.
@@ -178,7 +180,7 @@ fn everything_ready(s: &mut Sidecar) -> String {
     }
     let synced = s.ok_past_notes("registry/syncMcp", json!({}));
     let names: Vec<&str> = synced["registered"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    names.iter().find(|n| n.to_ascii_lowercase().contains("tinyimage")).unwrap_or_else(|| panic!("{names:?}")).to_string()
+    names.iter().find(|n| n.to_ascii_lowercase().replace(['-', '_'], "").contains("tinyimage")).unwrap_or_else(|| panic!("{names:?}")).to_string()
 }
 
 #[test]
@@ -223,7 +225,7 @@ fn the_gateway_passes_a_real_image_unchanged_and_names_it_under_placeholder() {
     };
     let dir = tempfile::tempdir().unwrap();
     for (media, expect_image) in [("model", true), ("placeholder", false)] {
-        let server = json!({"id": "everything", "name": "everything", "trust": "auto", "transport": everything()["transport"]});
+        let server = json!({"id": "everything", "name": "everything", "trust": "auto", "sandbox": false, "transport": everything()["transport"]});
         let path = write_config(dir.path(), &json!({"servers": [server], "gateway": {"defer": "never", "warmupMs": 60000}, "results": {"media": media}}));
         let mut c = support::gateway::McpClient::ready(&path, json!({}));
         let start = Instant::now();

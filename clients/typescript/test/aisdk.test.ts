@@ -171,7 +171,7 @@ describe('AI SDK adapter with a tool that returns an image (mock model, real sid
       const plan = await client.expositionPlan({ scope: {}, contextWindow: 200000, model: 'gpt-4o' });
       const { tools } = toAiSdkTools(client, plan);
       const prompts: any[] = [];
-      const model = twoSteps(MockLanguageModelV2, prompts, [{ type: 'tool-call', toolCallId: 'tc-shot', toolName: 'screenshot', input: '{}' }], 'I see it');
+      const model = twoSteps(MockLanguageModelV2, prompts, [{ type: 'tool-call', toolCallId: 'tc-shot', toolName: 'screenshot', input: '{"title":"x"}' }], 'I see it');
       const result = await generateText({ model, tools, prompt: 'look at the screen', stopWhen: stepCountIs(3) });
       assert.equal(result.text, 'I see it');
       const toolMsg = prompts[1].prompt.find((m: any) => m.role === 'tool');
