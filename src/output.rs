@@ -175,12 +175,28 @@ fn part_for_model(part: &Value, media: &Media) -> Part {
     }
 }
 
-/// Whether a text part of `parts` already is `structured`'s JSON.
+/// Whether the text parts of `parts` already carry `structured`: one of them is its JSON, or
+/// they hold each of its values (servers that repeat their text as `{content: text}`; a second,
+/// JSON-escaped copy of a large file would only cost the model's context).
 fn text_carries(parts: &[Value], structured: &Value) -> bool {
-    parts.iter().any(|p| {
-        p.get("type").and_then(Value::as_str) == Some("text")
-            && p.get("text").and_then(Value::as_str).and_then(|t| serde_json::from_str::<Value>(t.trim()).ok()).is_some_and(|v| v == *structured)
-    })
+    let texts: Vec<&str> = parts.iter().filter(|p| p.get("type").and_then(Value::as_str) == Some("text")).filter_map(|p| p.get("text").and_then(Value::as_str)).collect();
+    if texts.iter().any(|t| serde_json::from_str::<Value>(t.trim()).is_ok_and(|v| v == *structured)) {
+        return true;
+    }
+    let mut leaves = Vec::new();
+    scalar_leaves(structured, &mut leaves);
+    !leaves.is_empty() && leaves.iter().all(|leaf| texts.iter().any(|t| t.contains(leaf.as_str())))
+}
+
+/// The scalar values of `v` as text (strings as they are).
+fn scalar_leaves(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => m.values().for_each(|v| scalar_leaves(v, out)),
+        Value::Array(a) => a.iter().for_each(|v| scalar_leaves(v, out)),
+        Value::String(s) => out.push(s.clone()),
+        Value::Null => {}
+        other => out.push(other.to_string()),
+    }
 }
 
 /// The structured content's JSON that joins a result's content parts, if it does (present, and
@@ -305,6 +321,11 @@ mod tests {
         assert_eq!(out.text(), "Answer\n{\"answer\":42}");
         let r = json!({"content": [{"type": "text", "text": "{ \"answer\": 42 }"}], "structuredContent": {"answer": 42}});
         assert_eq!(from_call_result(&r).0, ModelOutput::Text("{ \"answer\": 42 }".into()));
+        // A server that repeats its text as structured content: not read twice.
+        let r = json!({"content": [{"type": "text", "text": "line 1\nline 2"}], "structuredContent": {"content": "line 1\nline 2"}});
+        assert_eq!(from_call_result(&r).0, ModelOutput::Text("line 1\nline 2".into()));
+        let r = json!({"content": [{"type": "text", "text": "total 42"}], "structuredContent": {"total": 42, "unit": "kg"}});
+        assert_eq!(from_call_result(&r).0.text(), "total 42\n{\"total\":42,\"unit\":\"kg\"}");
     }
 
     #[test]
