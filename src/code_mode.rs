@@ -46,10 +46,7 @@ struct Logged {
 /// What a script's `tools.call` resolves to (or the message it throws): a tool error is an
 /// exception; a result's structured content, else its JSON, else its text, is the value.
 pub fn reply_of(done: Invoked) -> Reply {
-    let text = |o: &ModelOutput| match o {
-        ModelOutput::Text(t) | ModelOutput::ErrorText(t) => t.clone(),
-        ModelOutput::Json(v) | ModelOutput::ErrorJson(v) => v.to_string(),
-    };
+    let text = |o: &ModelOutput| o.text().into_owned();
     if done.is_error {
         return Err(text(&done.output));
     }
@@ -61,6 +58,16 @@ pub fn reply_of(done: Invoked) -> Reply {
         ModelOutput::Text(t) => serde_json::from_str(&t).unwrap_or(Value::String(t)),
         other => Value::String(text(&other)),
     })
+}
+
+/// A run's result with the media its tools returned, after its text (`content`).
+pub fn with_media(mut done: Invoked, media: Vec<crate::output::Part>) -> Invoked {
+    if media.is_empty() || done.is_error {
+        return done;
+    }
+    let text = done.output.text().into_owned();
+    done.output = ModelOutput::Content(std::iter::once(crate::output::Part::Text { text }).chain(media).collect());
+    done
 }
 
 /// Runs `code` within `limits`; `answer(seq, request)` answers each host call (`seq` counts

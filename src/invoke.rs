@@ -304,6 +304,8 @@ pub struct Executor<'a, H, M> {
     approver: &'static str,
     /// Remembered approvals, and the session this call is under (`approval::grants`).
     grants: Option<(&'a Grants, Option<String>)>,
+    /// Which media of a result go to the model (`media`), for the call's plan and settings.
+    media: crate::media::Media,
 }
 
 /// Fills in top-level `default`s the schema declares for missing properties.
@@ -320,7 +322,7 @@ fn apply_defaults(schema: &Value, args: &mut Value) {
 
 impl<'a, H: HostPort, M: McpPort> Executor<'a, H, M> {
     pub fn new(host: &'a H, mcp: &'a M, validators: &'a Validators, approvals: &'a Arc<Approvals>, settings: Settings, cancel: CancellationToken) -> Self {
-        Executor { host, mcp, validators, approvals, settings, cancel, counter: None, audit: Audit::off(), approver: "", grants: None }
+        Executor { host, mcp, validators, approvals, settings, cancel, counter: None, audit: Audit::off(), approver: "", grants: None, media: Default::default() }
     }
 
     /// Records each tool this executor's call runs, and each approval, in `audit`;
@@ -333,6 +335,11 @@ impl<'a, H: HostPort, M: McpPort> Executor<'a, H, M> {
     /// approvals the user asks to; `session`: the call's (a plan's, a client's).
     pub fn remembering(self, grants: &'a Grants, session: Option<String>) -> Self {
         Executor { grants: Some((grants, session)), ..self }
+    }
+
+    /// Converts each result for a reader under `media` (default: every media part as media).
+    pub fn media(self, media: crate::media::Media) -> Self {
+        Executor { media, ..self }
     }
 
     /// Counts each tool this executor's call runs with `counter`.
@@ -682,7 +689,7 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
                 }
             }
         };
-        let (output, is_error) = output::from_call_result(&raw);
+        let (output, is_error) = output::for_model(&raw, &self.media);
         Ok(Invoked { output, is_error, raw: Some(raw), repaired: None, provider_output: None, ran: None, cut: None })
     }
 }

@@ -42,8 +42,10 @@ pub async fn call(
             Ok(code) => code,
             Err(why) => return Ok(Invoked::error(why)),
         };
-        let ctx = Scripted { exec, mcp, registry, plan: &plan, semantic, run_id: &call.call_id };
-        return crate::code_mode::run(code, limits, exec.cancel(), |seq, request| ctx.answer(seq, request)).await;
+        let ctx = Scripted { exec, mcp, registry, plan: &plan, semantic, run_id: &call.call_id, media: Default::default() };
+        let done = crate::code_mode::run(code, limits, exec.cancel(), |seq, request| ctx.answer(seq, request)).await?;
+        let media = std::mem::take(&mut *ctx.media.lock().unwrap_or_else(|e| e.into_inner()));
+        return Ok(crate::code_mode::with_media(done, media));
     }
     if meta::is_meta(&call.name) {
         let plan_id = call.plan_id.ok_or_else(|| InvokeError::PlanRequired(call.name.clone()))?;
@@ -138,6 +140,9 @@ struct Scripted<'a, E, M> {
     plan: &'a Arc<PlanScope>,
     semantic: Option<&'a Arc<Semantic>>,
     run_id: &'a str,
+    /// The media of the tools' results, in the order they came: the model sees them beside
+    /// the script's text (a script's value holds only their text).
+    media: std::sync::Mutex<Vec<crate::output::Part>>,
 }
 
 impl<E: Execute, M: McpPort> Scripted<'_, E, M> {
@@ -186,6 +191,8 @@ impl<E: Execute, M: McpPort> Scripted<'_, E, M> {
             Err(InvokeError::Cancelled) => return Err(InvokeError::Cancelled),
             Err(e) => return Ok(Err(e.to_string())),
         };
+        let media = done.output.media().iter().filter(|p| p.is_media()).cloned();
+        self.media.lock().unwrap_or_else(|e| e.into_inner()).extend(media);
         Ok(crate::code_mode::reply_of(done))
     }
 }

@@ -183,6 +183,10 @@ pub struct ResultSettings {
     /// read go first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep_bytes: Option<u64>,
+    /// What the model gets of a result's images and audio: `model` (default) as media parts
+    /// (`output: {type: "content"}`), or `placeholder`, text naming their type and size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<crate::media::MediaMode>,
 }
 
 impl ResultSettings {
@@ -198,6 +202,7 @@ impl ResultSettings {
         Ok(crate::results::Budget {
             max_tokens: self.max_tokens.unwrap_or(d.max_tokens),
             keep_bytes: self.keep_bytes.map_or(d.keep_bytes, |b| usize::try_from(b).unwrap_or(usize::MAX)),
+            media: self.media.unwrap_or_default(),
         })
     }
 }

@@ -63,6 +63,8 @@ pub struct PlanScope {
     pub session: Option<String>,
     /// The tokenizer of the plan's model (result budgets count with it).
     pub encoding: crate::tokenize::EncodingChoice,
+    /// The model the plan was made for: which media its results carry, and their cost.
+    pub model: Option<String>,
     created: Instant,
 }
 
@@ -152,11 +154,13 @@ pub struct PlanOptions {
     pub also: BTreeSet<String>,
     /// Rendered with OpenAI's `strict`.
     pub strict: bool,
+    /// The plan's model (`exposition/plan` `model`).
+    pub model: Option<String>,
 }
 
 impl Default for PlanOptions {
     fn default() -> Self {
-        PlanOptions { render: Rendering::Portable, programmatic: None, usage_key: crate::usage::DEFAULT_KEY.to_string(), code: None, session: None, encoding: None, also: BTreeSet::new(), strict: false }
+        PlanOptions { render: Rendering::Portable, programmatic: None, usage_key: crate::usage::DEFAULT_KEY.to_string(), code: None, session: None, encoding: None, also: BTreeSet::new(), strict: false, model: None }
     }
 }
 
@@ -171,7 +175,7 @@ impl PlanStore {
 
     /// A plan with its `options` (rendering, usage key, code mode).
     pub fn create_with(&self, deferred: BTreeSet<String>, inline: BTreeSet<String>, options: PlanOptions) -> Arc<PlanScope> {
-        let PlanOptions { render, programmatic, usage_key, code, session, encoding, also, strict } = options;
+        let PlanOptions { render, programmatic, usage_key, code, session, encoding, also, strict, model } = options;
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         // Expired plans are the oldest: drop them first.
         while s.order.front().and_then(|id| s.plans.get(id)).is_some_and(|p| p.created.elapsed() >= PLAN_TTL) {
@@ -194,9 +198,10 @@ impl PlanStore {
             found: Mutex::new(BTreeSet::new()),
             session,
             encoding: encoding.unwrap_or_else(|| crate::tokenize::for_model(None)),
+            model,
             created: Instant::now(),
         });
-        s.bytes += PLAN_OVERHEAD + id.len() + scope.usage_key.len() + scope.session.as_ref().map_or(0, String::len);
+        s.bytes += PLAN_OVERHEAD + id.len() + scope.usage_key.len() + scope.session.as_ref().map_or(0, String::len) + scope.model.as_ref().map_or(0, String::len);
         s.plans.insert(id.clone(), scope.clone());
         s.order.push_back(id);
         // Never the plan just made: its request is about to use it.

@@ -33,7 +33,7 @@ impl Gateway {
         let service = &view.service;
         let crate::service::Planned { plan, active, .. } = service.plan(registry, &ask);
         let picks = Arc::new(sessions::chosen(&plan));
-        let scope = service.scope(&plan, &active, PlanOptions { usage_key: settings.usage_key, code, ..PlanOptions::default() });
+        let scope = service.scope(&plan, &active, PlanOptions { usage_key: settings.usage_key, code, model: cfg.host.model.clone(), ..PlanOptions::default() });
         let (n_deferred, pool) = (scope.deferred.len(), pool_hash(&scope.deferred, registry));
         service.want_vectors(scope.deferred.iter().filter_map(|n| registry.get(n)));
         let views_on = cfg.gateway.views();

@@ -15,7 +15,7 @@ use super::{passthru, rounds, Gateway, Lens};
 use crate::service::Decision;
 use crate::service::{Call, HostAbilities, InvokeError, Invoked, Settings};
 use crate::service::CallAsk;
-use crate::service::ModelOutput;
+use crate::service::{MediaMode, ModelOutput, Part};
 use crate::service::{Mcp, PassThrough, Relay};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, DiscoverResult, ErrorCode,
@@ -413,7 +413,7 @@ impl Session {
         }
         let done = |r: CallToolResult| Ok(Step::Done(r.into()));
         match outcome {
-            Ok(done_) => done(to_result(done_)),
+            Ok(done_) => done(to_result_for(done_, lens.service.budget().media)),
             Err(InvokeError::UnknownTool(_)) => match held_by_name(gw, lens, &registry, &name) {
                 Some((server_id, tool)) => held(gw, &called, &server_id, &tool, elicits, stateless, context).await,
                 // A tool of a server waiting for authorization: say how to give it.
@@ -495,7 +495,13 @@ async fn held(gw: &Gateway, called: &str, server_id: &str, tool: &str, elicits: 
 /// they came); otherwise the model-ready text the core produced (refusals, meta-tools). Marked
 /// complete, as 2026-07-28 requires (rmcp strips the mark for older peers).
 fn to_result(done: Invoked) -> CallToolResult {
-    let mut result = call_result(done);
+    to_result_for(done, MediaMode::Model)
+}
+
+/// `to_result`, with the upstream's images and audio named, not passed, under `media:
+/// "placeholder"` (the gateway config's `results.media`).
+fn to_result_for(done: Invoked, media: MediaMode) -> CallToolResult {
+    let mut result = call_result(done, media);
     result.result_type = Some(ResultType::COMPLETE);
     result
 }
@@ -504,7 +510,7 @@ fn to_result(done: Invoked) -> CallToolResult {
 /// random and unguessable, so holding one is the right to read it.
 const STATELESS: &str = "stateless";
 
-fn call_result(done: Invoked) -> CallToolResult {
+fn call_result(done: Invoked, media: MediaMode) -> CallToolResult {
     // Cut to the budget: the tool's result cut the same way, or the cut text.
     let cut = done.cut.as_ref().map(|c| json!({"ref": c.reference, "shownTokens": c.shown_tokens, "totalTokens": c.total_tokens}));
     let cut_result = done.cut.and_then(|c| c.result);
@@ -515,15 +521,16 @@ fn call_result(done: Invoked) -> CallToolResult {
     let mut value = match raw {
         Some(mut raw) if raw.get("content").is_some_and(Value::is_array) => {
             raw["isError"] = json!(done.is_error);
+            if media == MediaMode::Placeholder {
+                name_media(&mut raw);
+            }
             raw
         }
-        _ => {
-            let text = match done.output {
-                ModelOutput::Text(t) | ModelOutput::ErrorText(t) => t,
-                ModelOutput::Json(v) | ModelOutput::ErrorJson(v) => v.to_string(),
-            };
-            json!({"content": [{"type": "text", "text": text}], "isError": done.is_error})
-        }
+        // A script's media (tool_exec) go on as MCP parts after its text.
+        _ => match done.output {
+            ModelOutput::Content(parts) => json!({"content": parts.iter().map(mcp_part).collect::<Vec<_>>(), "isError": done.is_error}),
+            other => json!({"content": [{"type": "text", "text": other.text()}], "isError": done.is_error}),
+        },
     };
     if let Some(cut) = cut {
         value["_meta"]["toolreg/cut"] = cut;
@@ -532,6 +539,27 @@ fn call_result(done: Invoked) -> CallToolResult {
         serde_json::from_value(json!({"content": [{"type": "text", "text": format!("the tool's result could not be read: {e}")}], "isError": true}))
             .expect("a valid CallToolResult")
     })
+}
+
+/// A model output's part as an MCP content part.
+fn mcp_part(part: &Part) -> Value {
+    match part {
+        Part::Text { text } => json!({"type": "text", "text": text}),
+        Part::ImageData { data, media_type } => json!({"type": "image", "data": data, "mimeType": media_type}),
+        Part::FileData { data, media_type, .. } => json!({"type": "audio", "data": data, "mimeType": media_type}),
+    }
+}
+
+/// Images, audio and blob resources of an upstream result as the text placeholders the
+/// sidecar's model reads.
+fn name_media(raw: &mut Value) {
+    let Some(parts) = raw.get_mut("content").and_then(Value::as_array_mut) else { return };
+    for part in parts.iter_mut() {
+        let media = matches!(part.get("type").and_then(Value::as_str), Some("image" | "audio")) || part.get("resource").is_some_and(|r| r.get("blob").is_some());
+        if media {
+            *part = json!({"type": "text", "text": crate::service::part_text(part)});
+        }
+    }
 }
 
 /// Serves one client on stdin/stdout until it closes stdin or a signal arrives.

@@ -9,8 +9,9 @@
 //! the host, a gateway session) may read.
 //!
 //! What is paged (`Doc`) is what the model reads of the result: its text parts (images, audio
-//! and blobs as today's placeholders, out of the budget), or, for a result with no content,
-//! its structured content as pretty JSON. Pages are ranges of the document's tokens; a token
+//! and blobs as placeholders), or, for a result with no content, its structured content as
+//! pretty JSON. Images sent as media are kept beside a cut text; their tokens are taken off the
+//! text's budget first (`media::budget`). Pages are ranges of the document's tokens; a token
 //! that ends inside a character ends its page after that character, so pages meet exactly and
 //! every byte is on one page.
 
@@ -40,11 +41,13 @@ pub struct Budget {
     /// 0: off.
     pub max_tokens: u32,
     pub keep_bytes: usize,
+    /// Whether images and audio go to the model as media (`results.media`).
+    pub media: crate::media::MediaMode,
 }
 
 impl Default for Budget {
     fn default() -> Self {
-        Budget { max_tokens: DEFAULT_MAX_TOKENS, keep_bytes: DEFAULT_KEEP_BYTES }
+        Budget { max_tokens: DEFAULT_MAX_TOKENS, keep_bytes: DEFAULT_KEEP_BYTES, media: crate::media::MediaMode::Model }
     }
 }
 
@@ -103,14 +106,6 @@ impl Doc {
     }
 }
 
-/// What the model's text of `result` is, to count: its output as the host passes it on.
-fn model_text(output: &ModelOutput) -> std::borrow::Cow<'_, str> {
-    match output {
-        ModelOutput::Text(t) | ModelOutput::ErrorText(t) => t.into(),
-        ModelOutput::Json(v) | ModelOutput::ErrorJson(v) => v.to_string().into(),
-    }
-}
-
 /// The document to page for a result: its content parts' texts, joined as the model reads
 /// them, or its structured content (or JSON output) pretty-printed when it has no content.
 fn document(output: &ModelOutput, raw: Option<&Value>, enc: EncodingChoice) -> Doc {
@@ -125,13 +120,20 @@ fn document(output: &ModelOutput, raw: Option<&Value>, enc: EncodingChoice) -> D
             text.push_str(&output::part_text(part));
             ranges.push((start, text.len()));
         }
+        // Structured content the model reads beside the parts is paged last.
+        if let Some(json) = raw.and_then(output::joined_structured) {
+            text.push('\n');
+            let start = text.len();
+            text.push_str(&json);
+            ranges.push((start, text.len()));
+        }
         let mut doc = Doc::new(text, enc);
         doc.parts = ranges;
         return doc;
     }
     let text = match output {
-        ModelOutput::Text(t) | ModelOutput::ErrorText(t) => t.clone(),
         ModelOutput::Json(v) | ModelOutput::ErrorJson(v) => serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()),
+        other => other.text().into_owned(),
     };
     Doc::new(text, enc)
 }
@@ -158,7 +160,7 @@ pub fn cut(output: &ModelOutput, raw: Option<&Value>, is_error: bool, budget: Bu
     if max == 0 {
         return None;
     }
-    let text = model_text(output);
+    let text = output.text();
     // A token is at least a byte: a text of no more bytes than the budget fits.
     if text.len() <= max {
         return None;
@@ -191,7 +193,15 @@ pub fn cut(output: &ModelOutput, raw: Option<&Value>, is_error: bool, budget: Bu
         result
     });
     let text = format!("{head}{note}");
-    let output = if is_error { ModelOutput::ErrorText(text) } else { ModelOutput::Text(text) };
+    let output = match output.media() {
+        _ if is_error => ModelOutput::ErrorText(text),
+        // The media kept within the budget stay beside the cut text (`media::budget`).
+        media if !media.is_empty() => {
+            let media = media.iter().filter(|p| p.is_media()).cloned();
+            ModelOutput::Content(std::iter::once(output::Part::Text { text }).chain(media).collect())
+        }
+        _ => ModelOutput::Text(text),
+    };
     Some(Cut { output, result, shown, doc, reference })
 }
 
@@ -253,6 +263,7 @@ pub fn fit(shelf: &Shelf, owner: &str, tool: &str, output: &ModelOutput, raw: Op
 pub fn may_exceed(output: &ModelOutput, budget: Budget) -> bool {
     match output {
         ModelOutput::Text(t) | ModelOutput::ErrorText(t) => budget.is_on() && t.len() > budget.max_tokens as usize,
+        ModelOutput::Content(parts) => budget.is_on() && parts.iter().filter_map(output::Part::text).map(str::len).sum::<usize>() > budget.max_tokens as usize,
         ModelOutput::Json(_) | ModelOutput::ErrorJson(_) => budget.is_on(),
     }
 }

@@ -8,7 +8,7 @@ fn enc() -> EncodingChoice {
 }
 
 fn budget(max_tokens: u32) -> Budget {
-    Budget { max_tokens, keep_bytes: DEFAULT_KEEP_BYTES }
+    Budget { max_tokens, keep_bytes: DEFAULT_KEEP_BYTES, ..Budget::default() }
 }
 
 fn text_of(o: &ModelOutput) -> &str {
@@ -187,7 +187,7 @@ fn the_shelf_keeps_its_bound_and_drops_the_least_recently_read() {
     assert!(shelf.get(&b, &["host"]).is_none() && shelf.get(&a, &["host"]).is_some() && shelf.get(&c, &["host"]).is_some());
     // One larger than the bound is not kept, and its note says it cannot be read on.
     assert!(shelf.keep("host", "t", doc(10_000), bound).is_none());
-    let small = Budget { max_tokens: 300, keep_bytes: 1_000 };
+    let small = Budget { max_tokens: 300, keep_bytes: 1_000, ..Budget::default() };
     let (out, cut) = fit(&shelf, "host", "t", &ModelOutput::Text(long_text(500)), None, false, small, enc()).unwrap();
     assert!(cut.reference.is_none());
     assert!(text_of(&out).contains("larger than toolreg keeps (results.keepBytes)"));

@@ -225,7 +225,7 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
         RenderError::GeminiName(name) => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(serde_json::json!({"field": "clientTools", "name": name})),
         RenderError::StrictNeedsOpenai => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(serde_json::json!({"field": "strict", "render": p.render})),
     })?;
-    let scope = ctx.service.scope(&plan, &active, PlanOptions { render: p.render, programmatic: p.programmatic, usage_key, code, session: p.session.clone(), strict: p.strict, ..PlanOptions::default() });
+    let scope = ctx.service.scope(&plan, &active, PlanOptions { render: p.render, programmatic: p.programmatic, usage_key, code, session: p.session.clone(), strict: p.strict, model: p.model.clone(), ..PlanOptions::default() });
     plan.lean(&p.include);
     if !scope.deferred.is_empty() {
         // Build (or fetch) tool_search's index now, after this reply, so the model's first

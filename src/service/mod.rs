@@ -19,7 +19,8 @@ pub use crate::exposition::{meta_defs, render, sessions};
 pub use crate::invoke::{ApprovalRequest, Call, HostAbilities, HostPort, InputAsked, InvokeError, Invoked, McpPort, Settings};
 pub use crate::meta::{embedding_texts, is_meta, plan_index};
 pub use crate::meta::search::query_vectors;
-pub use crate::output::ModelOutput;
+pub use crate::media::{Media, MediaMode, Reader};
+pub use crate::output::{part_text, ModelOutput, Part};
 pub use crate::registry::{hidden, hidden_message, wire_name, Defer, EntrySummary, Registered, Registry, RegistryError, Source, ToolEntry, RESERVED};
 pub use crate::overrides::{check as check_overrides, key as override_key, Overrides};
 pub use crate::results::{shelf::new_ref as new_result_ref, Budget};
@@ -269,9 +270,12 @@ impl Service {
             return Ok(Invoked { output, is_error: page.is_error, raw: page.raw, repaired: None, provider_output: None, ran: None, cut: None });
         }
         let cancel = req.cancel.clone();
+        let reader = plan.as_deref().map_or(Reader::Unknown, |p| Reader::of(p.render, p.model.as_deref()));
+        let media = Media { mode: budget.media, reader };
         let usage_key = req.usage_key;
         let count = |ran: &Ran| self.usage.count(&usage_key, &ran.name, ran.via);
         let exec = Executor::new(req.host, req.mcp, &self.validators, &self.approvals, req.settings, req.cancel)
+            .media(media)
             .counting(&count)
             .auditing(self.audit(), req.approver)
             .remembering(&self.grants, req.session.or_else(|| plan.as_ref().and_then(|p| p.session.as_ref()).map(|s| format!("plan:{s}"))));
@@ -296,9 +300,16 @@ impl Service {
                 return Err(e);
             }
         };
+        // Images count against the budget by the reader's rule; the text gets what they leave.
+        let mut budget = budget;
+        if budget.is_on() && !done.output.media().is_empty() {
+            let (output, used) = crate::media::budget::fit(std::mem::replace(&mut done.output, ModelOutput::Text(String::new())), reader, budget.max_tokens);
+            done.output = output;
+            budget.max_tokens = budget.max_tokens.saturating_sub(u32::try_from(used).unwrap_or(u32::MAX));
+        }
         // A natively rendered search answers the provider, not the model's text: never cut.
         if done.provider_output.is_none() && crate::results::may_exceed(&done.output, budget) {
-            let enc = plan.map_or_else(|| self.budget.read().unwrap_or_else(|e| e.into_inner()).1, |p| p.encoding);
+            let enc = plan.as_ref().map_or_else(|| self.budget.read().unwrap_or_else(|e| e.into_inner()).1, |p| p.encoding);
             // Tokenizing megabytes takes up to seconds: on the blocking pool, off the reactor.
             let (output, raw, is_error, reference) = (done.output.clone(), done.raw.clone(), done.is_error, crate::results::shelf::new_ref());
             let cut = crate::invoke::off_reactor(&cancel, move || crate::results::cut(&output, raw.as_ref(), is_error, budget, enc, &reference)).await?;
@@ -307,6 +318,10 @@ impl Service {
                 done.output = output;
                 done.cut = Some(cut);
             }
+        }
+        // Media go to a native plan's provider its own way.
+        if let (None, Some(plan)) = (&done.provider_output, plan.as_deref()) {
+            done.provider_output = crate::media::native::provider_output(plan.render, &call_id, &done.output);
         }
         Ok(done)
     }

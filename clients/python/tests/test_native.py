@@ -133,3 +133,28 @@ f: FunctionToolParam = {"type": "function", "name": "x", "parameters": {}, "stri
             assert f"wrong.py:{line}: error" in out, out
     finally:
         await c.close()
+
+
+async def test_a_tool_image_reaches_each_provider_its_way_and_type_checks(spawn_real: Any, tmp_path: Path) -> None:
+    png = "iVBORw0KGgoAAAANSUhEUgAAABQAAAAUCAYAAACNiR0N"
+
+    async def execute(p: Any) -> Any:
+        return {"content": [{"type": "text", "text": "the screen"}, {"type": "image", "data": png, "mimeType": "image/png"}]}
+
+    c = (await spawn_real(on_execute_tool=execute)).client
+    try:
+        await c.registry_register([entry("screenshot", defer="never")])
+        plain = await c.tool_invoke("screenshot", {"title": "x"})
+        assert plain["output"] == {"type": "content", "value": [{"type": "text", "text": "the screen"}, {"type": "image-data", "data": png, "mediaType": "image/png"}]}
+        a = await c.exposition_plan({}, context_window=200000, model="claude-sonnet-4-5", render="anthropic")
+        o = await c.exposition_plan({}, context_window=200000, model="gpt-4o", render="openai")
+        shot = await anthropic_tool_result(c, a, {"id": "toolu_5", "name": "screenshot", "input": {"title": "x"}})
+        assert shot["content"][1] == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}
+        o_shot = await openai_tool_output(c, o, {"type": "function_call", "call_id": "call_5", "name": "screenshot", "arguments": '{"title": "x"}'})
+        assert o_shot["output"][1] == {"type": "input_image", "image_url": f"data:image/png;base64,{png}", "detail": "high"}
+        good = tmp_path / "shots.py"
+        good.write_text(HEADER + f"shot: ToolResultBlockParam = {shot!r}\no_shot: ResponseInputItemParam = {o_shot!r}\n")
+        out = mypy(good)
+        assert "shots.py:" not in out, f"mypy refused the results:\n{out}"
+    finally:
+        await c.close()

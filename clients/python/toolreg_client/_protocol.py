@@ -660,6 +660,13 @@ class ResultSettings(TypedDict, total=False):
     keepBytes: Union[int, None]
     """Bytes of whole results kept for reading (default 64 MiB): past it the least recently
     read go first."""
+    media: Union["MediaMode", None]
+    """What the model gets of a result's images and audio: `model` (default) as media parts
+    (`output: {type: "content"}`), or `placeholder`, text naming their type and size."""
+
+
+# What the model gets of a tool result's images and audio (`results.media`).
+MediaMode = Union[Literal["model"], Literal["placeholder"]]
 
 
 class TelemetrySettings(TypedDict, total=False):
@@ -763,7 +770,7 @@ class InvokeResult(_InvokeResultRequired, total=False):
     user asked to remember let it run without a question."""
 
 
-ModelOutput = Union["ModelOutputText", "ModelOutputJson", "ModelOutputErrorText", "ModelOutputErrorJson"]
+ModelOutput = Union["ModelOutputText", "ModelOutputJson", "ModelOutputErrorText", "ModelOutputErrorJson", "ModelOutputContent"]
 
 
 class ModelOutputText(TypedDict):
@@ -784,6 +791,39 @@ class ModelOutputErrorText(TypedDict):
 class ModelOutputErrorJson(TypedDict):
     type: Literal["error-json"]
     value: Any
+
+
+class ModelOutputContent(TypedDict):
+    """Text and media parts in order (AI SDK 6's names)."""
+    type: Literal["content"]
+    value: list["Part"]
+
+
+# One part of a `content` output.
+Part = Union["PartText", "PartImageData", "PartFileData"]
+
+
+class PartText(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+class PartImageData(TypedDict):
+    """An image, base64."""
+    type: Literal["image-data"]
+    data: str
+    mediaType: str
+
+
+class _PartFileDataRequired(TypedDict):
+    type: Literal["file-data"]
+    data: str
+    mediaType: str
+
+
+class PartFileData(_PartFileDataRequired, total=False):
+    """Any other file (audio), base64."""
+    filename: Union[str, None]
 
 
 class Repair(TypedDict):

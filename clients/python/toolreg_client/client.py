@@ -62,6 +62,7 @@ from ._protocol import (
     ResourceList,
     ResourceTemplateList,
     ResourceUpdated,
+    ResultSettings,
     SampleParams,
     Scope,
     SelectActiveResult,
@@ -222,6 +223,7 @@ class ToolregClient:
         log: Optional[LogSettings] = None,
         timeouts: Optional[Timeouts] = None,
         search: Optional[SearchSettings] = None,
+        results: Optional[ResultSettings] = None,
         local_model: bool = True,
         on_approval_request: Optional[Callable[[ApprovalRequest], MaybeAwaitable]] = None,
         on_execute_tool: Optional[Callable[[ExecuteToolParams], Union[CallToolResult, Awaitable[CallToolResult]]]] = None,
@@ -345,6 +347,8 @@ class ToolregClient:
             params["log"] = log
         if timeouts is not None:
             params["timeouts"] = timeouts
+        if results is not None:
+            params["results"] = results
         settings: SearchSettings = dict(search) if search is not None else {}  # type: ignore[assignment]
         if on_embed is not None and not settings.get("embeddings"):
             settings["embeddings"] = {"kind": "host"}

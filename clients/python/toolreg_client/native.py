@@ -59,7 +59,10 @@ def gemini_config(plan: PlanResult) -> dict[str, Any]:
 
 
 def _text(r: InvokeResult) -> str:
-    value = r["output"].get("value")
+    output: Any = r["output"]
+    value = output.get("value")
+    if output.get("type") == "content":
+        return "\n".join(p.get("text", "") for p in value if p.get("type") == "text")
     return value if isinstance(value, str) else json.dumps(value)
 
 
@@ -71,7 +74,8 @@ def _get(obj: Any, key: str) -> Any:
 async def anthropic_tool_result(client: "ToolregClient", plan: PlanResult, tool_use: Any) -> dict[str, Any]:
     """Runs one ``tool_use`` block (our ``tool_search``, or a tool the model called directly)
     through the sidecar; returns the ``tool_result`` block to send back: ``tool_reference``
-    blocks for a search, the tool's output otherwise."""
+    blocks for a search, text and ``image`` blocks for a result with images, the tool's text
+    otherwise."""
     use_id, name, args = _get(tool_use, "id"), _get(tool_use, "name"), _get(tool_use, "input")
     r = await client.tool_invoke(name, args, call_id=use_id, plan_id=plan["planId"])
     provider = r.get("providerOutput")
@@ -83,7 +87,8 @@ async def anthropic_tool_result(client: "ToolregClient", plan: PlanResult, tool_
 
 async def openai_tool_output(client: "ToolregClient", plan: PlanResult, item: Any) -> dict[str, Any]:
     """Runs one output item the host executes: a client ``tool_search_call`` (answered with the
-    sidecar's ``tool_search_output`` item) or a ``function_call`` (``function_call_output``)."""
+    sidecar's ``tool_search_output`` item) or a ``function_call`` (``function_call_output``, its
+    output a list of ``input_text`` and ``input_image`` items when the result has images)."""
     kind = _get(item, "type")
     if kind == "tool_search_call":
         call_id = _get(item, "call_id") or "tool_search"
@@ -96,4 +101,7 @@ async def openai_tool_output(client: "ToolregClient", plan: PlanResult, item: An
         raise ValueError(f"not an item the host runs: {kind!r}")
     call_id = _get(item, "call_id")
     r = await client.tool_invoke(_get(item, "name"), _get(item, "arguments"), call_id=call_id, plan_id=plan["planId"])
+    provider = r.get("providerOutput")
+    if isinstance(provider, dict):
+        return dict(provider)
     return {"type": "function_call_output", "call_id": call_id, "output": _text(r)}

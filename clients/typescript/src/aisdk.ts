@@ -46,6 +46,27 @@ export function installedAiMajor(): number | null {
   return cachedAiMajor;
 }
 
+type Part = { type: 'text'; text: string } | { type: 'image-data'; data: string; mediaType: string } | { type: 'file-data'; data: string; mediaType: string; filename?: string };
+
+/**
+ * The sidecar's output as the installed `ai` takes it from `toModelOutput`: the same shape but
+ * for `content` parts, which each major names its own way (5: `media`; 6: `image-data` and
+ * `file-data`, the sidecar's; 7: `file` with tagged data). `major`: the installed one by default.
+ */
+export function toAiSdkOutput(output: InvokeResult['output'], major: number | null = installedAiMajor()): unknown {
+  if (output.type !== 'content') return output;
+  const parts = output.value as Part[];
+  const convert = (p: Part): Record<string, unknown> => {
+    if (p.type === 'text') return p;
+    if ((major ?? 5) <= 5) return { type: 'media', data: p.data, mediaType: p.mediaType };
+    if ((major ?? 5) === 6) return p;
+    const file: Record<string, unknown> = { type: 'file', mediaType: p.mediaType, data: { type: 'data', data: p.data } };
+    if (p.type === 'file-data' && p.filename !== undefined) file.filename = p.filename;
+    return file;
+  };
+  return { type: 'content', value: parts.map(convert) };
+}
+
 /**
  * The rendering a plan's `request` is in, from its tools' shape. A Gemini plan
  * (`functionDeclarations`) is the portable plan in Gemini's words: its `tools` serve as they are.
@@ -81,9 +102,10 @@ export function toAiSdkTools(client: ToolregClient, plan: PlanResult, options: A
         // The whole result (with `raw` for the UI); the model gets `output` via toModelOutput.
         return client.toolInvoke(params, ctx.abortSignal ? { signal: ctx.abortSignal } : {});
       };
-      // The sidecar's ModelOutput ({type: 'text' | 'json' | 'error-text' | 'error-json', value}) is
-      // the AI SDK's tool-result output shape already.
-      spec.toModelOutput = (result: InvokeResult) => result.output;
+      // The sidecar's ModelOutput ({type: 'text' | 'json' | 'error-text' | 'error-json' |
+      // 'content', value}) is the AI SDK's tool-result output shape; content parts are named
+      // for the installed version.
+      spec.toModelOutput = (result: InvokeResult) => toAiSdkOutput(result.output);
     }
     if (approvalSupported && placement?.reason === 'approval') spec.needsApproval = true;
     tools[def.name] = tool(spec as unknown as Tool);
@@ -119,7 +141,7 @@ function nativeAnthropicTools(client: ToolregClient, plan: PlanResult, options: 
         if (callId !== undefined) params.callId = callId;
         return client.toolInvoke(params, ctx.abortSignal ? { signal: ctx.abortSignal } : {});
       },
-      toModelOutput: (result: InvokeResult) => result.output,
+      toModelOutput: (result: InvokeResult) => toAiSdkOutput(result.output),
     };
     if (def.defer_loading) spec.providerOptions = { anthropic: { deferLoading: true } };
     tools[def.name] = tool(spec as unknown as Tool);

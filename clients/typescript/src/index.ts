@@ -26,7 +26,7 @@ import type {
   SidecarNotifications,
   SidecarRequests,
 } from './generated/protocol.js';
-import type { ApprovalDecision, PlanReply, PlanResult, Timeouts } from './generated/protocol.js';
+import type { ApprovalDecision, PlanReply, PlanResult, ResultSettings, Timeouts } from './generated/protocol.js';
 import type { PendingHostRequests, PendingSidecarNotifications, PendingSidecarRequests } from './pending.js';
 import { PROTOCOL_VERSION } from './generated/protocol.js';
 import { protocolCompatible, resolveBinary } from './binary.js';
@@ -161,6 +161,8 @@ export interface SpawnOptions {
   log?: LogSettings;
   /** Timeouts (ms) sent in `initialize`: connect, list, call, approval, elicitation. */
   timeouts?: Timeouts;
+  /** `initialize.results`: the token budget of one tool result, and `media` (`'model'` or `'placeholder'`). */
+  results?: ResultSettings;
   /**
    * `tool_search`'s semantic signal, sent in `initialize` (default: lexical only). With
    * `onEmbed` and no `search.embeddings`, `{embeddings: {kind: 'host'}}` is sent.
@@ -404,6 +406,7 @@ export class ToolregClient {
     if (options.cacheDir !== undefined) params.cacheDir = options.cacheDir;
     if (options.log !== undefined) params.log = options.log;
     if (options.timeouts !== undefined) params.timeouts = options.timeouts;
+    if (options.results !== undefined) params.results = options.results;
     if (options.search !== undefined) params.search = options.search;
     if (options.onEmbed && !params.search?.embeddings) params.search = { ...params.search, embeddings: { kind: 'host' } };
     if (options.localModel !== false && !params.search?.embeddings) {

@@ -30,13 +30,14 @@ export function openaiRequest(plan: PlanResult): OpenAIFragment {
 
 function outputText(r: InvokeResult): string {
   const v = r.output.value;
+  if (r.output.type === 'content') return (v as { type: string; text?: string }[]).flatMap((p) => (p.type === 'text' ? [p.text ?? ''] : [])).join('\n');
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
 /**
  * Runs one Anthropic `tool_use` block (our `tool_search` or any tool the model called directly)
  * through the sidecar and returns the `tool_result` block to send back: `tool_reference` blocks
- * for a search, the tool's output otherwise.
+ * for a search, text and `image` blocks for a result with images, the tool's text otherwise.
  */
 export async function anthropicToolResult(
   client: ToolregClient,
@@ -50,7 +51,8 @@ export async function anthropicToolResult(
 
 /**
  * Runs one OpenAI output item the host executes: a client `tool_search_call` (answered with the
- * sidecar's `tool_search_output` item) or a `function_call` (answered with `function_call_output`).
+ * sidecar's `tool_search_output` item) or a `function_call` (answered with `function_call_output`,
+ * its output a list of `input_text` and `input_image` items when the result has images).
  */
 export async function openaiToolOutput(
   client: ToolregClient,
@@ -64,5 +66,6 @@ export async function openaiToolOutput(
     return r.providerOutput as Record<string, unknown>;
   }
   const r = await client.toolInvoke({ name: item.name, arguments: item.arguments, callId: item.call_id, planId: plan.planId });
+  if (r.providerOutput) return r.providerOutput as Record<string, unknown>;
   return { type: 'function_call_output', call_id: item.call_id, output: outputText(r) };
 }

@@ -1,8 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ToolregRpcError } from '../src/index.js';
-import { installedAiMajor, toAiSdkTools } from '../src/aisdk.js';
+import { installedAiMajor, toAiSdkOutput, toAiSdkTools } from '../src/aisdk.js';
 import { entry, spawnReal } from './helpers.js';
+
+/** A mock model whose first step is `first` (tool calls) and whose second answers `text`; every call's options go to `prompts`. */
+function twoSteps(MockLanguageModelV2: any, prompts: any[], first: unknown[], text: string) {
+  let step = 0;
+  return new MockLanguageModelV2({
+    doGenerate: async (options: any) => {
+      prompts.push(options);
+      const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
+      if (step++ === 0) return { content: first, finishReason: 'tool-calls', usage, warnings: [] };
+      return { content: [{ type: 'text', text }], finishReason: 'stop', usage, warnings: [] };
+    },
+  });
+}
 
 describe('AI SDK adapter', () => {
   it('turns a plan into ai tools routed to tool/invoke with planId and callId', async () => {
@@ -146,5 +159,42 @@ describe('AI SDK adapter with a natively rendered plan (mock model, real sidecar
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('AI SDK adapter with a tool that returns an image (mock model, real sidecar)', () => {
+  const PNG = 'iVBORw0KGgoAAAANSUhEUgAAABQAAAAUCAYAAACNiR0N';
+  it('the model gets the image as a content part named for the installed ai', async () => {
+    const { generateText, stepCountIs } = await import('ai');
+    const { MockLanguageModelV2 } = await import('ai/test');
+    const { client } = await spawnReal({
+      onExecuteTool: async () => ({ content: [{ type: 'text', text: 'the screen' }, { type: 'image', data: PNG, mimeType: 'image/png' }] }),
+    });
+    try {
+      await client.registryRegister({ entries: [entry('screenshot', { defer: 'never' })] });
+      const plan = await client.expositionPlan({ scope: {}, contextWindow: 200000, model: 'gpt-4o' });
+      const { tools } = toAiSdkTools(client, plan);
+      const prompts: any[] = [];
+      const model = twoSteps(MockLanguageModelV2, prompts, [{ type: 'tool-call', toolCallId: 'tc-shot', toolName: 'screenshot', input: '{"title":"x"}' }], 'I see it');
+      const result = await generateText({ model, tools, prompt: 'look at the screen', stopWhen: stepCountIs(3) });
+      assert.equal(result.text, 'I see it');
+      const toolMsg = prompts[1].prompt.find((m: any) => m.role === 'tool');
+      const major = installedAiMajor();
+      const image = major === 5 ? { type: 'media', data: PNG, mediaType: 'image/png' } : major === 6 ? { type: 'image-data', data: PNG, mediaType: 'image/png' } : { type: 'file', mediaType: 'image/png', data: { type: 'data', data: PNG } };
+      assert.deepEqual(toolMsg.content[0].output, { type: 'content', value: [{ type: 'text', text: 'the screen' }, image] });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('converts content parts for each ai major', () => {
+    const output = { type: 'content' as const, value: [{ type: 'text' as const, text: 't' }, { type: 'image-data' as const, data: 'AA', mediaType: 'image/png' }, { type: 'file-data' as const, data: 'BB', mediaType: 'audio/wav', filename: 'a.wav' }] };
+    assert.deepEqual((toAiSdkOutput(output, 5) as any).value.slice(1), [{ type: 'media', data: 'AA', mediaType: 'image/png' }, { type: 'media', data: 'BB', mediaType: 'audio/wav' }]);
+    assert.deepEqual(toAiSdkOutput(output, 6), output);
+    assert.deepEqual((toAiSdkOutput(output, 7) as any).value.slice(1), [
+      { type: 'file', mediaType: 'image/png', data: { type: 'data', data: 'AA' } },
+      { type: 'file', mediaType: 'audio/wav', data: { type: 'data', data: 'BB' }, filename: 'a.wav' },
+    ]);
+    assert.deepEqual(toAiSdkOutput({ type: 'text', value: 'x' }, 5), { type: 'text', value: 'x' });
   });
 });

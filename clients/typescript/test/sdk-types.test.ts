@@ -12,7 +12,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { PlanResult, Programmatic } from '../src/index.js';
 import { anthropicToolResult, openaiToolOutput } from '../src/native.js';
-import { entry, spawnReal } from './helpers.js';
+import { entry, everythingServers, sleep, spawnReal } from './helpers.js';
 
 const pkgDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const checkDir = path.join(pkgDir, 'dist', 'sdk-check');
@@ -27,6 +27,14 @@ function tsc(file: string): { ok: boolean; out: string } {
 }
 
 const lit = (v: unknown) => JSON.stringify(v, null, 1);
+
+/** Writes `source` as `name` beside the other checks and runs tsc over it. */
+function tscFile(name: string, source: string): { ok: boolean; out: string } {
+  fs.mkdirSync(checkDir, { recursive: true });
+  const file = path.join(checkDir, name);
+  fs.writeFileSync(file, source);
+  return tsc(file);
+}
 const HEADER = `import type { MessageCreateParamsNonStreaming, Tool as AnthropicTool, ToolResultBlockParam, ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import type { FunctionTool, ResponseCreateParamsNonStreaming, ResponseInputItem, ResponseToolSearchOutputItemParam, Tool } from 'openai/resources/responses/responses';
 `;
@@ -125,6 +133,52 @@ export const f: FunctionTool = { type: 'function', name: 'x', parameters: {}, st
       assert.match(w.out, /description/);
       assert.match(w.out, /'"code_execution"' is not assignable/);
       assert.match(w.out, /'"code"' is not assignable/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a real screenshot (server-everything) type-checks as an Anthropic image block and an OpenAI input_image', async () => {
+    const { client } = await spawnReal();
+    try {
+      // Unconfined: what is checked is its result, not the sandbox.
+      await client.catalogSetServers({ servers: everythingServers().servers.map((s) => ({ ...s, sandbox: false })) });
+      const end = Date.now() + 60000;
+      let name: string | undefined;
+      while (!name) {
+        const synced = await client.registrySyncMcp({});
+        const listed = await client.registryList({});
+        name = [...synced.registered, ...listed.entries.map((e) => e.name)].find((n) => /tiny.?image/i.test(n));
+        if (Date.now() > end) throw new Error('server-everything never listed its image tool');
+        if (!name) await sleep(200);
+      }
+      const plan = (render: 'anthropic' | 'openai') => client.expositionPlan({ scope: {}, contextWindow: 200000, model: 'claude-sonnet-4-5', render }) as Promise<PlanResult>;
+      const shot = await anthropicToolResult(client, await plan('anthropic'), { id: 'toolu_07', name, input: {} });
+      const blocks = shot.content as any[];
+      const image = blocks.find((b) => b.type === 'image');
+      assert.equal(image.source.type, 'base64');
+      assert.equal(image.source.media_type, 'image/png');
+      assert.match(image.source.data, /^iVBORw0KGgo/);
+      const oShot = await openaiToolOutput(client, await plan('openai'), { type: 'function_call', call_id: 'call_07', name, arguments: '{}' });
+      const items = (oShot as any).output as any[];
+      assert.equal(oShot.type, 'function_call_output');
+      assert.equal(items.find((i) => i.type === 'input_image').image_url, `data:image/png;base64,${image.source.data}`);
+      const source = `${HEADER}
+export const shot: ToolResultBlockParam = ${lit(shot)};
+export const turn: MessageCreateParamsNonStreaming = ${lit({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages: [{ role: 'user', content: 'take a screenshot' }, { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_07', name, input: {} }] }, { role: 'user', content: [shot] }] })};
+export const oShot: ResponseInputItem = ${lit(oShot)};
+export const oTurn: ResponseInputItem[] = ${lit([{ type: 'function_call', call_id: 'call_07', name, arguments: '{}' }, oShot])};
+`;
+      const r = tscFile('screenshot.ts', source);
+      assert.ok(r.ok, `tsc refused the screenshot results:\n${r.out}`);
+      // The check can fail: a media type Anthropic does not take, an image item misnamed.
+      const w = tscFile('screenshot-wrong.ts', `${HEADER}
+export const b: ToolResultBlockParam = { type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/bmp', data: 'x' } }] };
+export const o: ResponseInputItem = { type: 'function_call_output', call_id: 'c', output: [{ type: 'image', image_url: 'data:image/png;base64,x' }] };
+`);
+      assert.equal(w.ok, false);
+      assert.match(w.out, /image\/bmp/);
+      assert.match(w.out, /'"image"' is not assignable/);
     } finally {
       await client.close();
     }

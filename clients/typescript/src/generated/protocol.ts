@@ -100,6 +100,10 @@ export type HostRepairToolCallResult = RepairToolCallResult | null;
  * The parts of a plan that grow with the whole pool, returned only on request.
  */
 export type Include = 'perTool' | 'deferred';
+/**
+ * What the model gets of a tool result's images and audio (`results.media`).
+ */
+export type MediaMode = 'model' | 'placeholder';
 export type ShellEnv = 'auto' | 'never';
 export type ModelOutput =
   | {
@@ -117,6 +121,29 @@ export type ModelOutput =
   | {
       type: 'error-json';
       value: unknown;
+    }
+  | {
+      type: 'content';
+      value: Part[];
+    };
+/**
+ * One part of a `content` output.
+ */
+export type Part =
+  | {
+      type: 'text';
+      text: string;
+    }
+  | {
+      type: 'image-data';
+      data: string;
+      mediaType: string;
+    }
+  | {
+      type: 'file-data';
+      data: string;
+      mediaType: string;
+      filename?: string | null;
     };
 export type ListState = 'ready' | 'cold' | 'error';
 /**
@@ -286,12 +313,14 @@ export interface ProtocolTypes {
   McpMode?: McpMode;
   McpResult?: McpResult;
   McpTool?: McpTool;
+  MediaMode?: MediaMode;
   ModelOutput?: ModelOutput;
   NamespaceTokens?: NamespaceTokens;
   NoParams?: NoParams;
   Null?: Null;
   OAuthConfig?: OAuthConfig;
   OpenUrlParams?: OpenUrlParams;
+  Part?: Part;
   PinDiff?: PinDiff;
   PinState?: PinState;
   PinsResult?: PinsResult;
@@ -1051,6 +1080,11 @@ export interface ResultSettings {
    * read go first.
    */
   keepBytes?: number | null;
+  /**
+   * What the model gets of a result's images and audio: `model` (default) as media parts
+   * (`output: {type: "content"}`), or `placeholder`, text naming their type and size.
+   */
+  media?: MediaMode | null;
 }
 /**
  * OpenTelemetry export (`initialize.telemetry`, the gateway config's `gateway.telemetry`):
