@@ -161,9 +161,9 @@ fn a_scripts_nested_images_pass_beside_its_text() {
     s.shutdown();
 }
 
-/// Unconfined: what is tested is its result, not the sandbox (tests/confine_servers.rs).
+/// Under the default sandbox, as a user would run it: the screenshot reaches the model confined.
 fn everything() -> Value {
-    json!({"id": "everything", "name": "everything", "sandbox": false, "transport": {"type": "stdio", "command": "node", "args": [reference_server("server-everything"), "stdio"]}})
+    json!({"id": "everything", "name": "everything", "transport": {"type": "stdio", "command": "node", "args": [reference_server("server-everything"), "stdio"]}})
 }
 
 /// server-everything's image tool's wire name, once its server is ready and synced.
@@ -225,7 +225,7 @@ fn the_gateway_passes_a_real_image_unchanged_and_names_it_under_placeholder() {
     };
     let dir = tempfile::tempdir().unwrap();
     for (media, expect_image) in [("model", true), ("placeholder", false)] {
-        let server = json!({"id": "everything", "name": "everything", "trust": "auto", "sandbox": false, "transport": everything()["transport"]});
+        let server = json!({"id": "everything", "name": "everything", "trust": "auto", "transport": everything()["transport"]});
         let path = write_config(dir.path(), &json!({"servers": [server], "gateway": {"defer": "never", "warmupMs": 60000}, "results": {"media": media}}));
         let mut c = support::gateway::McpClient::ready(&path, json!({}));
         let start = Instant::now();
