@@ -15,6 +15,8 @@ const ORDER: &[&str] = &[
     "invisible",
     "os",
     "confine",
+    // Which media of a result go to the model: the policy `output` converts under.
+    "media",
     "output",
     "validate",
     "repair",
@@ -50,7 +52,7 @@ const ORDER: &[&str] = &[
 
 /// Plain domain code: never the host contract, the server or the transport.
 const DOMAIN: &[&str] = &[
-    "registry", "overrides", "exposition", "tokenize", "results", "catalog", "embed", "sync", "invoke", "upstream", "meta", "code_mode", "route", "approval", "repair", "validate", "output", "sandbox", "usage", "audit", "telemetry",
+    "registry", "overrides", "exposition", "tokenize", "results", "media", "catalog", "embed", "sync", "invoke", "upstream", "meta", "code_mode", "route", "approval", "repair", "validate", "output", "sandbox", "usage", "audit", "telemetry",
 ];
 const BOUNDARY: &[&str] = &["protocol", "server", "transport", "gateway"];
 /// The two faces over the core: neither reaches into the other; what both need sits below them.

@@ -15,6 +15,7 @@
 //! The output is a pure function of the input: same input, same bytes (bar the plan id).
 
 pub mod meta_defs;
+pub mod native_media;
 pub mod plans;
 pub mod programmatic;
 pub mod render;

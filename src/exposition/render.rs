@@ -63,6 +63,16 @@ impl Rendering {
     pub fn defers_natively(self) -> bool {
         matches!(self, Rendering::Anthropic | Rendering::Openai)
     }
+
+    /// Who reads a call's result under a plan rendered so for `model`, as far as media go: a
+    /// native rendering is its provider whatever the model; else the model says.
+    pub fn reader(self, model: Option<&str>) -> crate::media::Reader {
+        match self {
+            Rendering::Anthropic => crate::media::Reader::Anthropic,
+            Rendering::Openai => crate::media::Reader::Openai,
+            Rendering::Portable | Rendering::Gemini => crate::media::Reader::of_model(model),
+        }
+    }
 }
 
 /// Who runs the search in a native rendering.

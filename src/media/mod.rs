@@ -8,11 +8,8 @@
 //! take it in a tool result (Anthropic and OpenAI take none; nor does a call with no model), and
 //! an image of a type a native provider does not take. Knows no JSON-RPC.
 
-pub mod budget;
-pub mod native;
 pub mod size;
 
-use crate::exposition::render::Rendering;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -71,13 +68,9 @@ pub enum Reader {
 }
 
 impl Reader {
-    /// The reader of a call under a plan rendered `render` for `model`.
-    pub fn of(render: Rendering, model: Option<&str>) -> Reader {
-        match render {
-            Rendering::Anthropic => return Reader::Anthropic,
-            Rendering::Openai => return Reader::Openai,
-            Rendering::Portable | Rendering::Gemini => {}
-        }
+    /// The reader of a call under a plan for `model` that is not natively rendered
+    /// (`Rendering::reader` says a native plan's).
+    pub fn of_model(model: Option<&str>) -> Reader {
         let Some(model) = model.map(|m| m.rsplit('/').next().unwrap_or(m).to_ascii_lowercase()) else { return Reader::Unknown };
         if model.is_empty() {
             Reader::Unknown
@@ -137,11 +130,10 @@ mod tests {
 
     #[test]
     fn readers_by_rendering_then_model() {
-        assert_eq!(Reader::of(Rendering::Anthropic, Some("gpt-4o")), Reader::Anthropic);
-        assert_eq!(Reader::of(Rendering::Portable, Some("anthropic/claude-sonnet-4-5")), Reader::Anthropic);
-        assert_eq!(Reader::of(Rendering::Portable, Some("openai/gpt-4.1")), Reader::Openai);
-        assert_eq!(Reader::of(Rendering::Portable, Some("gemini-2.5-pro")), Reader::Other);
-        assert_eq!(Reader::of(Rendering::Portable, None), Reader::Unknown);
+        assert_eq!(Reader::of_model(Some("anthropic/claude-sonnet-4-5")), Reader::Anthropic);
+        assert_eq!(Reader::of_model(Some("openai/gpt-4.1")), Reader::Openai);
+        assert_eq!(Reader::of_model(Some("gemini-2.5-pro")), Reader::Other);
+        assert_eq!(Reader::of_model(None), Reader::Unknown);
     }
 
     #[test]

@@ -11,10 +11,11 @@
 //! What is paged (`Doc`) is what the model reads of the result: its text parts (images, audio
 //! and blobs as placeholders), or, for a result with no content, its structured content as
 //! pretty JSON. Images sent as media are kept beside a cut text; their tokens are taken off the
-//! text's budget first (`media::budget`). Pages are ranges of the document's tokens; a token
+//! text's budget first (`media_budget`). Pages are ranges of the document's tokens; a token
 //! that ends inside a character ends its page after that character, so pages meet exactly and
 //! every byte is on one page.
 
+pub mod media_budget;
 pub mod read;
 pub mod shelf;
 
@@ -195,7 +196,7 @@ pub fn cut(output: &ModelOutput, raw: Option<&Value>, is_error: bool, budget: Bu
     let text = format!("{head}{note}");
     let output = match output.media() {
         _ if is_error => ModelOutput::ErrorText(text),
-        // The media kept within the budget stay beside the cut text (`media::budget`).
+        // The media kept within the budget stay beside the cut text (`media_budget`).
         media if !media.is_empty() => {
             let media = media.iter().filter(|p| p.is_media()).cloned();
             ModelOutput::Content(std::iter::once(output::Part::Text { text }).chain(media).collect())

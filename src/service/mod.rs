@@ -270,7 +270,7 @@ impl Service {
             return Ok(Invoked { output, is_error: page.is_error, raw: page.raw, repaired: None, provider_output: None, ran: None, cut: None });
         }
         let cancel = req.cancel.clone();
-        let reader = plan.as_deref().map_or(Reader::Unknown, |p| Reader::of(p.render, p.model.as_deref()));
+        let reader = plan.as_deref().map_or(Reader::Unknown, |p| p.render.reader(p.model.as_deref()));
         let media = Media { mode: budget.media, reader };
         let usage_key = req.usage_key;
         let count = |ran: &Ran| self.usage.count(&usage_key, &ran.name, ran.via);
@@ -303,7 +303,7 @@ impl Service {
         // Images count against the budget by the reader's rule; the text gets what they leave.
         let mut budget = budget;
         if budget.is_on() && !done.output.media().is_empty() {
-            let (output, used) = crate::media::budget::fit(std::mem::replace(&mut done.output, ModelOutput::Text(String::new())), reader, budget.max_tokens);
+            let (output, used) = crate::results::media_budget::fit(std::mem::replace(&mut done.output, ModelOutput::Text(String::new())), reader, budget.max_tokens);
             done.output = output;
             budget.max_tokens = budget.max_tokens.saturating_sub(u32::try_from(used).unwrap_or(u32::MAX));
         }
@@ -321,7 +321,7 @@ impl Service {
         }
         // Media go to a native plan's provider its own way.
         if let (None, Some(plan)) = (&done.provider_output, plan.as_deref()) {
-            done.provider_output = crate::media::native::provider_output(plan.render, &call_id, &done.output);
+            done.provider_output = crate::exposition::native_media::provider_output(plan.render, &call_id, &done.output);
         }
         Ok(done)
     }

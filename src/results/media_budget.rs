@@ -7,13 +7,13 @@
 //!   85 tokens plus 170 per 512 px tile.
 //! Another reader (or none) has no rule we can apply: its images are not counted.
 
-use super::size::dimensions;
-use super::Reader;
+use crate::media::size::dimensions;
+use crate::media::Reader;
 use crate::output::{ModelOutput, Part};
 
 /// Tokens left for the text of a result whose images are kept: the room its text and the
 /// note of a cut need.
-pub const TEXT_ROOM: u32 = crate::results::MIN_TOKENS;
+pub const TEXT_ROOM: u32 = super::MIN_TOKENS;
 
 /// An image's tokens for `reader`, from its base64 `data`; `None` without a rule or a readable
 /// header.

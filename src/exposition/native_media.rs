@@ -3,7 +3,7 @@
 //! `function_call_output` item whose output is a list (`input_text`, `input_image` with a data
 //! URL). Media a provider does not take never get here (`Media::refuse`): what is left is text.
 
-use crate::exposition::render::Rendering;
+use super::render::Rendering;
 use crate::output::{ModelOutput, Part};
 use serde_json::{json, Value};
 
@@ -60,6 +60,9 @@ mod tests {
             ]})
         );
         assert_eq!(provider_output(Rendering::Portable, "c", &out), None);
+        // A native rendering is its provider's reader whatever the model.
+        assert_eq!(Rendering::Anthropic.reader(Some("gpt-4o")), crate::media::Reader::Anthropic);
+        assert_eq!(Rendering::Gemini.reader(Some("claude-sonnet-4-5")), crate::media::Reader::Anthropic);
         assert_eq!(provider_output(Rendering::Anthropic, "c", &ModelOutput::Text("t".into())), None);
     }
 }
