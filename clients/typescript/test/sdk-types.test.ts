@@ -141,8 +141,8 @@ export const f: FunctionTool = { type: 'function', name: 'x', parameters: {}, st
   it('a real screenshot (server-everything) type-checks as an Anthropic image block and an OpenAI input_image', async () => {
     const { client } = await spawnReal();
     try {
-      // Unconfined: what is checked is its result, not the sandbox.
-      await client.catalogSetServers({ servers: everythingServers().servers.map((s) => ({ ...s, sandbox: false })) });
+      // Under the default sandbox, as a user's server runs.
+      await client.catalogSetServers(everythingServers());
       const end = Date.now() + 60000;
       let name: string | undefined;
       while (!name) {
