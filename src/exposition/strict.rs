@@ -280,6 +280,12 @@ fn restore_in(v: &mut Value, s: &Value, root: &Value, hops: usize) {
             }
         }
     }
+    // A union: the strict form converted each branch, so the value follows the branch it is in.
+    if !o.contains_key("properties") && !o.contains_key("items") {
+        if let Some(b) = ["anyOf", "oneOf"].iter().find_map(|k| o.get(*k).and_then(Value::as_array)).and_then(|bs| branch_for(v, bs, root)) {
+            return restore_in(v, b, root, hops + 1);
+        }
+    }
     match v {
         Value::Object(args) => {
             let Some(props) = o.get("properties").and_then(Value::as_object) else { return };
@@ -299,6 +305,26 @@ fn restore_in(v: &mut Value, s: &Value, root: &Value, hops: usize) {
             }
         }
         _ => {}
+    }
+}
+
+/// The branch of a union whose shape `v` has (references resolved): for an object, the object
+/// branch naming the most of its keys; for an array, the first array branch. None for a scalar.
+fn branch_for<'a>(v: &Value, branches: &'a [Value], root: &'a Value) -> Option<&'a Value> {
+    let deref = |b: &'a Value| b.get("$ref").and_then(Value::as_str).and_then(|r| resolve(root, r)).unwrap_or(b);
+    let has = |b: &Value, kind: &str, key: &str| b.get("type").is_some_and(|t| types(t).contains(&kind)) || b.get(key).is_some();
+    match v {
+        Value::Object(args) => {
+            let objects = branches.iter().map(deref).filter(|b| has(b, "object", "properties")).enumerate();
+            // Ties go to the first branch: max_by_key keeps the last maximum, so the index counts down.
+            let best = objects.max_by_key(|(i, b)| {
+                let props = b.get("properties").and_then(Value::as_object);
+                (args.keys().filter(|k| props.is_some_and(|p| p.contains_key(*k))).count(), std::cmp::Reverse(*i))
+            });
+            best.map(|(_, b)| b)
+        }
+        Value::Array(_) => branches.iter().map(deref).find(|b| has(b, "array", "items")),
+        _ => None,
     }
 }
 
@@ -429,5 +455,30 @@ mod tests {
         let mut args = json!({"a": null, "b": null, "c": null, "n": {"x": null, "y": null}, "r": {"z": null}});
         restore(&mut args, &s);
         assert_eq!(args, json!({"b": null, "c": null, "n": {"y": null}, "r": {}}));
+    }
+
+    #[test]
+    fn restore_follows_the_union_branch_the_value_is_in() {
+        // An optional object that is nullable in the original, and an array of either of two objects.
+        let s = json!({"type": "object", "properties": {
+            "when": {"anyOf": [{"type": "object", "properties": {"day": {"type": "string"}, "hour": {"type": "integer"}}}, {"type": "null"}]},
+            "items": {"type": "array", "items": {"anyOf": [
+                {"type": "object", "properties": {"text": {"type": "string"}, "lang": {"type": "string"}}},
+                {"$ref": "#/$defs/img"}
+            ]}},
+            "list": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "object", "properties": {"k": {"type": "string"}}}}]}
+        }, "$defs": {"img": {"type": "object", "properties": {"url": {"type": "string"}, "alt": {"type": ["string", "null"]}}}}});
+        assert!(convert(&s).is_ok(), "the schema has a strict form");
+        let mut args = json!({
+            "when": {"day": "tomorrow", "hour": null},
+            "items": [{"text": "hi", "lang": null}, {"url": "u", "alt": null}],
+            "list": [{"k": null}],
+        });
+        restore(&mut args, &s);
+        assert_eq!(args, json!({"when": {"day": "tomorrow"}, "items": [{"text": "hi"}, {"url": "u", "alt": null}], "list": [{}]}));
+        // A null for the union itself stays: its original allows null.
+        let mut args = json!({"when": null});
+        restore(&mut args, &s);
+        assert_eq!(args, json!({"when": null}));
     }
 }
