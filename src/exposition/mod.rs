@@ -14,6 +14,7 @@
 //! tool the user asked for.
 //! The output is a pure function of the input: same input, same bytes (bar the plan id).
 
+pub mod definitions;
 pub mod meta_defs;
 pub mod native_media;
 pub mod plans;

@@ -4,6 +4,7 @@
 //! types are generated from it (`schema.rs`), and a test fails when the committed files drift.
 //! Domain types that travel as they are (`ToolEntry`, `Plan`, ...) are re-used, not copied.
 
+mod definitions;
 pub mod error;
 mod extras;
 mod grants;
@@ -11,6 +12,7 @@ pub mod schema;
 mod types;
 mod usage;
 
+pub use definitions::*;
 pub use error::{ErrorCode, RpcError};
 pub use crate::catalog::{ListToolsResult, ServerConfig, ServerStatus};
 // Settings both faces read travel as they are (`crate::settings`).
@@ -62,6 +64,7 @@ request!(RegistryDeregister, "registry/deregister", DeregisterParams, Deregister
 request!(RegistryList, "registry/list", ListParams, ListResult);
 request!(RegistrySelectActive, "registry/selectActive", SelectActiveParams, SelectActiveResult);
 request!(ExpositionPlan, "exposition/plan", PlanParams, PlanReply);
+request!(ExpositionDefinitions, "exposition/definitions", DefinitionsParams, Definitions);
 request!(RegistryResolveMcpToolIds, "registry/resolveMcpToolIds", ResolveParams, ResolveResult);
 request!(RegistrySyncMcp, "registry/syncMcp", SyncParams, SyncResult);
 request!(ToolInvoke, "tool/invoke", InvokeParams, InvokeResult);

@@ -71,6 +71,7 @@ pub fn generate() -> BTreeMap<String, String> {
     request::<RegistryList>(&mut out, TO);
     request::<RegistrySelectActive>(&mut out, TO);
     request::<ExpositionPlan>(&mut out, TO);
+    request::<ExpositionDefinitions>(&mut out, TO);
     request::<RegistryResolveMcpToolIds>(&mut out, TO);
     request::<RegistrySyncMcp>(&mut out, TO);
     request::<ToolInvoke>(&mut out, TO);

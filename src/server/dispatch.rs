@@ -166,6 +166,8 @@ pub fn table() -> Table {
     t.sync::<p::CatalogListTools>(Heavy, tools::handle_list_tools);
     t.sync::<p::CatalogStatus>(Inline, tools::handle_status);
     t.sync::<p::ExpositionPlan>(Heavy, handlers::handle_plan);
+    // A pool's definitions can be megabytes of JSON: off the main loop.
+    t.sync::<p::ExpositionDefinitions>(Heavy, handlers::handle_definitions);
     t.sync::<p::UsageList>(Serial, super::handlers_usage::handle_usage_list);
     t.sync::<p::UsageReset>(Serial, super::handlers_usage::handle_usage_reset);
     t.concurrent::<p::CatalogRefresh, _, _>(tools::handle_refresh);

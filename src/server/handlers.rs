@@ -299,3 +299,12 @@ fn plan_hash(r: &PlanResult) -> String {
     let bytes = serde_json::to_vec(r).unwrap_or_default();
     data_encoding::HEXLOWER.encode(&Sha256::digest(&bytes)[..16])
 }
+
+/// `exposition/definitions`: the plan's deferred definitions (issue 55); a plan that is gone is
+/// `-32011`, as for a meta-tool under it.
+pub fn handle_definitions(ctx: &Ctx, p: DefinitionsParams) -> Result<Definitions, RpcError> {
+    let registry = ctx.snapshot();
+    ctx.service.plan_definitions(&registry, &p.plan_id, p.names.as_deref(), p.schemas.unwrap_or(true)).map_err(|e| {
+        RpcError::new(ErrorCode::UNKNOWN_PLAN, e.to_string()).with_data(serde_json::json!({"planId": p.plan_id}))
+    })
+}

@@ -4,6 +4,7 @@
 //! `Service` and only translates its protocol to these operations and back; what is truly one
 //! face's (LSP framing, HTTP sessions, MCP elicitation rounds) stays in that face.
 
+mod definitions;
 pub mod semantic;
 
 // What the faces name of the domain: the types they translate to and from their protocol and
@@ -14,6 +15,7 @@ pub use crate::apps;
 pub use crate::approval::{Approvals, Decision, Grant, Grants, Lasts, Remember};
 pub use crate::audit::{read as audit_read, Audit, AuditSettings, Event as AuditEvent, Face as AuditFace};
 pub use crate::embed::{Embedded, Embedder, Purpose};
+pub use crate::exposition::definitions::{Definition, Definitions};
 pub use crate::exposition::plans::PlanOptions;
 pub use crate::exposition::{meta_defs, render, sessions};
 pub use crate::invoke::{ApprovalRequest, Call, HostAbilities, HostPort, InputAsked, InvokeError, Invoked, McpPort, Settings};

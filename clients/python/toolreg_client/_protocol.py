@@ -304,6 +304,44 @@ class DeferredRef(TypedDict):
     namespace: str
 
 
+class _DefinitionRequired(TypedDict):
+    name: str
+    description: str
+
+
+class Definition(_DefinitionRequired, total=False):
+    """One deferred tool as a portable plan would carry it; `inputSchema` absent when not asked."""
+    inputSchema: Any
+
+
+class _DefinitionsRequired(TypedDict):
+    tools: list["Definition"]
+    """The plan's deferred tools (all, or the ones named), in name order."""
+
+
+class Definitions(_DefinitionsRequired, total=False):
+    """`exposition/definitions`' answer."""
+    systemPrompt: Union[str, None]
+    """Without `names`: the `<DEFERRED_TOOLS>` section for a search that loads what it finds
+    (the model calls found tools directly; `tool_search` is the search tool's name); null
+    when nothing is deferred or names were given."""
+    missing: list[str]
+    """Names asked for that are not deferred tools of the plan (or no longer registered)."""
+
+
+class _DefinitionsParamsRequired(TypedDict):
+    planId: str
+    """The plan whose deferred tools are asked for (as `exposition/plan` answered it)."""
+
+
+class DefinitionsParams(_DefinitionsParamsRequired, total=False):
+    names: Union[list[str], None]
+    """Only these tools (absent: every deferred tool of the plan)."""
+    schemas: Union[bool, None]
+    """Include each `inputSchema` (default true); false: names and descriptions only, for a
+    host that asks for the schemas of the tools it loads."""
+
+
 class DeregisterParams(TypedDict):
     names: list[str]
 
@@ -1654,6 +1692,7 @@ SCHEMA_METHODS: dict[str, dict[str, Any]] = {
     'catalog/subscribeResource': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ResourceParams', 'result': 'Empty', 'python_name': 'catalog_subscribe_resource'},
     'catalog/unsubscribeResource': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ResourceParams', 'result': 'Empty', 'python_name': 'catalog_unsubscribe_resource'},
     'exit': {'kind': 'notification', 'direction': 'hostToSidecar', 'params': 'NoParams', 'result': None, 'python_name': 'exit'},
+    'exposition/definitions': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'DefinitionsParams', 'result': 'Definitions', 'python_name': 'exposition_definitions'},
     'exposition/plan': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'PlanParams', 'result': 'PlanReply', 'python_name': 'exposition_plan'},
     'host/elicit': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'ElicitParams', 'result': 'ElicitResult', 'python_name': 'host_elicit'},
     'host/embed': {'kind': 'request', 'direction': 'sidecarToHost', 'params': 'EmbedParams', 'result': 'EmbedResult', 'python_name': 'host_embed'},

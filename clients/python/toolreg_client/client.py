@@ -24,6 +24,8 @@ from ._protocol import (
     CallToolResult,
     CatalogStatusResult,
     CompleteReply,
+    DefinitionsParams,
+    Definitions,
     DeregisterResult,
     DidChangeParams,
     Empty,
@@ -929,6 +931,18 @@ class ToolregClient:
 
     async def approval_respond(self, params: ApprovalRespondParams) -> Empty:
         return cast(Empty, await self.request("approval/respond", params))
+
+    async def exposition_definitions(
+        self, plan_id: str, names: Optional[Sequence[str]] = None, *, schemas: bool = True
+    ) -> Definitions:
+        """A plan's deferred definitions (all, or `names`), for a host whose own loop defers tools
+        and loads what a search finds; `schemas=False` gives names and descriptions only."""
+        params: DefinitionsParams = {"planId": plan_id}
+        if names is not None:
+            params["names"] = list(names)
+        if not schemas:
+            params["schemas"] = False
+        return cast(Definitions, await self.request("exposition/definitions", params))
 
     async def approval_grants(self) -> GrantsResult:
         """The approvals the user asked to remember: this run's session grants, then the lasting ones."""

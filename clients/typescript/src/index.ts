@@ -780,6 +780,14 @@ export class ToolregClient {
     return this.request('exposition/plan', params, options);
   }
   /**
+   * A plan's deferred definitions (all, or `names`), for a host whose own loop defers tools and
+   * loads what a search finds (the AI SDK 7 `toolSearch`); `schemas: false` gives names and
+   * descriptions only, and `systemPrompt` the `<DEFERRED_TOOLS>` section for such a search.
+   */
+  expositionDefinitions(params: ParamsOf<'exposition/definitions'>, options?: CallOptions) {
+    return this.request('exposition/definitions', params, options);
+  }
+  /**
    * Runs a tool. A call from an MCP Apps view passes `app: {serverId}` (the server whose view
    * asks): it reaches only that server's tools whose visibility has `"app"`; anything else is an
    * `isError` refusal. A result of a tool with a view carries `ui: {serverId, resourceUri}`.

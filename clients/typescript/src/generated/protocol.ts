@@ -271,6 +271,9 @@ export interface ProtocolTypes {
   Decision?: Decision;
   Defer?: Defer;
   DeferredRef?: DeferredRef;
+  Definition?: Definition;
+  Definitions?: Definitions;
+  DefinitionsParams?: DefinitionsParams;
   DeregisterParams?: DeregisterParams;
   DeregisterResult?: DeregisterResult;
   Diagnosis?: Diagnosis;
@@ -719,6 +722,48 @@ export interface Decision {
 export interface DeferredRef {
   name: string;
   namespace: string;
+}
+/**
+ * One deferred tool as a portable plan would carry it; `inputSchema` absent when not asked.
+ */
+export interface Definition {
+  name: string;
+  description: string;
+  inputSchema?: unknown;
+}
+/**
+ * `exposition/definitions`' answer.
+ */
+export interface Definitions {
+  /**
+   * The plan's deferred tools (all, or the ones named), in name order.
+   */
+  tools: Definition[];
+  /**
+   * Without `names`: the `<DEFERRED_TOOLS>` section for a search that loads what it finds
+   * (the model calls found tools directly; `tool_search` is the search tool's name); null
+   * when nothing is deferred or names were given.
+   */
+  systemPrompt?: string | null;
+  /**
+   * Names asked for that are not deferred tools of the plan (or no longer registered).
+   */
+  missing?: string[];
+}
+export interface DefinitionsParams {
+  /**
+   * The plan whose deferred tools are asked for (as `exposition/plan` answered it).
+   */
+  planId: string;
+  /**
+   * Only these tools (absent: every deferred tool of the plan).
+   */
+  names?: string[] | null;
+  /**
+   * Include each `inputSchema` (default true); false: names and descriptions only, for a
+   * host that asks for the schemas of the tools it loads.
+   */
+  schemas?: boolean | null;
 }
 export interface DeregisterParams {
   names: string[];
@@ -2074,6 +2119,7 @@ export interface HostRequests {
   'catalog/status': { params: NoParams; result: CatalogStatusResult };
   'catalog/subscribeResource': { params: ResourceParams; result: Empty };
   'catalog/unsubscribeResource': { params: ResourceParams; result: Empty };
+  'exposition/definitions': { params: DefinitionsParams; result: Definitions };
   'exposition/plan': { params: PlanParams; result: PlanReply };
   'initialize': { params: InitializeParams; result: InitializeResult };
   'registry/deregister': { params: DeregisterParams; result: DeregisterResult };
@@ -2229,6 +2275,10 @@ export const SCHEMA_METHODS = {
   },
   'exit': {
     'kind': 'notification',
+    'direction': 'hostToSidecar'
+  },
+  'exposition/definitions': {
+    'kind': 'request',
     'direction': 'hostToSidecar'
   },
   'exposition/plan': {
