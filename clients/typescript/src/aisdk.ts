@@ -1,5 +1,8 @@
 // Vercel AI SDK (`ai` >= 5) adapter: an exposition plan -> the `tools` object of generateText /
-// streamText, every call routed to the sidecar's `tool/invoke` with the plan's id.
+// streamText, every call routed to the sidecar's `tool/invoke` with the plan's id. With `ai` >= 7
+// and `toolSearch`, the AI SDK's own deferral: every deferred tool `deferLoading`, and its
+// `toolSearch` ranked by toolreg's `tool_search`.
+import * as ai from 'ai';
 import { jsonSchema, tool, type Tool } from 'ai';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
@@ -22,6 +25,16 @@ export interface AiSdkOptions {
    * `@ai-sdk/anthropic`. Required for such plans.
    */
   providerSearchTool?: Tool;
+  /**
+   * `ai` >= 7: the AI SDK's own tool search. The inline tools as without it; every deferred tool
+   * of the plan as a tool with `deferLoading: true` (its schema asked for when the AI SDK loads
+   * it), run through `tool/invoke`; and `tool_search`, made with the AI SDK's
+   * `toolSearch({search, maxResults})`, whose `search` is toolreg's `tool_search` for the plan
+   * (BM25F, the gloss, the semantic signal when one is configured), whatever the plan's
+   * `search`. Works for a portable and an Anthropic-rendered plan. The result is then a Promise
+   * (the deferred definitions come from the sidecar: `exposition/definitions`).
+   */
+  toolSearch?: boolean | { maxResults?: number };
 }
 
 export interface AiSdkTools {
@@ -77,7 +90,27 @@ function renderingOf(plan: PlanResult): 'portable' | 'anthropic' | 'openai' {
   return req.tools.some((t) => t.type === 'function' || t.type === 'namespace' || t.type === 'tool_search') ? 'openai' : 'anthropic';
 }
 
-export function toAiSdkTools(client: ToolregClient, plan: PlanResult, options: AiSdkOptions = {}): AiSdkTools {
+/** What a call of a tool gives `toModelOutput`: `ai` 5 the result, 6 and later `{toolCallId, input, output}`. */
+function modelOutput(arg: InvokeResult | { output: InvokeResult }): unknown {
+  const result = 'isError' in arg ? arg : arg.output;
+  return toAiSdkOutput(result.output);
+}
+
+/** `execute` of a tool: `tool/invoke` under the plan, with the call's id. */
+function invoker(client: ToolregClient, plan: PlanResult, name: string, options: AiSdkOptions) {
+  return async (input: unknown, ctx: { toolCallId?: string; abortSignal?: AbortSignal } = {}) => {
+    const params: Parameters<ToolregClient['toolInvoke']>[0] = { name, arguments: input, planId: plan.planId };
+    const callId = options.callId ?? ctx.toolCallId;
+    if (callId !== undefined) params.callId = callId;
+    // The whole result (with `raw` for the UI); the model gets `output` via toModelOutput.
+    return client.toolInvoke(params, ctx.abortSignal ? { signal: ctx.abortSignal } : {});
+  };
+}
+
+export function toAiSdkTools(client: ToolregClient, plan: PlanResult, options: AiSdkOptions & { toolSearch: true | { maxResults?: number } }): Promise<AiSdkTools>;
+export function toAiSdkTools(client: ToolregClient, plan: PlanResult, options?: AiSdkOptions & { toolSearch?: false }): AiSdkTools;
+export function toAiSdkTools(client: ToolregClient, plan: PlanResult, options: AiSdkOptions = {}): AiSdkTools | Promise<AiSdkTools> {
+  if (options.toolSearch) return withToolSearch(client, plan, options);
   const rendering = renderingOf(plan);
   if (rendering === 'openai') {
     throw new Error(
@@ -95,22 +128,68 @@ export function toAiSdkTools(client: ToolregClient, plan: PlanResult, options: A
     const schema = jsonSchema((def.inputSchema ?? { type: 'object' }) as Parameters<typeof jsonSchema>[0]);
     const spec: Record<string, unknown> = { description: def.description, inputSchema: schema };
     if (!isClient) {
-      spec.execute = async (input: unknown, ctx: { toolCallId?: string; abortSignal?: AbortSignal } = {}) => {
-        const params: Parameters<ToolregClient['toolInvoke']>[0] = { name: def.name, arguments: input, planId: plan.planId };
-        const callId = options.callId ?? ctx.toolCallId;
-        if (callId !== undefined) params.callId = callId;
-        // The whole result (with `raw` for the UI); the model gets `output` via toModelOutput.
-        return client.toolInvoke(params, ctx.abortSignal ? { signal: ctx.abortSignal } : {});
-      };
+      spec.execute = invoker(client, plan, def.name, options);
       // The sidecar's ModelOutput ({type: 'text' | 'json' | 'error-text' | 'error-json' |
       // 'content', value}) is the AI SDK's tool-result output shape; content parts are named
       // for the installed version.
-      spec.toModelOutput = (result: InvokeResult) => toAiSdkOutput(result.output);
+      spec.toModelOutput = modelOutput;
     }
     if (approvalSupported && placement?.reason === 'approval') spec.needsApproval = true;
     tools[def.name] = tool(spec as unknown as Tool);
   }
   return { tools, systemPrompt: plan.systemPrompt ?? undefined };
+}
+
+/** The meta-tools the AI SDK's own search stands in for. */
+const SEARCH_META = new Set(['tool_search', 'tool_inspect', 'tool_invoke']);
+
+/**
+ * `toolSearch: true`: the plan's inline tools (its meta-tools of search aside), every deferred
+ * tool with `deferLoading` and a lazy schema, and the AI SDK's `toolSearch` searching with
+ * toolreg's `tool_search`. The definitions of a pool of thousands cost names and descriptions
+ * up front; a tool's schema is asked for when its search finds it (all found ones in one call).
+ */
+async function withToolSearch(client: ToolregClient, plan: PlanResult, options: AiSdkOptions): Promise<AiSdkTools> {
+  const make = (ai as unknown as { toolSearch?: (o: { search: (q: { query: string }) => Promise<string[]>; maxResults?: number }) => Tool }).toolSearch;
+  if (typeof make !== 'function') {
+    throw new Error(`toAiSdkTools: toolSearch needs ai >= 7 (its toolSearch and deferLoading); the installed ai is ${installedAiMajor() ?? 'unknown'}`);
+  }
+  const inline: PlanResult = { ...plan, tools: plan.tools.filter((d) => !(SEARCH_META.has(d.name) && plan.placements[d.name]?.reason === 'meta')) };
+  const { tools } = toAiSdkTools(client, { ...inline, request: undefined }, { ...options, toolSearch: false });
+  const defs = await client.expositionDefinitions({ planId: plan.planId, schemas: false });
+  if (defs.tools.length === 0) return { tools, systemPrompt: plan.systemPrompt ?? undefined };
+  const schemas = new Map<string, unknown>();
+  const fetchSchemas = async (names: string[]) => {
+    const wanted = names.filter((n) => !schemas.has(n));
+    if (wanted.length === 0) return;
+    const got = await client.expositionDefinitions({ planId: plan.planId, names: wanted });
+    for (const d of got.tools) schemas.set(d.name, d.inputSchema ?? { type: 'object' });
+  };
+  for (const def of defs.tools) {
+    if (def.name in tools) continue;
+    const schemaOf = async () => {
+      await fetchSchemas([def.name]);
+      return (schemas.get(def.name) ?? { type: 'object' }) as Parameters<typeof jsonSchema>[0];
+    };
+    const spec: Record<string, unknown> = {
+      description: def.description,
+      // Resolved when the AI SDK first sends the tool, after a search found it.
+      inputSchema: jsonSchema(schemaOf as unknown as Parameters<typeof jsonSchema>[0]),
+      execute: invoker(client, plan, def.name, options),
+      toModelOutput: modelOutput,
+      deferLoading: true,
+    };
+    tools[def.name] = tool(spec as unknown as Tool);
+  }
+  const maxResults = Math.min(typeof options.toolSearch === 'object' ? (options.toolSearch.maxResults ?? 5) : 5, 50);
+  const search = async ({ query }: { query: string }): Promise<string[]> => {
+    const found = await client.toolInvoke({ name: 'tool_search', arguments: { query, limit: maxResults }, planId: plan.planId });
+    const hits = ((found.raw as { hits?: { name: string }[] } | undefined)?.hits ?? []).map((h) => h.name).filter((n) => n in tools);
+    await fetchSchemas(hits);
+    return hits;
+  };
+  tools['tool_search'] = make({ search, maxResults });
+  return { tools, systemPrompt: defs.systemPrompt ?? undefined };
 }
 
 /**
@@ -130,18 +209,13 @@ function nativeAnthropicTools(client: ToolregClient, plan: PlanResult, options: 
       continue;
     }
     if (def.name === 'tool_search' && plan.placements[def.name]?.reason === 'meta') {
-      throw new Error("toAiSdkTools: toolreg's own search answers tool_reference blocks, which the AI SDK cannot send; ask for search 'provider'");
+      throw new Error("toAiSdkTools: toolreg's own search answers tool_reference blocks, which the AI SDK cannot send; ask for search 'provider', or pass toolSearch: true (ai >= 7)");
     }
     const spec: Record<string, unknown> = {
       description: def.description,
       inputSchema: jsonSchema((def.input_schema ?? { type: 'object' }) as Parameters<typeof jsonSchema>[0]),
-      execute: async (input: unknown, ctx: { toolCallId?: string; abortSignal?: AbortSignal } = {}) => {
-        const params: Parameters<ToolregClient['toolInvoke']>[0] = { name: def.name, arguments: input, planId: plan.planId };
-        const callId = options.callId ?? ctx.toolCallId;
-        if (callId !== undefined) params.callId = callId;
-        return client.toolInvoke(params, ctx.abortSignal ? { signal: ctx.abortSignal } : {});
-      },
-      toModelOutput: (result: InvokeResult) => toAiSdkOutput(result.output),
+      execute: invoker(client, plan, def.name, options),
+      toModelOutput: modelOutput,
     };
     if (def.defer_loading) spec.providerOptions = { anthropic: { deferLoading: true } };
     tools[def.name] = tool(spec as unknown as Tool);
