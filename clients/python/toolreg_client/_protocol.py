@@ -1495,6 +1495,10 @@ class ServerConfig(_ServerConfigRequired, total=False):
     trust: "Trust"
     """`pinned` (default): a tool whose definition changed, or that appeared after the first
     list, is held until the host approves it (`catalog/approveTools`). `auto`: accept changes."""
+    quarantine: bool
+    """Hold the first tool list and every tool added later until the user approves them
+    (`catalog/approveTools`, `toolreg pins`), whatever `trust` says: what a server added
+    from a registry (`catalog/resolveRegistryServer`, `toolreg add`) starts with."""
     approval: "ApprovalPolicy"
     """Which of the server's tools ask the user before they run, besides `approvalTools`."""
     oauth: Union["OAuthConfig", None]

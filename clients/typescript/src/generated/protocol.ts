@@ -1939,6 +1939,12 @@ export interface ServerConfig {
   disabledTools?: string[];
   approvalTools?: string[];
   trust?: Trust;
+  /**
+   * Hold the first tool list and every tool added later until the user approves them
+   * (`catalog/approveTools`, `toolreg pins`), whatever `trust` says: what a server added
+   * from a registry (`catalog/resolveRegistryServer`, `toolreg add`) starts with.
+   */
+  quarantine?: boolean;
   approval?: ApprovalPolicy;
   /**
    * OAuth for an `http` server (MCP authorization): a pre-registered client and flow
