@@ -84,9 +84,6 @@ pub fn resolve(doc: &ServerDoc, index: Option<usize>, taken: &[String], runnable
         Choice::Remote(r) => remote(r, &mut inputs)?,
     };
     notes.insert(0, "Quarantined: every tool it lists waits for the user's approval (catalog/pins, catalog/approveTools, toolreg pins).".to_owned());
-    if !inputs.0.is_empty() {
-        notes.push("Put each input's value where the configuration says {name} before it is started.".to_owned());
-    }
     let mut server = serde_json::json!({
         "id": server_id(&doc.name, taken),
         "name": doc.title.clone().unwrap_or_else(|| doc.name.clone()),
