@@ -67,7 +67,10 @@ pub async fn check(cfg: &GatewayConfig) -> Report {
         .iter()
         .zip(&rows)
         .filter(|(s, _)| s.quarantine)
-        .map(|(s, r)| format!("{}: quarantined, {} tool(s) held until approved: {} --approve {}", s.id, r.held, super::review::show_command(cfg), s.id))
+        .map(|(s, r)| match r.held {
+            0 => format!("{}: quarantined, no tool held (each is approved)", s.id),
+            n => format!("{}: quarantined, {n} tool(s) held until approved: {} --approve {}", s.id, super::review::show_command(cfg), s.id),
+        })
         .collect();
     let _ = tokio::time::timeout(Duration::from_secs(3), catalog.shutdown()).await;
     Report { rows, overrides, profiles, quarantined }
