@@ -16,6 +16,7 @@ pub mod hostconfig;
 pub mod invisible;
 pub mod invoke;
 pub mod logging;
+pub mod mcp_registry;
 pub mod media;
 pub mod meta;
 pub mod os;

@@ -1,6 +1,6 @@
 //! The `toolreg` command: `serve` (the sidecar), `plan` (a host config's plan as a table),
 //! `schema` (write or check `protocol/*.schema.json`), `mcp` (the registry as an MCP server),
-//! `auth` (an upstream server's OAuth for `mcp`, from a terminal), `pins`, `approvals` and `audit` (a config's held tools, its remembered approvals, its audit log).
+//! `auth` (an upstream server's OAuth for `mcp`, from a terminal), `pins`, `approvals` and `audit` (a config's held tools, its remembered approvals, its audit log), `add` (a registry's server into a config).
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -83,6 +83,29 @@ enum Command {
         #[arg(long, num_args = 1..)]
         approve: Vec<String>,
     },
+    /// Add a server of an MCP registry to a `toolreg mcp` config, quarantined until you approve
+    /// its tools (toolreg pins), its version pinned; secrets stay out of the file.
+    Add {
+        /// The server's name in the registry, e.g. io.github.owner/server.
+        name: String,
+        /// The config `toolreg mcp` runs with (made when it does not exist).
+        #[arg(long)]
+        config: PathBuf,
+        /// The registry's URL (default: the config's gateway.mcpRegistry.url, else the official
+        /// registry).
+        #[arg(long)]
+        registry: Option<String>,
+        /// One exact version (default: the registry's latest).
+        #[arg(long)]
+        version: Option<String>,
+        /// Which package or remote of the document, by index (default: the first this machine
+        /// can run, else the first remote).
+        #[arg(long)]
+        package: Option<usize>,
+        /// An input's value, repeatable; a secret one goes to an owner-only file.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
     /// List the approvals a `toolreg mcp` config's gateway remembers for good (a user's
     /// "always approve"), or revoke them.
     Approvals {
@@ -160,6 +183,10 @@ fn main() -> ExitCode {
         Command::Plan { config, context_window, model, json } => plan(config, context_window, model, json),
         Command::Schema { dir, check } => schema(&dir, check),
         Command::Pins { config, approve } => pins(&config, &approve),
+        Command::Add { name, config, registry, version, package, set } => {
+            let ask = toolreg::gateway::AddAsk { config: &config, name: &name, registry: registry.as_deref(), version: version.as_deref(), package, set: &set };
+            add(ask)
+        }
         Command::Approvals { config, revoke, all } => approvals(&config, revoke.as_deref(), all),
         Command::Audit { config, since, tool, json } => audit(&config, since.as_deref(), tool.as_deref(), json),
     }
@@ -247,6 +274,23 @@ fn pins(config: &std::path::Path, approve: &[String]) -> ExitCode {
         }
         Err(e) => {
             eprintln!("toolreg pins: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `toolreg add`: 1 when the server cannot be added (the reason on stderr).
+#[allow(clippy::print_stdout)]
+fn add(ask: toolreg::gateway::AddAsk) -> ExitCode {
+    let _log = LogControl::init(None, Some("warn"));
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime starts");
+    match runtime.block_on(toolreg::gateway::add(ask)) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("toolreg add: {e}");
             ExitCode::from(1)
         }
     }

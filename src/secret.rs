@@ -10,6 +10,7 @@
 //! the log by `redactor`.
 
 pub mod redactor;
+pub mod reference;
 
 use std::borrow::Cow;
 use std::fmt;

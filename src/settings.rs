@@ -280,3 +280,18 @@ pub struct TelemetrySettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
 }
+
+/// `mcpRegistry`: the MCP registry `catalog/searchRegistry`, `catalog/resolveRegistryServer` and
+/// `toolreg add` read (the official registry's generic API: `/v0.1/servers`, else `/v0`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpRegistrySettings {
+    /// The registry's base URL (default `https://registry.modelcontextprotocol.io`); a
+    /// company's own registry on the same API goes here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// How long one request to it may take, in milliseconds (default 10,000): a registry that
+    /// is down or slow is an error within it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}

@@ -29,6 +29,8 @@ const ORDER: &[&str] = &[
     "apps",
     "logging",
     "catalog",
+    // A registry's server.json to a catalog `ServerConfig` (issue 56).
+    "mcp_registry",
     "embed",
     "usage",
     // Grants read and write their file as the catalog's cache does (`catalog::cache`).
@@ -52,7 +54,7 @@ const ORDER: &[&str] = &[
 
 /// Plain domain code: never the host contract, the server or the transport.
 const DOMAIN: &[&str] = &[
-    "registry", "overrides", "exposition", "tokenize", "results", "media", "catalog", "embed", "sync", "invoke", "upstream", "meta", "code_mode", "route", "approval", "repair", "validate", "output", "sandbox", "usage", "audit", "telemetry",
+    "registry", "overrides", "exposition", "tokenize", "results", "media", "catalog", "embed", "sync", "invoke", "upstream", "meta", "code_mode", "route", "approval", "repair", "validate", "output", "sandbox", "usage", "audit", "telemetry", "mcp_registry",
 ];
 const BOUNDARY: &[&str] = &["protocol", "server", "transport", "gateway"];
 /// The two faces over the core: neither reaches into the other; what both need sits below them.

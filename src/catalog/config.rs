@@ -40,6 +40,11 @@ pub struct ServerConfig {
     /// list, is held until the host approves it (`catalog/approveTools`). `auto`: accept changes.
     #[serde(default)]
     pub trust: Trust,
+    /// Hold the first tool list and every tool added later until the user approves them
+    /// (`catalog/approveTools`, `toolreg pins`), whatever `trust` says: what a server added
+    /// from a registry (`catalog/resolveRegistryServer`, `toolreg add`) starts with.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quarantine: bool,
     /// Which of the server's tools ask the user before they run, besides `approvalTools`.
     #[serde(default)]
     pub approval: ApprovalPolicy,

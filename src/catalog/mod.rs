@@ -70,7 +70,7 @@ pub use error::CatalogError;
 pub use policy::{ApprovalHints, ApprovalPolicy, Trust};
 pub use status::{CatalogEvent, HeldTools, ServerState, ServerStatus};
 pub use diagnosis::{Diagnosis, DiagnosisKind};
-pub use launch::{ShellEnv, SpawnSettings};
+pub use launch::{on_path, ShellEnv, SpawnSettings};
 // The sandbox of a stdio server, as each face configures and shows it.
 pub use crate::confine::{Sandbox, SandboxLimits, SandboxPolicy, SandboxReport, SandboxState};
 pub use tool::{ListState, ListToolsResult, McpTool};

@@ -41,6 +41,9 @@ pub struct Report {
     pub overrides: Vec<(String, bool)>,
     /// One line per profile: its servers and how many tools it lists, or why none.
     pub profiles: Vec<String>,
+    /// One line per quarantined server (`quarantine: true`): its held tools and the command
+    /// that approves them.
+    pub quarantined: Vec<String>,
 }
 
 /// Connects every enabled server of `cfg` and reports how each one did, in the config's order.
@@ -59,8 +62,18 @@ pub async fn check(cfg: &GatewayConfig) -> Report {
     let rows = futures::future::join_all(cfg.servers.iter().map(|s| row(&catalog, &s.id))).await;
     let overrides = overridden(cfg, &catalog);
     let profiles = profiled(cfg, &catalog);
+    let quarantined = cfg
+        .servers
+        .iter()
+        .zip(&rows)
+        .filter(|(s, _)| s.quarantine)
+        .map(|(s, r)| match r.held {
+            0 => format!("{}: quarantined, no tool held (each is approved)", s.id),
+            n => format!("{}: quarantined, {n} tool(s) held until approved: {} --approve {}", s.id, super::review::show_command(cfg), s.id),
+        })
+        .collect();
     let _ = tokio::time::timeout(Duration::from_secs(3), catalog.shutdown()).await;
-    Report { rows, overrides, profiles }
+    Report { rows, overrides, profiles, quarantined }
 }
 
 /// What each override makes of its tool, synced as the gateway syncs: (line, fine).
@@ -161,6 +174,10 @@ impl Report {
             out.push('\n');
             out.extend(sandboxes);
         }
+        if !self.quarantined.is_empty() {
+            out.push('\n');
+            out.extend(self.quarantined.iter().map(|l| format!("{l}\n")));
+        }
         for (id, d) in self.rows.iter().filter_map(|r| Some((&r.id, r.diagnosis.as_ref()?))) {
             out.push_str(&diagnosed(id, d));
         }
@@ -257,7 +274,7 @@ mod tests {
 
     #[test]
     fn the_table_has_a_row_per_server_and_judges_only_enabled_ones() {
-        let good = Report { rows: vec![row("fx", ServerState::Ready, None), row("off", ServerState::Disabled, None)], overrides: Vec::new(), profiles: Vec::new() };
+        let good = Report { rows: vec![row("fx", ServerState::Ready, None), row("off", ServerState::Disabled, None)], overrides: Vec::new(), profiles: Vec::new(), quarantined: Vec::new() };
         assert!(good.usable());
         assert_eq!(
             good.render(),
@@ -267,7 +284,7 @@ mod tests {
              \n1 enabled server(s), all usable\n"
         );
         let long = format!("spawn failed\n{}", "x".repeat(300));
-        let bad = Report { rows: vec![row("gh", ServerState::NeedsAuth, Some("authorize first")), row("dead", ServerState::Error, Some(&long))], overrides: Vec::new(), profiles: Vec::new() };
+        let bad = Report { rows: vec![row("gh", ServerState::NeedsAuth, Some("authorize first")), row("dead", ServerState::Error, Some(&long))], overrides: Vec::new(), profiles: Vec::new(), quarantined: Vec::new() };
         assert!(!bad.usable());
         let text = bad.render();
         assert!(text.contains("gh      needsAuth  -         -      0     yes         -        authorize first\n"), "{text}");

@@ -126,6 +126,9 @@ pub struct Gateway {
     /// (`{shellEnv?: "auto" | "never", paths?: [dir]}`).
     #[serde(default)]
     pub spawn: Option<crate::catalog::SpawnSettings>,
+    /// The MCP registry `toolreg add` reads (`{url?, timeoutMs?}`, as `initialize.mcpRegistry`).
+    #[serde(default)]
+    pub mcp_registry: Option<crate::settings::McpRegistrySettings>,
 }
 
 impl Gateway {
@@ -179,7 +182,8 @@ impl GatewayConfig {
 
     pub fn parse(text: &str) -> Result<GatewayConfig, String> {
         let host: HostConfig = serde_json::from_str(text).map_err(|e| masked(&e))?;
-        let added: Added = serde_json::from_str(text).map_err(|e| masked(&e))?;
+        let read = read_secret_refs(text)?;
+        let added: Added = serde_json::from_str(read.as_deref().unwrap_or(text)).map_err(|e| masked(&e))?;
         let cfg = GatewayConfig { host, servers: added.servers, gateway: added.gateway, search: added.search, path: None };
         if let Some(search) = &cfg.search {
             super::search::check(search)?;
@@ -239,6 +243,29 @@ impl GatewayConfig {
     pub fn state_dir(&self) -> Option<PathBuf> {
         self.gateway.cache_dir.clone().or_else(default_state_dir)
     }
+}
+
+/// The text with every server's `env` and `headers` values given as a reference (`{"env":
+/// "NAME"}`, `{"file": "PATH"}`, `secret::reference`) replaced by the secret it names; `None`
+/// when there is none (the text is parsed as it is, so its errors keep their lines). An
+/// unreadable reference refuses the file, naming the server, the key and what is missing.
+fn read_secret_refs(text: &str) -> Result<Option<String>, String> {
+    use crate::secret::reference::SecretRef;
+    let Ok(mut doc) = serde_json::from_str::<serde_json::Value>(text) else { return Ok(None) };
+    let mut found = false;
+    for server in doc.get_mut("servers").and_then(|s| s.as_array_mut()).into_iter().flatten() {
+        let id = server.get("id").and_then(|i| i.as_str()).unwrap_or_default().to_owned();
+        for key in ["env", "headers"] {
+            let Some(map) = server.pointer_mut(&format!("/transport/{key}")).and_then(|m| m.as_object_mut()) else { continue };
+            for (name, value) in map.iter_mut() {
+                let Some(reference) = SecretRef::of(value) else { continue };
+                let why = |e: String| format!("server {id:?}: transport.{key}.{name}: {e}");
+                *value = reference.map_err(why)?.read().map_err(why)?.expose().into();
+                found = true;
+            }
+        }
+    }
+    Ok(found.then(|| doc.to_string()))
 }
 
 /// serde's reason with the values it quotes masked (`invalid type: string "<a token>"`): the
@@ -302,6 +329,25 @@ mod tests {
         assert!(!variant.contains("sk-secret") && variant.contains("`always`"), "{variant}");
         assert!(err(r#"{"servers": [{"transport": {"type": "stdio", "command": "x"}}]}"#).contains("missing field `id`"));
         assert!(err(r#"{"servers": [}"#).contains("line 1 column 14"));
+    }
+
+    #[test]
+    fn env_and_header_values_may_be_references_read_at_parse_and_named_never_quoted() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        std::fs::write(&file, "file-s3cret\n").unwrap();
+        let text = serde_json::json!({"servers": [
+            {"id": "a", "name": "a", "transport": {"type": "stdio", "command": "x", "env": {"KEY": {"file": file}, "PLAIN": "p"}}},
+            {"id": "b", "name": "b", "transport": {"type": "http", "url": "https://h/mcp", "headers": {"Authorization": {"env": "PATH"}}}}]})
+        .to_string();
+        let cfg = GatewayConfig::parse(&text).unwrap();
+        let crate::catalog::Transport::Stdio { env, .. } = &cfg.servers[0].transport else { panic!() };
+        assert_eq!((env["KEY"].expose(), env["PLAIN"].expose()), ("file-s3cret", "p"));
+        let crate::catalog::Transport::Http { headers, .. } = &cfg.servers[1].transport else { panic!() };
+        assert_eq!(headers["Authorization"].expose(), std::env::var("PATH").unwrap());
+        let unset = text.replace("\"PATH\"", "\"TOOLREG_TEST_SURELY_UNSET\"");
+        let err = GatewayConfig::parse(&unset).unwrap_err();
+        assert_eq!(err, "server \"b\": transport.headers.Authorization: $TOOLREG_TEST_SURELY_UNSET is not set");
     }
 
     #[test]

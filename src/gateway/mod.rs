@@ -33,6 +33,7 @@ pub mod config;
 mod http;
 mod listing;
 mod passthru;
+mod add_cli;
 mod approvals_cli;
 mod pins_cli;
 pub mod profile;
@@ -67,6 +68,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 
 pub use http::{new_token, TOKEN_ENV};
+pub use add_cli::{add, AddAsk};
 pub use pins_cli::pins;
 pub use approvals_cli::{approvals, Revoke};
 pub use reload::ConfigFile;

@@ -37,7 +37,7 @@ fn approve_with(show: &str, server_id: &str, tool: &str) -> String {
 }
 
 /// The command that shows every held tool and what changed.
-fn show_command(cfg: &GatewayConfig) -> String {
+pub(super) fn show_command(cfg: &GatewayConfig) -> String {
     let config = cfg.path.as_ref().map_or_else(|| "<your config file>".to_owned(), |p| quote(&p.to_string_lossy()));
     format!("toolreg pins --config {config}")
 }

@@ -76,6 +76,12 @@ impl ErrorCode {
     /// What was asked is held by the server's pins until the host approves it again (a view
     /// that changed since it was approved with its tools).
     pub const HELD: ErrorCode = ErrorCode(-32017);
+    /// The MCP registry (`mcpRegistry`) is down, slow past its `timeoutMs`, or did not answer
+    /// as the registry API does.
+    pub const REGISTRY_UNREACHABLE: ErrorCode = ErrorCode(-32020);
+    /// The registry's document cannot be installed as it is (a version not pinned, a kind
+    /// toolreg does not run, a document that breaks the official `server.json` schema).
+    pub const REGISTRY_REFUSED: ErrorCode = ErrorCode(-32021);
 }
 
 /// The one boundary type for errors on the wire: a code, a message, structured data.

@@ -8,6 +8,7 @@ mod definitions;
 pub mod error;
 mod extras;
 mod grants;
+mod mcp_registry;
 pub mod schema;
 mod types;
 mod usage;
@@ -16,9 +17,10 @@ pub use definitions::*;
 pub use error::{ErrorCode, RpcError};
 pub use crate::catalog::{ListToolsResult, ServerConfig, ServerStatus};
 // Settings both faces read travel as they are (`crate::settings`).
-pub use crate::settings::{AuditSettings, CodeModeLimits, EmbeddingSource, ResultSettings, SearchSettings, TelemetrySettings, UsagePolicy, MAX_TIMEOUT_MS};
+pub use crate::settings::{AuditSettings, CodeModeLimits, EmbeddingSource, McpRegistrySettings, ResultSettings, SearchSettings, TelemetrySettings, UsagePolicy, MAX_TIMEOUT_MS};
 pub use extras::*;
 pub use grants::*;
+pub use mcp_registry::*;
 pub use types::*;
 pub use usage::*;
 
@@ -75,6 +77,8 @@ request!(CatalogRestart, "catalog/restart", ServerIdParams, ServerStatus);
 request!(CatalogStatus, "catalog/status", NoParams, CatalogStatusResult);
 request!(CatalogPins, "catalog/pins", ServerIdParams, PinsResult);
 request!(CatalogApproveTools, "catalog/approveTools", ApproveToolsParams, PinsResult);
+request!(CatalogSearchRegistry, "catalog/searchRegistry", SearchRegistryParams, RegistryPage);
+request!(CatalogResolveRegistryServer, "catalog/resolveRegistryServer", ResolveRegistryServerParams, ResolvedServer);
 request!(CatalogListResources, "catalog/listResources", ExtrasListParams, ResourceList);
 request!(CatalogListResourceTemplates, "catalog/listResourceTemplates", ExtrasListParams, ResourceTemplateList);
 request!(CatalogReadResource, "catalog/readResource", ResourceParams, McpResult);

@@ -82,6 +82,8 @@ pub fn generate() -> BTreeMap<String, String> {
     request::<CatalogStatus>(&mut out, TO);
     request::<CatalogPins>(&mut out, TO);
     request::<CatalogApproveTools>(&mut out, TO);
+    request::<CatalogSearchRegistry>(&mut out, TO);
+    request::<CatalogResolveRegistryServer>(&mut out, TO);
     request::<CatalogListResources>(&mut out, TO);
     request::<CatalogListResourceTemplates>(&mut out, TO);
     request::<CatalogReadResource>(&mut out, TO);

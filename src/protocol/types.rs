@@ -9,7 +9,7 @@ use super::grants::Remember;
 use crate::invoke::{ApprovalRequest, Repair};
 use crate::output::ModelOutput;
 use crate::registry::{EntrySummary, ToolEntry, Warning};
-use crate::settings::{AuditSettings, CodeModeLimits, ResultSettings, SearchSettings, TelemetrySettings};
+use crate::settings::{AuditSettings, CodeModeLimits, McpRegistrySettings, ResultSettings, SearchSettings, TelemetrySettings};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -137,6 +137,10 @@ pub struct InitializeParams {
     /// the usual runtime folders (nvm, fnm, Volta, asdf, mise, Homebrew, `~/.local/bin`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spawn: Option<crate::catalog::SpawnSettings>,
+    /// The MCP registry `catalog/searchRegistry` and `catalog/resolveRegistryServer` read
+    /// (`{url?, timeoutMs?}`; default the official registry, 10 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_registry: Option<McpRegistrySettings>,
 }
 
 /// `exposition/plan`'s `codeMode`: `sandbox` adds `tool_exec`.

@@ -171,6 +171,9 @@ pub fn table() -> Table {
     t.sync::<p::UsageList>(Serial, super::handlers_usage::handle_usage_list);
     t.sync::<p::UsageReset>(Serial, super::handlers_usage::handle_usage_reset);
     t.concurrent::<p::CatalogRefresh, _, _>(tools::handle_refresh);
+    // Wait on the MCP registry (bounded by `mcpRegistry.timeoutMs`), never on the main loop.
+    t.concurrent::<p::CatalogSearchRegistry, _, _>(super::handlers_registry::handle_search_registry);
+    t.concurrent::<p::CatalogResolveRegistryServer, _, _>(super::handlers_registry::handle_resolve_registry_server);
     t.concurrent::<p::CatalogRestart, _, _>(tools::handle_restart);
     t.concurrent::<p::ToolInvoke, _, _>(tools::handle_invoke);
     // What a server offers beside tools: lists from memory (copied and serialised off the

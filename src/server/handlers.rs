@@ -63,6 +63,7 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         ctx.service.set_audit(audit);
     }
     *ctx.host.lock().unwrap_or_else(|e| e.into_inner()) = p.capabilities.clone();
+    *ctx.mcp_registry.lock().unwrap_or_else(|e| e.into_inner()) = p.mcp_registry.clone().unwrap_or_default();
     let t = clamp(&p.timeouts);
     *ctx.timeouts.lock().unwrap_or_else(|e| e.into_inner()) = t.clone();
     let ms = |v: Option<u64>, default: Duration| v.map(Duration::from_millis).unwrap_or(default);

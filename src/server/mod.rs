@@ -14,6 +14,7 @@ mod handlers;
 mod handlers_approvals;
 mod handlers_extras;
 mod handlers_pins;
+mod handlers_registry;
 mod handlers_tools;
 mod handlers_usage;
 mod host;
@@ -75,6 +76,9 @@ pub struct Ctx {
     pub work: pool::Pool,
     /// `tool_exec`'s limits (`initialize.codeMode`, else the defaults).
     pub code_limits: std::sync::OnceLock<crate::service::Limits>,
+    /// `initialize.mcpRegistry`: the registry `catalog/searchRegistry` and
+    /// `catalog/resolveRegistryServer` read.
+    pub mcp_registry: Mutex<crate::settings::McpRegistrySettings>,
     /// The usage-driven tools each session's first plan chose.
     pub sessions: crate::service::sessions::Sessions,
     /// The runtime, for the work pool's few waits on it (a plan's query vector).
@@ -201,6 +205,7 @@ pub async fn serve(opts: ServeOptions, log: Arc<LogControl>) -> i32 {
         timeouts: Mutex::new(Timeouts::default()),
         work: pool::Pool::new(),
         code_limits: std::sync::OnceLock::new(),
+        mcp_registry: Mutex::default(),
         sessions: Default::default(),
         runtime: tokio::runtime::Handle::current(),
     };

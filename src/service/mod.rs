@@ -6,6 +6,7 @@
 
 mod definitions;
 pub mod semantic;
+mod registry_install;
 
 // What the faces name of the domain: the types they translate to and from their protocol and
 // the ports they implement (as rust-analyzer's `ide` re-exports what its LSP layer names).
@@ -24,6 +25,8 @@ pub use crate::meta::search::query_vectors;
 pub use crate::media::{Media, MediaMode, Reader};
 pub use crate::output::{part_text, ModelOutput, Part};
 pub use crate::registry::{hidden, hidden_message, wire_name, Defer, EntrySummary, Registered, Registry, RegistryError, Source, ToolEntry, RESERVED};
+pub use crate::mcp_registry::{Entry as RegistryEntry, InputPlace, KeptSecret, McpRegistryError, RegistryInput, RegistryPage, Resolved as ResolvedServer};
+pub use crate::secret::reference::SecretRef;
 pub use crate::overrides::{check as check_overrides, key as override_key, Overrides};
 pub use crate::results::{shelf::new_ref as new_result_ref, Budget};
 pub use crate::sandbox::Limits;

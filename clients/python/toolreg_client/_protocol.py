@@ -636,6 +636,9 @@ class InitializeParams(TypedDict, total=False):
     `paths` first (and at the front of each server's `PATH`), then the inherited `PATH`,
     then with `shellEnv: auto` (default on Linux and macOS) the login shell's `PATH` and
     the usual runtime folders (nvm, fnm, Volta, asdf, mise, Homebrew, `~/.local/bin`...)."""
+    mcpRegistry: Union["McpRegistrySettings", None]
+    """The MCP registry `catalog/searchRegistry` and `catalog/resolveRegistryServer` read
+    (`{url?, timeoutMs?}`; default the official registry, 10 s)."""
 
 
 class LogSettings(TypedDict, total=False):
@@ -748,6 +751,17 @@ class SpawnSettings(TypedDict, total=False):
 ShellEnv = Literal["auto", "never"]
 
 
+class McpRegistrySettings(TypedDict, total=False):
+    """`mcpRegistry`: the MCP registry `catalog/searchRegistry`, `catalog/resolveRegistryServer` and
+    `toolreg add` read (the official registry's generic API: `/v0.1/servers`, else `/v0`)."""
+    url: Union[str, None]
+    """The registry's base URL (default `https://registry.modelcontextprotocol.io`); a
+    company's own registry on the same API goes here."""
+    timeoutMs: Union[int, None]
+    """How long one request to it may take, in milliseconds (default 10,000): a registry that
+    is down or slow is an error within it."""
+
+
 class InitializeResult(TypedDict):
     serverInfo: "ServerInfo"
     protocolVersion: str
@@ -767,6 +781,10 @@ class ServerCapabilities(TypedDict):
     """Token encodings available to `exposition/plan`."""
     maxFrameBytes: int
     """The largest frame body accepted."""
+
+
+# Where an input's value goes.
+InputPlace = Literal["env", "header", "argument", "url"]
 
 
 class _InvokeParamsRequired(TypedDict):
@@ -1337,6 +1355,42 @@ class RegisterResult(TypedDict):
     registered: list[str]
 
 
+class _RegistryInputRequired(TypedDict):
+    name: str
+    isSecret: bool
+    isRequired: bool
+    where: "InputPlace"
+
+
+class RegistryInput(_RegistryInputRequired, total=False):
+    """One value the user provides: `{name}` in the resolved configuration is where it goes."""
+    description: Union[str, None]
+    default: Union[str, None]
+    """Never given for a secret input."""
+
+
+class _RegistryListingRequired(TypedDict):
+    name: str
+    description: str
+    version: str
+    kinds: list[str]
+    """`npm`, `pypi`, `oci`, `nuget`, `mcpb` (its packages' registry types), `remote`."""
+
+
+class RegistryListing(_RegistryListingRequired, total=False):
+    """One server of a search."""
+    title: Union[str, None]
+
+
+class _RegistryPageRequired(TypedDict):
+    servers: list["RegistryListing"]
+
+
+class RegistryPage(_RegistryPageRequired, total=False):
+    """A page of a search, and the cursor of the next one."""
+    nextCursor: Union[str, None]
+
+
 class RepairToolCallParams(TypedDict):
     name: str
     inputSchema: Any
@@ -1349,9 +1403,144 @@ class ResolveParams(TypedDict, total=False):
     assistant: "Assistant"
 
 
+class _ResolveRegistryServerParamsRequired(TypedDict):
+    name: str
+    """The server's registry name, e.g. `io.github.owner/server`."""
+
+
+class ResolveRegistryServerParams(_ResolveRegistryServerParamsRequired, total=False):
+    version: Union[str, None]
+    """One exact version (default: the registry's latest)."""
+    package: Union[int, None]
+    """Which of the document's packages then remotes, by index (default: the first stdio
+    package this machine can run, else the first remote)."""
+
+
 class ResolveResult(TypedDict):
     toolIds: list[str]
     """Wire names, in byte order."""
+
+
+class _ResolvedRequired(TypedDict):
+    server: "ServerConfig"
+    inputs: list["RegistryInput"]
+
+
+class Resolved(_ResolvedRequired, total=False):
+    """A document resolved: the configuration, its inputs, and what the user should know."""
+    notes: list[str]
+
+
+class _ServerConfigRequired(TypedDict):
+    id: str
+    name: str
+    transport: "Transport"
+
+
+class ServerConfig(_ServerConfigRequired, total=False):
+    enabled: bool
+    disabledTools: list[str]
+    approvalTools: list[str]
+    trust: "Trust"
+    """`pinned` (default): a tool whose definition changed, or that appeared after the first
+    list, is held until the host approves it (`catalog/approveTools`). `auto`: accept changes."""
+    quarantine: bool
+    """Hold the first tool list and every tool added later until the user approves them
+    (`catalog/approveTools`, `toolreg pins`), whatever `trust` says: what a server added
+    from a registry (`catalog/resolveRegistryServer`, `toolreg add`) starts with."""
+    approval: "ApprovalPolicy"
+    """Which of the server's tools ask the user before they run, besides `approvalTools`."""
+    oauth: Union["OAuthConfig", None]
+    """OAuth for an `http` server (MCP authorization): a pre-registered client and flow
+    choices. Without it a server that answers 401 is still authorized, with a client this
+    sidecar registers (client ID metadata document or dynamic registration)."""
+    protocolVersion: "ProtocolChoice"
+    """The MCP revision to speak with the server; see `ProtocolChoice`."""
+    sandbox: Union["Sandbox", None]
+    """A stdio server's confinement (Linux: Landlock, namespaces, limits): `true` the default
+    profile, `false` none, or a policy widening or narrowing it. Absent: the default profile
+    where the kernel can give it, else none; `catalog/status` says which (`sandbox`).
+    Ignored for `http` servers."""
+    tags: list[str]
+    """Labels for the gateway's profiles (`gateway.profiles`' tag expressions); the sidecar
+    keeps them and does nothing with them."""
+    timeouts: "ServerTimeouts"
+    """This server's own bounds, over the global ones (`initialize.timeouts`): a slow
+    research tool its long `callMs`, a quick lookup a short one."""
+    proxy: Union[str, None]
+    """An `http` server's own proxy (`http://user:pass@host:port`, `socks5://...`) over the
+    environment's `HTTP_PROXY` / `HTTPS_PROXY` / `NO_PROXY`; its credentials are secrets."""
+
+
+Transport = Union["TransportStdio", "TransportHttp", "TransportSse"]
+
+
+class _TransportStdioRequired(TypedDict):
+    type: Literal["stdio"]
+    command: str
+
+
+class TransportStdio(_TransportStdioRequired, total=False):
+    args: list[str]
+    env: dict[str, str]
+    cwd: Union[str, None]
+
+
+class _TransportHttpRequired(TypedDict):
+    type: Literal["http"]
+    url: str
+
+
+class TransportHttp(_TransportHttpRequired, total=False):
+    headers: dict[str, str]
+
+
+class _TransportSseRequired(TypedDict):
+    type: Literal["sse"]
+    url: str
+
+
+class TransportSse(_TransportSseRequired, total=False):
+    """The legacy HTTP+SSE transport (MCP 2024-11-05): `GET url` for the event stream, messages
+    POSTed where its `endpoint` event says. Headers, secrets and `proxy` as for `http`."""
+    headers: dict[str, str]
+
+
+# `pinned`: changed and new tools are held until approved (the default). `auto`: every list
+# is approved as it comes.
+Trust = Literal["pinned", "auto"]
+
+
+# A stdio server's confinement: `true` (the default profile), `false` (none), or a policy
+# that widens or narrows the default profile. Absent: the default profile where the kernel
+# supports it (Linux with Landlock), else none, as `catalog/status` says.
+Sandbox = Union[bool, "SandboxPolicy"]
+
+
+class SandboxPolicy(TypedDict, total=False):
+    """The default profile, widened by `read`/`write` and narrowed by `network` and the limits."""
+    read: list[str]
+    """More paths the server may read (absolute, or `~/...`), beneath each one."""
+    write: list[str]
+    """More paths the server may read and write (absolute, or `~/...`), beneath each one."""
+    network: bool
+    """`false`: no network at all (a network namespace of its own, no TCP bind or connect)."""
+    sockets: list[str]
+    """Unix sockets of the user's session the server may connect to (absolute, or `~/...`),
+    each exactly that socket: `["/run/user/1000/gnupg/S.gpg-agent"]`. Its variable
+    (`SSH_AUTH_SOCK`...) is passed only when the server's `env` sets it."""
+    limits: "SandboxLimits"
+    """SandboxLimits narrower or wider than the default ones."""
+
+
+class ServerTimeouts(TypedDict, total=False):
+    """A server's `timeouts`; each field absent keeps the global value."""
+    connectMs: Union[int, None]
+    """Spawn or connect plus the handshake."""
+    listMs: Union[int, None]
+    """One whole `tools/list` (and the resource and prompt lists)."""
+    callMs: Union[int, None]
+    """One `tools/call` (and a resource read, a prompt get, a completion)."""
 
 
 class _ResourceListRequired(TypedDict):
@@ -1467,26 +1656,16 @@ class SampleParams(_SampleParamsRequired, total=False):
     tool: Union[str, None]
 
 
-# A stdio server's confinement: `true` (the default profile), `false` (none), or a policy
-# that widens or narrows the default profile. Absent: the default profile where the kernel
-# supports it (Linux with Landlock), else none, as `catalog/status` says.
-Sandbox = Union[bool, "SandboxPolicy"]
+class _SearchRegistryParamsRequired(TypedDict):
+    query: str
+    """Words of the server's name (the registry's `search`)."""
 
 
-class SandboxPolicy(TypedDict, total=False):
-    """The default profile, widened by `read`/`write` and narrowed by `network` and the limits."""
-    read: list[str]
-    """More paths the server may read (absolute, or `~/...`), beneath each one."""
-    write: list[str]
-    """More paths the server may read and write (absolute, or `~/...`), beneath each one."""
-    network: bool
-    """`false`: no network at all (a network namespace of its own, no TCP bind or connect)."""
-    sockets: list[str]
-    """Unix sockets of the user's session the server may connect to (absolute, or `~/...`),
-    each exactly that socket: `["/run/user/1000/gnupg/S.gpg-agent"]`. Its variable
-    (`SSH_AUTH_SOCK`...) is passed only when the server's `env` sets it."""
-    limits: "SandboxLimits"
-    """SandboxLimits narrower or wider than the default ones."""
+class SearchRegistryParams(_SearchRegistryParamsRequired, total=False):
+    limit: Union[int, None]
+    """At most this many servers (default 20, at most 100)."""
+    cursor: Union[str, None]
+    """The `nextCursor` of the previous page."""
 
 
 class SecretKeyParams(TypedDict):
@@ -1518,92 +1697,6 @@ class SelectActiveResult(TypedDict):
 class ServerChanged(TypedDict):
     """`catalog/resourcesChanged`, `catalog/promptsChanged`."""
     serverId: str
-
-
-class _ServerConfigRequired(TypedDict):
-    id: str
-    name: str
-    transport: "Transport"
-
-
-class ServerConfig(_ServerConfigRequired, total=False):
-    enabled: bool
-    disabledTools: list[str]
-    approvalTools: list[str]
-    trust: "Trust"
-    """`pinned` (default): a tool whose definition changed, or that appeared after the first
-    list, is held until the host approves it (`catalog/approveTools`). `auto`: accept changes."""
-    approval: "ApprovalPolicy"
-    """Which of the server's tools ask the user before they run, besides `approvalTools`."""
-    oauth: Union["OAuthConfig", None]
-    """OAuth for an `http` server (MCP authorization): a pre-registered client and flow
-    choices. Without it a server that answers 401 is still authorized, with a client this
-    sidecar registers (client ID metadata document or dynamic registration)."""
-    protocolVersion: "ProtocolChoice"
-    """The MCP revision to speak with the server; see `ProtocolChoice`."""
-    sandbox: Union["Sandbox", None]
-    """A stdio server's confinement (Linux: Landlock, namespaces, limits): `true` the default
-    profile, `false` none, or a policy widening or narrowing it. Absent: the default profile
-    where the kernel can give it, else none; `catalog/status` says which (`sandbox`).
-    Ignored for `http` servers."""
-    tags: list[str]
-    """Labels for the gateway's profiles (`gateway.profiles`' tag expressions); the sidecar
-    keeps them and does nothing with them."""
-    timeouts: "ServerTimeouts"
-    """This server's own bounds, over the global ones (`initialize.timeouts`): a slow
-    research tool its long `callMs`, a quick lookup a short one."""
-    proxy: Union[str, None]
-    """An `http` server's own proxy (`http://user:pass@host:port`, `socks5://...`) over the
-    environment's `HTTP_PROXY` / `HTTPS_PROXY` / `NO_PROXY`; its credentials are secrets."""
-
-
-Transport = Union["TransportStdio", "TransportHttp", "TransportSse"]
-
-
-class _TransportStdioRequired(TypedDict):
-    type: Literal["stdio"]
-    command: str
-
-
-class TransportStdio(_TransportStdioRequired, total=False):
-    args: list[str]
-    env: dict[str, str]
-    cwd: Union[str, None]
-
-
-class _TransportHttpRequired(TypedDict):
-    type: Literal["http"]
-    url: str
-
-
-class TransportHttp(_TransportHttpRequired, total=False):
-    headers: dict[str, str]
-
-
-class _TransportSseRequired(TypedDict):
-    type: Literal["sse"]
-    url: str
-
-
-class TransportSse(_TransportSseRequired, total=False):
-    """The legacy HTTP+SSE transport (MCP 2024-11-05): `GET url` for the event stream, messages
-    POSTed where its `endpoint` event says. Headers, secrets and `proxy` as for `http`."""
-    headers: dict[str, str]
-
-
-# `pinned`: changed and new tools are held until approved (the default). `auto`: every list
-# is approved as it comes.
-Trust = Literal["pinned", "auto"]
-
-
-class ServerTimeouts(TypedDict, total=False):
-    """A server's `timeouts`; each field absent keeps the global value."""
-    connectMs: Union[int, None]
-    """Spawn or connect plus the handshake."""
-    listMs: Union[int, None]
-    """One whole `tools/list` (and the resource and prompt lists)."""
-    callMs: Union[int, None]
-    """One `tools/call` (and a resource read, a prompt get, a completion)."""
 
 
 class ServerIdParams(TypedDict):
@@ -1684,9 +1777,11 @@ SCHEMA_METHODS: dict[str, dict[str, Any]] = {
     'catalog/promptsChanged': {'kind': 'notification', 'direction': 'sidecarToHost', 'params': 'ServerChanged', 'result': None, 'python_name': 'catalog_prompts_changed'},
     'catalog/readResource': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ResourceParams', 'result': 'McpResult', 'python_name': 'catalog_read_resource'},
     'catalog/refresh': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ServerIdParams', 'result': 'ServerStatus', 'python_name': 'catalog_refresh'},
+    'catalog/resolveRegistryServer': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ResolveRegistryServerParams', 'result': 'Resolved', 'python_name': 'catalog_resolve_registry_server'},
     'catalog/resourceUpdated': {'kind': 'notification', 'direction': 'sidecarToHost', 'params': 'ResourceUpdated', 'result': None, 'python_name': 'catalog_resource_updated'},
     'catalog/resourcesChanged': {'kind': 'notification', 'direction': 'sidecarToHost', 'params': 'ServerChanged', 'result': None, 'python_name': 'catalog_resources_changed'},
     'catalog/restart': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ServerIdParams', 'result': 'ServerStatus', 'python_name': 'catalog_restart'},
+    'catalog/searchRegistry': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'SearchRegistryParams', 'result': 'RegistryPage', 'python_name': 'catalog_search_registry'},
     'catalog/setServers': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'SetServersParams', 'result': 'Empty', 'python_name': 'catalog_set_servers'},
     'catalog/status': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'NoParams', 'result': 'CatalogStatusResult', 'python_name': 'catalog_status'},
     'catalog/subscribeResource': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ResourceParams', 'result': 'Empty', 'python_name': 'catalog_subscribe_resource'},

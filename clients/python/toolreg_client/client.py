@@ -46,6 +46,8 @@ from ._protocol import (
     LogMessageParams,
     OpenUrlParams,
     PinsResult,
+    RegistryPage,
+    Resolved,
     LogSettings,
     Include,
     PlanReply,
@@ -989,6 +991,25 @@ class ToolregClient:
         if fingerprints:
             params["fingerprints"] = dict(fingerprints)
         return cast(PinsResult, await self.request("catalog/approveTools", params))
+
+    async def catalog_search_registry(self, query: str, limit: Optional[int] = None, cursor: Optional[str] = None) -> RegistryPage:
+        """A page of the MCP registry's servers (`initialize`'s `mcpRegistry`) matching `query`."""
+        params: dict[str, Any] = {"query": query}
+        if limit is not None:
+            params["limit"] = limit
+        if cursor is not None:
+            params["cursor"] = cursor
+        return cast(RegistryPage, await self.request("catalog/searchRegistry", params))
+
+    async def catalog_resolve_registry_server(self, name: str, version: Optional[str] = None, package: Optional[int] = None) -> Resolved:
+        """A registry server resolved to a quarantined, pinned server config and the inputs the
+        user fills (each stands as `{name}` in it) before `catalog_set_servers`."""
+        params: dict[str, Any] = {"name": name}
+        if version is not None:
+            params["version"] = version
+        if package is not None:
+            params["package"] = package
+        return cast(Resolved, await self.request("catalog/resolveRegistryServer", params))
 
     # MCP resources, prompts, completions
     async def catalog_list_resources(self, server_id: Optional[str] = None, cursor: Optional[str] = None) -> ResourceList:

@@ -864,6 +864,17 @@ export class ToolregClient {
   catalogApproveTools(params: ParamsOf<'catalog/approveTools'>, options?: CallOptions) {
     return this.request('catalog/approveTools', params, options);
   }
+  /** A page of the MCP registry's servers (`initialize.mcpRegistry`) matching `query`. */
+  catalogSearchRegistry(params: ParamsOf<'catalog/searchRegistry'>, options?: CallOptions) {
+    return this.request('catalog/searchRegistry', params, options);
+  }
+  /**
+   * A registry server resolved to a quarantined, pinned `ServerConfig` and the inputs the user
+   * fills (each stands as `{name}` in it) before `catalogSetServers`.
+   */
+  catalogResolveRegistryServer(params: ParamsOf<'catalog/resolveRegistryServer'>, options?: CallOptions) {
+    return this.request('catalog/resolveRegistryServer', params, options);
+  }
   /** Each tool's usage (decayed count, last used, calls in the window) for one usage key, or every key. */
   usageList(params: ParamsOf<'usage/list'> = {}, options?: CallOptions) {
     return this.request('usage/list', params, options);

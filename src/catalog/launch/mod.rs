@@ -132,6 +132,14 @@ pub async fn resolve(config: &ServerConfig, settings: &SpawnSettings) -> Result<
     }
 }
 
+/// Whether `command` is runnable from the inherited `PATH` (no login shell asked): which of a
+/// registry document's packages this machine can run (`mcp_registry`).
+pub fn on_path(command: &str) -> bool {
+    let dirs: Vec<PathBuf> = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    let pathext = if cfg!(windows) { std::env::var("PATHEXT").ok() } else { None };
+    matches!(search::search(&dirs, command, pathext.as_deref(), search::probe_disk), Found::Runnable(_))
+}
+
 /// `config` with `program` as its command and, when given, `path` as its `PATH` (duplicates
 /// dropped).
 fn started(config: &ServerConfig, program: Option<&Path>, path: Option<Vec<PathBuf>>) -> ServerConfig {

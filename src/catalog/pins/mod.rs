@@ -114,13 +114,16 @@ fn fingerprint_v1(t: &McpTool) -> String {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Rules {
     pub trust: Trust,
+    /// `ServerConfig.quarantine`: the first list is held too, and `trust` is `pinned`.
+    pub quarantine: bool,
     pub approval: ApprovalPolicy,
     pub approval_tools: Vec<String>,
 }
 
 impl Rules {
     pub fn of(config: &ServerConfig) -> Rules {
-        Rules { trust: config.trust, approval: config.approval, approval_tools: config.approval_tools.clone() }
+        let trust = if config.quarantine { Trust::Pinned } else { config.trust };
+        Rules { trust, quarantine: config.quarantine, approval: config.approval, approval_tools: config.approval_tools.clone() }
     }
 
     fn hints_bear(&self, tool: &str) -> bool {
@@ -235,6 +238,12 @@ impl Pins {
         }
         // Taking the baseline is a change even for an empty list.
         changed || tools.is_empty()
+    }
+
+    /// A quarantined server's list: the first one is the baseline with nothing approved, so
+    /// every tool is `new` until the user approves it. Returns whether the baseline was taken.
+    pub fn quarantine(&mut self) -> bool {
+        !std::mem::replace(&mut self.baseline, true)
     }
 
     fn approve_one(&mut self, t: &McpTool) -> bool {

@@ -44,7 +44,7 @@ impl Server {
                 false
             }
             (Some(p), Some(tools)) => {
-                let changed = p.observe(tools, rules.trust);
+                let changed = if rules.quarantine { p.quarantine() } else { p.observe(tools, rules.trust) };
                 *held = Some(p.held(tools, &rules));
                 changed
             }

@@ -105,6 +105,10 @@ export type Include = 'perTool' | 'deferred';
  */
 export type MediaMode = 'model' | 'placeholder';
 export type ShellEnv = 'auto' | 'never';
+/**
+ * Where an input's value goes.
+ */
+export type InputPlace = 'env' | 'header' | 'argument' | 'url';
 export type ModelOutput =
   | {
       type: 'text';
@@ -207,12 +211,6 @@ export type Predicate =
  * `2026-07-28`: only `server/discover`; a server without it fails to connect.
  */
 export type ProtocolChoice = 'auto' | '2025-11-25' | '2026-07-28';
-/**
- * A stdio server's confinement: `true` (the default profile), `false` (none), or a policy
- * that widens or narrows the default profile. Absent: the default profile where the kernel
- * supports it (Linux with Landlock), else none, as `catalog/status` says.
- */
-export type Sandbox = boolean | SandboxPolicy;
 export type Transport =
   | {
       type: 'stdio';
@@ -242,6 +240,12 @@ export type Transport =
  * is approved as it comes.
  */
 export type Trust = 'pinned' | 'auto';
+/**
+ * A stdio server's confinement: `true` (the default profile), `false` (none), or a policy
+ * that widens or narrows the default profile. Absent: the default profile where the kernel
+ * supports it (Linux with Landlock), else none, as `catalog/status` says.
+ */
+export type Sandbox = boolean | SandboxPolicy;
 
 /**
  * Every type of the protocol (a holder for the generator; not sent on the wire).
@@ -302,6 +306,7 @@ export interface ProtocolTypes {
   Include?: Include;
   InitializeParams?: InitializeParams;
   InitializeResult?: InitializeResult;
+  InputPlace?: InputPlace;
   InvokeParams?: InvokeParams;
   InvokeResult?: InvokeResult;
   Lasts?: Lasts;
@@ -314,6 +319,7 @@ export interface ProtocolTypes {
   LogSettings?: LogSettings;
   McpLimits?: McpLimits;
   McpMode?: McpMode;
+  McpRegistrySettings?: McpRegistrySettings;
   McpResult?: McpResult;
   McpTool?: McpTool;
   MediaMode?: MediaMode;
@@ -341,13 +347,18 @@ export interface ProtocolTypes {
   Reason?: Reason;
   RegisterParams?: RegisterParams;
   RegisterResult?: RegisterResult;
+  RegistryInput?: RegistryInput;
+  RegistryListing?: RegistryListing;
+  RegistryPage?: RegistryPage;
   Remember?: Remember;
   Rendering?: Rendering;
   Repair?: Repair;
   RepairToolCallParams?: RepairToolCallParams;
   RepairToolCallResult?: RepairToolCallResult;
   ResolveParams?: ResolveParams;
+  ResolveRegistryServerParams?: ResolveRegistryServerParams;
   ResolveResult?: ResolveResult;
+  Resolved?: Resolved;
   ResourceList?: ResourceList;
   ResourceParams?: ResourceParams;
   ResourceTemplateList?: ResourceTemplateList;
@@ -367,6 +378,7 @@ export interface ProtocolTypes {
   SandboxState?: SandboxState;
   Scope?: Scope;
   SearchBy?: SearchBy;
+  SearchRegistryParams?: SearchRegistryParams;
   SearchSettings?: SearchSettings;
   SecretKeyParams?: SecretKeyParams;
   SecretSetParams?: SecretSetParams;
@@ -1030,6 +1042,11 @@ export interface InitializeParams {
    * the usual runtime folders (nvm, fnm, Volta, asdf, mise, Homebrew, `~/.local/bin`...).
    */
   spawn?: SpawnSettings | null;
+  /**
+   * The MCP registry `catalog/searchRegistry` and `catalog/resolveRegistryServer` read
+   * (`{url?, timeoutMs?}`; default the official registry, 10 s).
+   */
+  mcpRegistry?: McpRegistrySettings | null;
 }
 export interface LogSettings {
   /**
@@ -1190,6 +1207,22 @@ export interface SpawnSettings {
    * (a host's bundled runtimes: its own `bun`, `uv`, `node`). Absolute paths.
    */
   paths?: string[];
+}
+/**
+ * `mcpRegistry`: the MCP registry `catalog/searchRegistry`, `catalog/resolveRegistryServer` and
+ * `toolreg add` read (the official registry's generic API: `/v0.1/servers`, else `/v0`).
+ */
+export interface McpRegistrySettings {
+  /**
+   * The registry's base URL (default `https://registry.modelcontextprotocol.io`); a
+   * company's own registry on the same API goes here.
+   */
+  url?: string | null;
+  /**
+   * How long one request to it may take, in milliseconds (default 10,000): a registry that
+   * is down or slow is an error within it.
+   */
+  timeoutMs?: number | null;
 }
 export interface InitializeResult {
   serverInfo: ServerInfo;
@@ -1789,6 +1822,40 @@ export interface ToolEntry {
 export interface RegisterResult {
   registered: string[];
 }
+/**
+ * One value the user provides: `{name}` in the resolved configuration is where it goes.
+ */
+export interface RegistryInput {
+  name: string;
+  description?: string | null;
+  isSecret: boolean;
+  isRequired: boolean;
+  /**
+   * Never given for a secret input.
+   */
+  default?: string | null;
+  where: InputPlace;
+}
+/**
+ * One server of a search.
+ */
+export interface RegistryListing {
+  name: string;
+  title?: string | null;
+  description: string;
+  version: string;
+  /**
+   * `npm`, `pypi`, `oci`, `nuget`, `mcpb` (its packages' registry types), `remote`.
+   */
+  kinds: string[];
+}
+/**
+ * A page of a search, and the cursor of the next one.
+ */
+export interface RegistryPage {
+  servers: RegistryListing[];
+  nextCursor?: string | null;
+}
 export interface RepairToolCallParams {
   name: string;
   inputSchema: unknown;
@@ -1801,11 +1868,116 @@ export interface RepairToolCallParams {
 export interface ResolveParams {
   assistant?: Assistant;
 }
+export interface ResolveRegistryServerParams {
+  /**
+   * The server's registry name, e.g. `io.github.owner/server`.
+   */
+  name: string;
+  /**
+   * One exact version (default: the registry's latest).
+   */
+  version?: string | null;
+  /**
+   * Which of the document's packages then remotes, by index (default: the first stdio
+   * package this machine can run, else the first remote).
+   */
+  package?: number | null;
+}
 export interface ResolveResult {
   /**
    * Wire names, in byte order.
    */
   toolIds: string[];
+}
+/**
+ * A document resolved: the configuration, its inputs, and what the user should know.
+ */
+export interface Resolved {
+  server: ServerConfig;
+  inputs: RegistryInput[];
+  notes?: string[];
+}
+export interface ServerConfig {
+  id: string;
+  name: string;
+  enabled?: boolean;
+  transport: Transport;
+  disabledTools?: string[];
+  approvalTools?: string[];
+  trust?: Trust;
+  /**
+   * Hold the first tool list and every tool added later until the user approves them
+   * (`catalog/approveTools`, `toolreg pins`), whatever `trust` says: what a server added
+   * from a registry (`catalog/resolveRegistryServer`, `toolreg add`) starts with.
+   */
+  quarantine?: boolean;
+  approval?: ApprovalPolicy;
+  /**
+   * OAuth for an `http` server (MCP authorization): a pre-registered client and flow
+   * choices. Without it a server that answers 401 is still authorized, with a client this
+   * sidecar registers (client ID metadata document or dynamic registration).
+   */
+  oauth?: OAuthConfig | null;
+  protocolVersion?: ProtocolChoice;
+  /**
+   * A stdio server's confinement (Linux: Landlock, namespaces, limits): `true` the default
+   * profile, `false` none, or a policy widening or narrowing it. Absent: the default profile
+   * where the kernel can give it, else none; `catalog/status` says which (`sandbox`).
+   * Ignored for `http` servers.
+   */
+  sandbox?: Sandbox | null;
+  /**
+   * Labels for the gateway's profiles (`gateway.profiles`' tag expressions); the sidecar
+   * keeps them and does nothing with them.
+   */
+  tags?: string[];
+  timeouts?: ServerTimeouts;
+  /**
+   * An `http` server's own proxy (`http://user:pass@host:port`, `socks5://...`) over the
+   * environment's `HTTP_PROXY` / `HTTPS_PROXY` / `NO_PROXY`; its credentials are secrets.
+   */
+  proxy?: string | null;
+}
+/**
+ * The default profile, widened by `read`/`write` and narrowed by `network` and the limits.
+ */
+export interface SandboxPolicy {
+  /**
+   * More paths the server may read (absolute, or `~/...`), beneath each one.
+   */
+  read?: string[];
+  /**
+   * More paths the server may read and write (absolute, or `~/...`), beneath each one.
+   */
+  write?: string[];
+  /**
+   * `false`: no network at all (a network namespace of its own, no TCP bind or connect).
+   */
+  network?: boolean;
+  /**
+   * Unix sockets of the user's session the server may connect to (absolute, or `~/...`),
+   * each exactly that socket: `["/run/user/1000/gnupg/S.gpg-agent"]`. Its variable
+   * (`SSH_AUTH_SOCK`...) is passed only when the server's `env` sets it.
+   */
+  sockets?: string[];
+  limits?: SandboxLimits;
+}
+/**
+ * A server's `timeouts`; each field absent keeps the global value.
+ */
+export interface ServerTimeouts {
+  /**
+   * Spawn or connect plus the handshake.
+   */
+  connectMs?: number | null;
+  /**
+   * One whole `tools/list` (and the resource and prompt lists).
+   */
+  listMs?: number | null;
+  /**
+   * One `tools/call` (and a resource read, a prompt get, a completion).
+   */
+  callMs?: number | null;
 }
 export interface ResourceList {
   resources: ServerResource[];
@@ -1917,29 +2089,19 @@ export interface SampleParams {
    */
   request: unknown;
 }
-/**
- * The default profile, widened by `read`/`write` and narrowed by `network` and the limits.
- */
-export interface SandboxPolicy {
+export interface SearchRegistryParams {
   /**
-   * More paths the server may read (absolute, or `~/...`), beneath each one.
+   * Words of the server's name (the registry's `search`).
    */
-  read?: string[];
+  query: string;
   /**
-   * More paths the server may read and write (absolute, or `~/...`), beneath each one.
+   * At most this many servers (default 20, at most 100).
    */
-  write?: string[];
+  limit?: number | null;
   /**
-   * `false`: no network at all (a network namespace of its own, no TCP bind or connect).
+   * The `nextCursor` of the previous page.
    */
-  network?: boolean;
-  /**
-   * Unix sockets of the user's session the server may connect to (absolute, or `~/...`),
-   * each exactly that socket: `["/run/user/1000/gnupg/S.gpg-agent"]`. Its variable
-   * (`SSH_AUTH_SOCK`...) is passed only when the server's `env` sets it.
-   */
-  sockets?: string[];
-  limits?: SandboxLimits;
+  cursor?: string | null;
 }
 /**
  * `host/secrets/get` and `host/secrets/delete`. Keys look like `toolreg/oauth/<serverId>`.
@@ -1975,58 +2137,6 @@ export interface SelectActiveResult {
  */
 export interface ServerChanged {
   serverId: string;
-}
-export interface ServerConfig {
-  id: string;
-  name: string;
-  enabled?: boolean;
-  transport: Transport;
-  disabledTools?: string[];
-  approvalTools?: string[];
-  trust?: Trust;
-  approval?: ApprovalPolicy;
-  /**
-   * OAuth for an `http` server (MCP authorization): a pre-registered client and flow
-   * choices. Without it a server that answers 401 is still authorized, with a client this
-   * sidecar registers (client ID metadata document or dynamic registration).
-   */
-  oauth?: OAuthConfig | null;
-  protocolVersion?: ProtocolChoice;
-  /**
-   * A stdio server's confinement (Linux: Landlock, namespaces, limits): `true` the default
-   * profile, `false` none, or a policy widening or narrowing it. Absent: the default profile
-   * where the kernel can give it, else none; `catalog/status` says which (`sandbox`).
-   * Ignored for `http` servers.
-   */
-  sandbox?: Sandbox | null;
-  /**
-   * Labels for the gateway's profiles (`gateway.profiles`' tag expressions); the sidecar
-   * keeps them and does nothing with them.
-   */
-  tags?: string[];
-  timeouts?: ServerTimeouts;
-  /**
-   * An `http` server's own proxy (`http://user:pass@host:port`, `socks5://...`) over the
-   * environment's `HTTP_PROXY` / `HTTPS_PROXY` / `NO_PROXY`; its credentials are secrets.
-   */
-  proxy?: string | null;
-}
-/**
- * A server's `timeouts`; each field absent keeps the global value.
- */
-export interface ServerTimeouts {
-  /**
-   * Spawn or connect plus the handshake.
-   */
-  connectMs?: number | null;
-  /**
-   * One whole `tools/list` (and the resource and prompt lists).
-   */
-  listMs?: number | null;
-  /**
-   * One `tools/call` (and a resource read, a prompt get, a completion).
-   */
-  callMs?: number | null;
 }
 export interface ServerIdParams {
   serverId: string;
@@ -2114,7 +2224,9 @@ export interface HostRequests {
   'catalog/pins': { params: ServerIdParams; result: PinsResult };
   'catalog/readResource': { params: ResourceParams; result: McpResult };
   'catalog/refresh': { params: ServerIdParams; result: ServerStatus };
+  'catalog/resolveRegistryServer': { params: ResolveRegistryServerParams; result: Resolved };
   'catalog/restart': { params: ServerIdParams; result: ServerStatus };
+  'catalog/searchRegistry': { params: SearchRegistryParams; result: RegistryPage };
   'catalog/setServers': { params: SetServersParams; result: Empty };
   'catalog/status': { params: NoParams; result: CatalogStatusResult };
   'catalog/subscribeResource': { params: ResourceParams; result: Empty };
@@ -2245,6 +2357,10 @@ export const SCHEMA_METHODS = {
     'kind': 'request',
     'direction': 'hostToSidecar'
   },
+  'catalog/resolveRegistryServer': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
+  },
   'catalog/resourceUpdated': {
     'kind': 'notification',
     'direction': 'sidecarToHost'
@@ -2254,6 +2370,10 @@ export const SCHEMA_METHODS = {
     'direction': 'sidecarToHost'
   },
   'catalog/restart': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
+  },
+  'catalog/searchRegistry': {
     'kind': 'request',
     'direction': 'hostToSidecar'
   },
