@@ -271,6 +271,9 @@ impl ServerAuth {
             None => manager.select_initial_scopes(&[]).await,
         };
         let (client_id, token) = super::grant::obtain(&oauth, &metadata, &self.url, &scopes).await?;
+        // A grant without a client ID (a workload's assertion alone) still needs one to key the
+        // stored tokens and the refresh check.
+        let client_id = if client_id.is_empty() { CLIENT_NAME.to_owned() } else { client_id };
         // A client configured for refreshes: without a refresh token an expired or refused
         // token is a new challenge (a new grant), not a refresh error.
         let mut config = OAuthClientConfig::new(client_id.clone(), self.url.clone());
