@@ -62,6 +62,28 @@ FOCAL_TOOL = "json_schema_2020_12_tool"
 ECHO_TOOL = "json_schema_echo"
 
 
+# The skills scenarios (SEP-2640): the host lists the server's skills; it loads one only when
+# asked to (the model or the user picks it), which the no-prefetch scenario never does.
+SKILLS_PREFIX = "sep-2640-client-"
+SKILLS_LIST_ONLY = {"sep-2640-client-no-prefetch"}
+
+
+async def use_skills(client: ToolregClient, scenario: str) -> int:
+    """Lists the skills, then (unless list-only) loads each: a skill whose files fail
+    verification must be refused, so a refusal is this host doing its job."""
+    skills = (await client.catalog_list_skills(SERVER_ID))["skills"]
+    log("skills", json.dumps(skills)[:500])
+    if scenario in SKILLS_LIST_ONLY:
+        return 0
+    for skill in skills:
+        try:
+            loaded = await client.catalog_load_skill(SERVER_ID, skill["uri"])
+            log("loaded", skill["uri"], len(loaded["files"]), "files")
+        except ToolregRpcError as e:
+            log("refused", skill["uri"], e)
+    return 0
+
+
 def log(*parts: Any) -> None:
     print("adapter:", *parts, file=sys.stderr, flush=True)
 
@@ -102,7 +124,7 @@ class Host:
         raise LookupError(f"the adapter does not answer {method}")
 
 
-def server_config(url: str, context: dict[str, Any]) -> dict[str, Any]:
+def server_config(url: str, context: dict[str, Any], scenario: str = "") -> dict[str, Any]:
     server: dict[str, Any] = {
         "id": SERVER_ID,
         "name": SERVER_ID,
@@ -117,8 +139,31 @@ def server_config(url: str, context: dict[str, Any]) -> dict[str, Any]:
         oauth["clientId"] = context["client_id"]
         if context.get("client_secret"):
             oauth["clientSecret"] = context["client_secret"]
+    oauth.update(machine_grant(scenario, context))
     server["oauth"] = oauth
     return server
+
+
+def machine_grant(scenario: str, context: dict[str, Any]) -> dict[str, Any]:
+    """The grant without a user that the scenario's context equips this host for, as a host
+    administrator would configure it (the authorization extensions): a workload identity token
+    (`valid_jwt`), an enterprise ID token and its identity provider (`idp_id_token`), or, in the
+    client credentials scenarios, the client's own secret or private key."""
+    if context.get("valid_jwt"):
+        return {"grant": "jwtBearer", "assertion": context["valid_jwt"]}
+    if context.get("idp_id_token"):
+        idp = {"tokenEndpoint": context["idp_token_endpoint"], "idToken": context["idp_id_token"]}
+        if context.get("idp_client_id"):
+            idp["clientId"] = context["idp_client_id"]
+        return {"grant": "enterpriseManaged", "idp": idp}
+    if scenario.startswith("auth/client-credentials"):
+        grant: dict[str, Any] = {"grant": "clientCredentials"}
+        if context.get("private_key_pem"):
+            grant["privateKey"] = context["private_key_pem"]
+            if context.get("signing_algorithm"):
+                grant["signingAlgorithm"] = context["signing_algorithm"]
+        return grant
+    return {}
 
 
 async def server_status(client: ToolregClient) -> dict[str, Any]:
@@ -198,11 +243,13 @@ async def run(url: str) -> int:
     )
     failed = 0
     try:
-        await client.catalog_set_servers([server_config(url, context)])  # type: ignore[list-item]
+        await client.catalog_set_servers([server_config(url, context, scenario)])  # type: ignore[list-item]
         status = await wait_ready(client)
         log("status", json.dumps(status))
         if status["state"] != "ready":
             return 1
+        if scenario.startswith(SKILLS_PREFIX):
+            return await use_skills(client, scenario)
         sync = await client.registry_sync_mcp()
         # A host's first tool call comes long after the connection (a person types). Calling at
         # once races rmcp's standalone GET stream, which it opens in the background after

@@ -100,7 +100,7 @@ async def run(url: str) -> int:
     log("scenario", scenario or "(none)", "url", url)
     work = tempfile.mkdtemp(prefix="toolreg-gateway-conformance-")
     config = {
-        "servers": [server_config(url, context)],
+        "servers": [server_config(url, context, scenario)],
         # Tools listed at once under their own names; the suite's tools are the test's own.
         "gateway": {"cacheDir": os.path.join(work, "state"), "defer": "never", "toolNames": "upstream", "trustedClient": True},
     }

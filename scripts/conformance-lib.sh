@@ -51,20 +51,36 @@ conformance_setup() {
 }
 
 # conformance_scenarios MODE SPEC: every scenario the suite lists for MODE (client | server) at SPEC.
+# SPEC `extension` is no version but the suite's extension scenarios (MCP's official extensions:
+# authorization, skills, tasks), listed as `[extension]`; they run with no `--spec-version`.
 conformance_scenarios() {
+  if [ "$2" = extension ]; then
+    conformance_extension_scenarios "$1"
+    return
+  fi
   "$node" "$suite" list "--$1" --spec-version "$2" | sed -n 's/^  - \([^ ]*\).*/\1/p'
+}
+
+# conformance_extension_scenarios MODE: the extension scenarios the suite lists for MODE.
+conformance_extension_scenarios() {
+  "$node" "$suite" list "--$1" | sed -n 's/^  - \([^ ]*\) \[extension\].*/\1/p'
+}
+
+# conformance_spec_args SPEC: the suite's arguments for SPEC (none for `extension`).
+conformance_spec_args() {
+  [ "$1" = extension ] || printf '%s\n' --spec-version "$1"
 }
 
 # conformance_expected MODE SPEC [FILE]: the scenarios FILE lists under `MODE SPEC:`, one a line.
 # MODE is the run's key: `client`, `server`, or `gateway` (client scenarios with `toolreg mcp` as
-# the client, scripts/conformance.sh). The file is read strictly (`client SPEC:` / `server SPEC:` / `gateway SPEC:` keys, each at most once, with `[]` or
+# the client, scripts/conformance.sh); SPEC is a date or `extension`. The file is read strictly (`client SPEC:` / `server SPEC:` / `gateway SPEC:` keys, each at most once, with `[]` or
 # `  - name` items, each item right below a comment that gives the reason and the issue that fixes
 # it); anything else is an error, so a typo cannot silently list nothing.
 conformance_expected() {
   awk -v want="$1 $2" '
     /^[[:space:]]*$/ { prev = ""; next }
     /^[[:space:]]*#/ { prev = $0; next }
-    /^(client|server|gateway) [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]:[[:space:]]*(\[\])?[[:space:]]*$/ {
+    /^(client|server|gateway) ([0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|extension):[[:space:]]*(\[\])?[[:space:]]*$/ {
       key = $1 " " $2; sub(":", "", key); prev = ""
       if (key in seen) { printf "%s:%d: %s appears twice\n", FILENAME, NR, key > "/dev/stderr"; bad = 1 }
       seen[key] = 1; next
@@ -166,7 +182,9 @@ conformance_run_spec() {
   for s in "${scenarios[@]}"; do
     log="$conformance_work/$key-$spec-$(echo "$s" | tr / _).log"
     rc=0 start=$SECONDS
-    timeout -k 10 "$CONFORMANCE_SCENARIO_TIMEOUT" "${cmd[@]}" --spec-version "$spec" --scenario "$s" -o "$results" >"$log" 2>&1 || rc=$?
+    local spec_args=()
+    mapfile -t spec_args < <(conformance_spec_args "$spec")
+    timeout -k 10 "$CONFORMANCE_SCENARIO_TIMEOUT" "${cmd[@]}" "${spec_args[@]}" --scenario "$s" -o "$results" >"$log" 2>&1 || rc=$?
     (( rc == 124 || rc == 137 )) && echo "killed after ${CONFORMANCE_SCENARIO_TIMEOUT} s (CONFORMANCE_SCENARIO_TIMEOUT)" >>"$log"
     local is_listed=no
     [[ " ${listed[*]} " == *" $s "* ]] && is_listed=yes
@@ -236,6 +254,7 @@ conformance_selftest() {
   format "a malformed item" refused server 2025-11-25 "" 'server 2025-11-25:\n  # issue 24\n  -resources-list\n'
   format "a key without its version" refused server 2025-11-25 "" 'server:\n  # issue 24\n  - resources-list\n'
   format "a key twice" refused server 2025-11-25 "" 'server 2025-11-25: []\nserver 2025-11-25: []\n'
+  format "the extension scenarios' section" read client extension auth/dpop 'client extension:\n  # why; issue 57 fixes it\n  - auth/dpop\n'
   rm -rf "$dir"
   unset -f expect format
   if (( fails > 0 )); then

@@ -21,6 +21,7 @@ use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::credential::Credential;
 use crate::secret::redactor::Redactor;
 use crate::secret::Secret;
 
@@ -89,6 +90,67 @@ pub struct OAuthConfig {
     /// ID when the authorization server supports it (`client_id_metadata_document_supported`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_metadata_url: Option<String>,
+    /// How tokens are obtained (default `authorizationCode`: the user signs in). The others need
+    /// no user (`grant.rs`): `clientCredentials` (SEP-1046; `clientId` with `clientSecret` or
+    /// `privateKey`), `jwtBearer` (workload identity, RFC 7523: `assertion`), and
+    /// `enterpriseManaged` (SEP-990: `idp`'s ID token exchanged for an identity assertion grant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<Grant>,
+    /// A PKCS#8 PEM private key (P-256 or RSA): the client authenticates at the token endpoint
+    /// with a signed assertion (`private_key_jwt`) instead of a secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_key: Option<Credential>,
+    /// `ES256` or `RS256`; default: the key's kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_algorithm: Option<String>,
+    /// `jwtBearer`: the JWT presented as the grant (a workload's identity token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assertion: Option<Credential>,
+    /// `enterpriseManaged`: the enterprise identity provider and the user's ID token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp: Option<IdpConfig>,
+    /// Sender-constrained tokens (DPoP, RFC 9449): `true` always, `false` never; default: when
+    /// the authorization server advertises ES256 for DPoP or the server challenges with DPoP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop: Option<bool>,
+}
+
+/// `OAuthConfig.grant`.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum Grant {
+    #[default]
+    AuthorizationCode,
+    ClientCredentials,
+    JwtBearer,
+    EnterpriseManaged,
+}
+
+/// `OAuthConfig.idp`: where an ID token becomes an identity assertion grant (RFC 8693).
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct IdpConfig {
+    /// The identity provider's token endpoint.
+    pub token_endpoint: String,
+    /// This app's client at the identity provider, when it authenticates there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<Credential>,
+    /// The user's ID token from the identity provider (the enterprise sign-in the host did).
+    pub id_token: Credential,
+}
+
+impl OAuthConfig {
+    /// The inline secrets of the grants, for the log's redactor.
+    pub fn grant_secrets(&self) -> Vec<&Secret> {
+        let idp = self.idp.as_ref();
+        [self.private_key.as_ref(), self.assertion.as_ref(), idp.and_then(|i| i.client_secret.as_ref()), idp.map(|i| &i.id_token)]
+            .into_iter()
+            .flatten()
+            .filter_map(Credential::inline)
+            .collect()
+    }
 }
 
 /// The host secret that holds a server's tokens and client registration (JSON).
@@ -119,12 +181,15 @@ pub(crate) struct Saved {
     pub registration: Option<Registration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials: Option<StoredCredentials>,
+    /// The DPoP key the tokens are bound to (PKCS#8, base64), when they are (`dpop.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<Secret>,
 }
 
 impl Saved {
     /// The tokens and client secret in the record, as a server or a dependency might print them.
     fn secret_values(&self) -> Vec<String> {
-        let mut out: Vec<String> = self.registration.iter().filter_map(|r| r.client_secret.as_ref()).map(|s| s.expose().to_owned()).collect();
+        let mut out: Vec<String> = self.registration.iter().filter_map(|r| r.client_secret.as_ref()).chain(&self.dpop_key).map(|s| s.expose().to_owned()).collect();
         if let Some(tokens) = self.credentials.as_ref().and_then(|c| serde_json::to_value(&c.token_response).ok()) {
             for field in ["access_token", "refresh_token", "id_token"] {
                 out.extend(tokens.get(field).and_then(serde_json::Value::as_str).map(str::to_owned));
@@ -201,7 +266,7 @@ impl TokenStore {
             return Ok(());
         }
         let write = async {
-            if saved.registration.is_none() && saved.credentials.is_none() {
+            if saved.registration.is_none() && saved.credentials.is_none() && saved.dpop_key.is_none() {
                 host.secret_delete(&self.0.key).await
             } else {
                 let json = serde_json::to_string(saved).map_err(|e| e.to_string())?;

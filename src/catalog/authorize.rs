@@ -23,12 +23,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::transport::auth::{AuthClient, AuthorizationManager, AuthorizationRequest, AuthorizationSession, OAuthClientConfig};
+use rmcp::transport::auth::{AuthClient, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore as _, OAuthClientConfig, StoredCredentials};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
-use super::auth::{AuthHost, OAuthConfig, Registration, TokenStore};
+use super::auth::{AuthHost, Grant, OAuthConfig, Registration, TokenStore};
+use super::dpop::{self, Dpop, DpopHttp, DpopOAuth};
 use super::lock;
 
 /// How long the user has to finish authorizing in the browser.
@@ -37,7 +38,7 @@ const USER_TIMEOUT: Duration = Duration::from_secs(300);
 const MAX_ATTEMPTS: u32 = 3;
 const CLIENT_NAME: &str = "toolreg";
 
-pub(crate) type HttpClient = AuthClient<reqwest::Client>;
+pub(crate) type HttpClient = AuthClient<DpopHttp>;
 
 #[derive(Clone, Debug, PartialEq)]
 enum Phase {
@@ -60,6 +61,8 @@ pub(crate) struct ServerAuth {
     /// keep rmcp's address-filtering client, which reads the environment's proxies).
     proxy: Option<crate::secret::SecretUrl>,
     phase: Mutex<(Phase, u32)>,
+    /// The DPoP key the server's tokens are bound to, once they are (`dpop.rs`).
+    dpop: Arc<Mutex<Option<Arc<Dpop>>>>,
     stop: CancellationToken,
     /// Told when a flow ends (`Ok`: new tokens; the server refreshes).
     on_done: Mutex<Option<Arc<dyn Fn(Result<(), String>) + Send + Sync>>>,
@@ -76,6 +79,7 @@ impl ServerAuth {
             client: tokio::sync::OnceCell::new(),
             proxy,
             phase: Mutex::new((Phase::Idle, 0)),
+            dpop: Arc::new(Mutex::new(None)),
             stop,
             on_done: Mutex::new(None),
         })
@@ -121,8 +125,14 @@ impl ServerAuth {
     }
 
     async fn build_client(&self) -> HttpClient {
-        let mut manager = self.manager().await;
         let saved = self.store.saved().await;
+        if let Some(key) = &saved.dpop_key {
+            match Dpop::restore(key) {
+                Ok(d) => *lock(&self.dpop) = Some(d),
+                Err(e) => tracing::warn!(server = %self.server_id, error = %e, "saved DPoP key unusable"),
+            }
+        }
+        let mut manager = self.manager().await;
         if let Some(creds) = &saved.credentials {
             // Tokens from an earlier run: find the token endpoint again so they can be refreshed.
             match manager.initialize_from_store().await {
@@ -140,7 +150,7 @@ impl ServerAuth {
         }
         // A bad proxy URL fails the connect before this client is asked for (`connect.rs`).
         let client = super::proxy::client(self.proxy.as_ref()).ok().flatten().unwrap_or_default();
-        AuthClient::new(client, manager)
+        AuthClient::new(DpopHttp::new(client, self.dpop.clone()), manager)
     }
 
     fn client_secret_for(&self, client_id: &str, registration: &Option<Registration>) -> Option<String> {
@@ -156,6 +166,29 @@ impl ServerAuth {
     }
 
     async fn manager(&self) -> AuthorizationManager {
+        let key = lock(&self.dpop).clone();
+        match key {
+            Some(key) => self.manager_with(key).await,
+            None => self.plain_manager().await,
+        }
+    }
+
+    /// A manager whose token requests carry DPoP proofs with `key`.
+    async fn manager_with(&self, key: Arc<Dpop>) -> AuthorizationManager {
+        let manager = match DpopOAuth::new(key) {
+            Ok(http) => AuthorizationManager::new_with_oauth_http_client(self.url.as_str(), Arc::new(http)).await.ok(),
+            Err(_) => None,
+        };
+        match manager {
+            Some(mut m) => {
+                m.set_credential_store(self.store.clone());
+                m
+            }
+            None => self.plain_manager().await,
+        }
+    }
+
+    async fn plain_manager(&self) -> AuthorizationManager {
         // Only fails on an unparsable URL, which no HTTP session could use either.
         let mut manager = match AuthorizationManager::new(self.url.as_str()).await {
             Ok(m) => m,
@@ -174,7 +207,10 @@ impl ServerAuth {
             return why.clone();
         }
         let name = &self.server_id;
-        let why = if !self.host.can_open_url() {
+        let machine = self.oauth.as_ref().and_then(|o| o.grant).is_some_and(|g| g != Grant::AuthorizationCode);
+        let why = if machine && p.1 < MAX_ATTEMPTS {
+            format!("MCP server {name} needs authorization; requesting a token (no user needed)")
+        } else if !self.host.can_open_url() && !machine {
             p.0 = Phase::Blocked(format!(
                 "MCP server {name} needs authorization, but the host cannot open an authorization page \
                  (declare the openUrl capability), or configure an Authorization header"
@@ -197,7 +233,9 @@ impl ServerAuth {
             // The user's time plus a minute for the servers: a hanging authorization server
             // does not keep the server waiting forever.
             let outcome = tokio::select! {
-                r = tokio::time::timeout(USER_TIMEOUT + Duration::from_secs(60), me.authorize(challenge)) => {
+                r = tokio::time::timeout(USER_TIMEOUT + Duration::from_secs(60), async {
+                    if machine { me.grant(challenge).await } else { me.authorize(challenge).await }
+                }) => {
                     r.unwrap_or_else(|_| Err("timed out".into()))
                 }
                 _ = me.stop.cancelled() => return,
@@ -218,6 +256,36 @@ impl ServerAuth {
             }
         });
         why
+    }
+
+    /// A grant that needs no user (`grant.rs`); on success the token is in the store and the
+    /// manager every session uses.
+    async fn grant(&self, challenge: String) -> Result<(), String> {
+        let oauth = self.oauth.clone().unwrap_or_default();
+        let mut manager = self.manager().await;
+        let resolution = manager.resolve_metadata_from_challenge(Some(&challenge)).await.map_err(|e| format!("discovery: {e}"))?;
+        let metadata = resolution.metadata.clone();
+        manager.set_metadata(resolution.metadata);
+        let scopes = match &oauth.scopes {
+            Some(s) => s.clone(),
+            None => manager.select_initial_scopes(&[]).await,
+        };
+        let (client_id, token) = super::grant::obtain(&oauth, &metadata, &self.url, &scopes).await?;
+        // A grant without a client ID (a workload's assertion alone) still needs one to key the
+        // stored tokens and the refresh check.
+        let client_id = if client_id.is_empty() { CLIENT_NAME.to_owned() } else { client_id };
+        // A client configured for refreshes: without a refresh token an expired or refused
+        // token is a new challenge (a new grant), not a refresh error.
+        let mut config = OAuthClientConfig::new(client_id.clone(), self.url.clone());
+        config.client_secret = oauth.client_secret.as_ref().map(|s| s.expose().to_owned());
+        manager.configure_client(config).map_err(|e| format!("OAuth client: {e}"))?;
+        // The granted scopes (`scope`), else the requested ones (RFC 6749 §5.1).
+        let granted = serde_json::to_value(&token).ok().and_then(|v| v.get("scope")?.as_str().map(|s| s.split(' ').map(str::to_owned).collect())).unwrap_or(scopes);
+        let stored = StoredCredentials::new(client_id, Some(token), granted, Some(super::jwt::now())).with_issuer(metadata.issuer.clone());
+        self.store.save(stored).await.map_err(|e| format!("tokens: {e}"))?;
+        let client = self.http_client().await;
+        *client.auth_manager.lock().await = manager;
+        Ok(())
     }
 
     /// One authorization-code flow with PKCE; on success the tokens are in the store and in
@@ -241,7 +309,23 @@ impl ServerAuth {
         let redirect_uri = format!("http://127.0.0.1:{port}/callback");
 
         let mut manager = self.manager().await;
-        let resolution = manager.resolve_metadata_from_challenge(Some(&challenge)).await.map_err(|e| format!("discovery: {e}"))?;
+        let mut resolution = manager.resolve_metadata_from_challenge(Some(&challenge)).await.map_err(|e| format!("discovery: {e}"))?;
+        // DPoP: a key (the one the tokens were bound to, else a new one) and a manager whose
+        // token requests prove it; the new key is kept only once it has a token.
+        let mut new_dpop = None;
+        if dpop::wanted(oauth.dpop, &resolution.metadata.additional_fields, &challenge) {
+            let current = lock(&self.dpop).clone();
+            let key = match current {
+                Some(k) => k,
+                None => {
+                    let k = Dpop::generate()?;
+                    new_dpop = Some(k.clone());
+                    k
+                }
+            };
+            manager = self.manager_with(key).await;
+            resolution = manager.resolve_metadata_from_challenge(Some(&challenge)).await.map_err(|e| format!("discovery: {e}"))?;
+        }
         let cimd = resolution
             .metadata
             .additional_fields
@@ -332,6 +416,13 @@ impl ServerAuth {
 
         // Every session of this server sends through this manager from now on.
         let client = self.http_client().await;
+        if let Some(key) = new_dpop {
+            let saved = key.saved();
+            if let Err(e) = self.store.update(|s| s.dpop_key = Some(saved)).await {
+                tracing::warn!(server = %self.server_id, error = %e, "DPoP key kept in memory only");
+            }
+            *lock(&self.dpop) = Some(key);
+        }
         *client.auth_manager.lock().await = session.auth_manager;
         Ok(())
     }

@@ -199,6 +199,7 @@ impl ServerConfig {
             Transport::Http { headers, .. } | Transport::Sse { headers, .. } => headers.values().collect(),
         };
         secrets.extend(self.oauth.as_ref().and_then(|o| o.client_secret.as_ref()));
+        secrets.extend(self.oauth.iter().flat_map(|o| o.grant_secrets()));
         let mut out = Vec::new();
         for secret in secrets {
             let whole = secret.expose();

@@ -220,7 +220,7 @@ impl Connection {
     }
 
     /// One request's result as JSON (rmcp's result union is untagged: the JSON is what counts).
-    async fn send(&self, request: ClientRequest, what: &str, deadline: Instant, timeout: Duration) -> Result<Value, CatalogError> {
+    pub(super) async fn send(&self, request: ClientRequest, what: &str, deadline: Instant, timeout: Duration) -> Result<Value, CatalogError> {
         self.send_meta(request, what, deadline, timeout, None).await
     }
 

@@ -193,3 +193,23 @@ pub struct ResourceUpdated {
     pub server_id: String,
     pub uri: String,
 }
+
+/// `catalog/listSkills`: the server's skills (SEP-2640) as its `skills/list` gave them, each
+/// `{uri, frontmatter: {name, description, ...}, resources: [{uri, digest, size}] | "dynamic"}`.
+/// Listing reads no skill file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillList {
+    pub skills: Vec<Value>,
+}
+
+/// `catalog/loadSkill`: a skill read and verified (each file's size and digest, `SKILL.md`'s
+/// frontmatter against the listing's): `SKILL.md` first, then its other files, each the
+/// server's `resources/read` content item (`{uri, mimeType?, text | blob}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadedSkill {
+    pub uri: String,
+    pub frontmatter: Value,
+    pub files: Vec<Value>,
+}

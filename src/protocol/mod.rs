@@ -87,6 +87,8 @@ request!(CatalogUnsubscribeResource, "catalog/unsubscribeResource", ResourcePara
 request!(CatalogListPrompts, "catalog/listPrompts", ExtrasListParams, PromptList);
 request!(CatalogGetPrompt, "catalog/getPrompt", PromptGetParams, McpResult);
 request!(CatalogComplete, "catalog/complete", CompleteParams, CompleteReply);
+request!(CatalogListSkills, "catalog/listSkills", ServerIdParams, SkillList);
+request!(CatalogLoadSkill, "catalog/loadSkill", ResourceParams, LoadedSkill);
 request!(ApprovalRespond, "approval/respond", ApprovalRespondParams, Empty);
 request!(ApprovalGrants, "approval/grants", NoParams, GrantsResult);
 request!(ApprovalRevoke, "approval/revoke", RevokeParams, RevokeResult);

@@ -92,6 +92,8 @@ pub fn generate() -> BTreeMap<String, String> {
     request::<CatalogListPrompts>(&mut out, TO);
     request::<CatalogGetPrompt>(&mut out, TO);
     request::<CatalogComplete>(&mut out, TO);
+    request::<CatalogListSkills>(&mut out, TO);
+    request::<CatalogLoadSkill>(&mut out, TO);
     request::<ApprovalRespond>(&mut out, TO);
     request::<ApprovalGrants>(&mut out, TO);
     request::<ApprovalRevoke>(&mut out, TO);

@@ -184,6 +184,8 @@ pub fn table() -> Table {
     t.concurrent::<p::CatalogReadResource, _, _>(extras::handle_read_resource);
     t.concurrent::<p::CatalogGetPrompt, _, _>(extras::handle_get_prompt);
     t.concurrent::<p::CatalogComplete, _, _>(extras::handle_complete);
+    t.concurrent::<p::CatalogListSkills, _, _>(extras::handle_list_skills);
+    t.concurrent::<p::CatalogLoadSkill, _, _>(extras::handle_load_skill);
     t.concurrent::<p::CatalogSubscribeResource, _, _>(extras::handle_subscribe);
     t.concurrent::<p::CatalogUnsubscribeResource, _, _>(extras::handle_unsubscribe);
     if std::env::var_os("TOOLREG_DEBUG_METHODS").is_some() {

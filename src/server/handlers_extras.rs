@@ -137,6 +137,18 @@ pub async fn handle_complete(ctx: Arc<Ctx>, p: CompleteParams) -> Result<Complet
     Ok(CompleteReply { completion: v.get("completion").cloned().unwrap_or_else(|| json!({"values": []})) })
 }
 
+/// A server's skills (SEP-2640), asked of it now; no skill file is read.
+pub async fn handle_list_skills(ctx: Arc<Ctx>, p: ServerIdParams) -> Result<SkillList, RpcError> {
+    let skills = catalog(&ctx)?.list_skills(&p.server_id).await.map_err(ask_error)?;
+    Ok(SkillList { skills })
+}
+
+/// One skill's files, each verified before the next is read.
+pub async fn handle_load_skill(ctx: Arc<Ctx>, p: ResourceParams) -> Result<LoadedSkill, RpcError> {
+    let s = catalog(&ctx)?.load_skill(&p.server_id, &p.uri).await.map_err(ask_error)?;
+    Ok(LoadedSkill { uri: s.uri, frontmatter: s.frontmatter, files: s.files })
+}
+
 pub async fn handle_subscribe(ctx: Arc<Ctx>, p: ResourceParams) -> Result<Empty, RpcError> {
     catalog(&ctx)?.ask(&p.server_id, Ask::Subscribe, json!({"uri": p.uri})).await.map_err(ask_error)?;
     Ok(Empty {})

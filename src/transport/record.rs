@@ -31,7 +31,7 @@ pub struct Recorder {
 
 /// What the header line says is redacted.
 pub const REDACTION_NOTE: &str =
-    "values of transport.env and transport.headers, and userinfo, query and fragment values of transport.url; oauth.clientSecret; saved OAuth records (a value holding credentials or a registration)";
+    "values of transport.env and transport.headers, and userinfo, query and fragment values of transport.url; oauth's inline credentials (clientSecret, privateKey, assertion, idp.idToken, idp.clientSecret); saved OAuth records (a value holding credentials or a registration)";
 
 impl Recorder {
     pub fn create(path: &Path) -> std::io::Result<Recorder> {
@@ -80,8 +80,18 @@ fn redact(v: &mut Value) {
                 }
                 if key == "oauth" {
                     if let Value::Object(o) = value {
-                        if let Some(secret) = o.get_mut("clientSecret") {
-                            *secret = Value::String(REDACTED.into());
+                        // Inline credentials (`{"env"}` / `{"file"}` forms name no secret).
+                        for field in ["clientSecret", "privateKey", "assertion"] {
+                            if let Some(secret @ Value::String(_)) = o.get_mut(field) {
+                                *secret = Value::String(REDACTED.into());
+                            }
+                        }
+                        if let Some(Value::Object(idp)) = o.get_mut("idp") {
+                            for field in ["idToken", "clientSecret"] {
+                                if let Some(secret @ Value::String(_)) = idp.get_mut(field) {
+                                    *secret = Value::String(REDACTED.into());
+                                }
+                            }
                         }
                     }
                 }
@@ -102,7 +112,7 @@ fn holds_oauth_record(v: &Value) -> bool {
     let Value::String(text) = v else { return false };
     text.starts_with('{')
         && serde_json::from_str::<serde_json::Map<String, Value>>(text)
-            .is_ok_and(|o| o.contains_key("credentials") || o.contains_key("registration"))
+            .is_ok_and(|o| o.contains_key("credentials") || o.contains_key("registration") || o.contains_key("dpopKey"))
 }
 
 fn redact_transport(t: &mut serde_json::Map<String, Value>) {
@@ -152,7 +162,7 @@ mod tests {
         let record = r#"{"credentials":{"token_response":{"access_token":"T1"}}}"#;
         let msgs = [
             serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "catalog/setServers", "params": {"servers": [
-                {"id": "a", "oauth": {"clientId": "app", "clientSecret": "T2"}, "transport": {"type": "http", "url": "https://h/mcp"}}]}}),
+                {"id": "a", "oauth": {"clientId": "app", "clientSecret": "T2", "privateKey": "T4", "assertion": "T5", "idp": {"tokenEndpoint": "https://idp/token", "idToken": "T6", "clientSecret": {"env": "IDP_SECRET"}}}, "transport": {"type": "http", "url": "https://h/mcp"}}]}}),
             serde_json::json!({"jsonrpc": "2.0", "id": "toolreg-1", "method": "host/secrets/set", "params": {"key": "toolreg/oauth/a", "value": record}}),
             serde_json::json!({"jsonrpc": "2.0", "id": "toolreg-2", "result": {"value": r#"{"registration":{"clientSecret":"T3"}}"#}}),
             // Not a saved record: kept.
@@ -162,9 +172,9 @@ mod tests {
             rec.record(Direction::Out, m.to_string().as_bytes());
         }
         let text = std::fs::read_to_string(&path).unwrap();
-        for s in ["T1", "T2", "T3"] {
+        for s in ["T1", "T2", "T3", "T4", "T5", "T6"] {
             assert!(!text.contains(s), "{s} in {text}");
         }
-        assert!(text.contains("\"clientId\":\"app\"") && text.contains("plain"), "{text}");
+        assert!(text.contains("\"clientId\":\"app\"") && text.contains("plain") && text.contains("IDP_SECRET"), "{text}");
     }
 }

@@ -125,6 +125,10 @@ class CancelParams(TypedDict):
     """The id of the request to cancel."""
 
 
+# `OAuthConfig.grant`.
+CatalogSetServersGrant = Literal["authorizationCode", "clientCredentials", "jwtBearer", "enterpriseManaged"]
+
+
 class CatalogStatusResult(TypedDict):
     servers: list["ServerStatus"]
 
@@ -284,6 +288,19 @@ class CreateMessageResult(_CreateMessageResultRequired, total=False):
     """`host/sample` result: the MCP `CreateMessageResult` (`{role, content, model, stopReason?}`),
     passed to the MCP server as the host gives it."""
     stopReason: Union[str, None]
+
+
+Credential = Union[str, "CredentialEnv", "CredentialFile"]
+
+
+class CredentialEnv(TypedDict):
+    """`{"env": "NAME"}`: the value of an environment variable of this process."""
+    env: str
+
+
+class CredentialFile(TypedDict):
+    """`{"file": "/path"}`: a file's contents, surrounding whitespace removed."""
+    file: str
 
 
 class Decision(TypedDict):
@@ -598,6 +615,20 @@ HostRepairToolCallResult = Union["RepairToolCallResult", None]
 class RepairToolCallResult(TypedDict):
     """`null` when the host gives up."""
     arguments: Any
+
+
+class _IdpConfigRequired(TypedDict):
+    tokenEndpoint: str
+    """The identity provider's token endpoint."""
+    idToken: "Credential"
+    """The user's ID token from the identity provider (the enterprise sign-in the host did)."""
+
+
+class IdpConfig(_IdpConfigRequired, total=False):
+    """`OAuthConfig.idp`: where an ID token becomes an identity assertion grant (RFC 8693)."""
+    clientId: Union[str, None]
+    """This app's client at the identity provider, when it authenticates there."""
+    clientSecret: Union["Credential", None]
 
 
 # The parts of a plan that grow with the whole pool, returned only on request.
@@ -960,6 +991,15 @@ class McpTool(_McpToolRequired, total=False):
     """The tool's view and who may call it, as `_meta.ui` says (read once, when listed)."""
 
 
+class LoadedSkill(TypedDict):
+    """`catalog/loadSkill`: a skill read and verified (each file's size and digest, `SKILL.md`'s
+    frontmatter against the listing's): `SKILL.md` first, then its other files, each the
+    server's `resources/read` content item (`{uri, mimeType?, text | blob}`)."""
+    uri: str
+    frontmatter: Any
+    files: list[Any]
+
+
 class LogMessageParams(TypedDict):
     type: int
     """1 error, 2 warning, 3 info, 4 log (LSP's MessageType)."""
@@ -1005,6 +1045,23 @@ class OAuthConfig(TypedDict, total=False):
     clientMetadataUrl: Union[str, None]
     """An HTTPS URL of a client ID metadata document describing this app, used as the client
     ID when the authorization server supports it (`client_id_metadata_document_supported`)."""
+    grant: Union["CatalogSetServersGrant", None]
+    """How tokens are obtained (default `authorizationCode`: the user signs in). The others need
+    no user (`grant.rs`): `clientCredentials` (SEP-1046; `clientId` with `clientSecret` or
+    `privateKey`), `jwtBearer` (workload identity, RFC 7523: `assertion`), and
+    `enterpriseManaged` (SEP-990: `idp`'s ID token exchanged for an identity assertion grant)."""
+    privateKey: Union["Credential", None]
+    """A PKCS#8 PEM private key (P-256 or RSA): the client authenticates at the token endpoint
+    with a signed assertion (`private_key_jwt`) instead of a secret."""
+    signingAlgorithm: Union[str, None]
+    """`ES256` or `RS256`; default: the key's kind."""
+    assertion: Union["Credential", None]
+    """`jwtBearer`: the JWT presented as the grant (a workload's identity token)."""
+    idp: Union["IdpConfig", None]
+    """`enterpriseManaged`: the enterprise identity provider and the user's ID token."""
+    dpop: Union[bool, None]
+    """Sender-constrained tokens (DPoP, RFC 9449): `true` always, `false` never; default: when
+    the authorization server advertises ES256 for DPoP or the server challenges with DPoP."""
 
 
 class OpenUrlParams(TypedDict):
@@ -1707,6 +1764,13 @@ class SetServersParams(TypedDict):
     servers: list["ServerConfig"]
 
 
+class SkillList(TypedDict):
+    """`catalog/listSkills`: the server's skills (SEP-2640) as its `skills/list` gave them, each
+    `{uri, frontmatter: {name, description, ...}, resources: [{uri, digest, size}] | "dynamic"}`.
+    Listing reads no skill file."""
+    skills: list[Any]
+
+
 class SyncParams(TypedDict, total=False):
     selectedToolIds: Union[list[str], None]
     """Wire names (from `registry/resolveMcpToolIds`) to register. Absent: every tool of every
@@ -1772,7 +1836,9 @@ SCHEMA_METHODS: dict[str, dict[str, Any]] = {
     'catalog/listPrompts': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ExtrasListParams', 'result': 'PromptList', 'python_name': 'catalog_list_prompts'},
     'catalog/listResourceTemplates': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ExtrasListParams', 'result': 'ResourceTemplateList', 'python_name': 'catalog_list_resource_templates'},
     'catalog/listResources': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ExtrasListParams', 'result': 'ResourceList', 'python_name': 'catalog_list_resources'},
+    'catalog/listSkills': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ServerIdParams', 'result': 'SkillList', 'python_name': 'catalog_list_skills'},
     'catalog/listTools': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ListToolsParams', 'result': 'ListToolsResult', 'python_name': 'catalog_list_tools'},
+    'catalog/loadSkill': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ResourceParams', 'result': 'LoadedSkill', 'python_name': 'catalog_load_skill'},
     'catalog/pins': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ServerIdParams', 'result': 'PinsResult', 'python_name': 'catalog_pins'},
     'catalog/promptsChanged': {'kind': 'notification', 'direction': 'sidecarToHost', 'params': 'ServerChanged', 'result': None, 'python_name': 'catalog_prompts_changed'},
     'catalog/readResource': {'kind': 'request', 'direction': 'hostToSidecar', 'params': 'ResourceParams', 'result': 'McpResult', 'python_name': 'catalog_read_resource'},

@@ -43,6 +43,7 @@ from ._protocol import (
     InvokeResult,
     ListResult,
     ListToolsResult,
+    LoadedSkill,
     LogMessageParams,
     OpenUrlParams,
     PinsResult,
@@ -73,6 +74,7 @@ from ._protocol import (
     ServerChanged,
     ServerConfig,
     ServerStatus,
+    SkillList,
     SyncResult,
     Timeouts,
     ToolDefinition,
@@ -1049,6 +1051,15 @@ class ToolregClient:
         if context is not None:
             params["context"] = dict(context)
         return cast(CompleteReply, await self.request("catalog/complete", params))
+
+    async def catalog_list_skills(self, server_id: str) -> SkillList:
+        """The server's skills (SEP-2640) as its `skills/list` gave them; reads no skill file."""
+        return cast(SkillList, await self.request("catalog/listSkills", {"serverId": server_id}))
+
+    async def catalog_load_skill(self, server_id: str, uri: str) -> LoadedSkill:
+        """A skill's files (`uri`: its SKILL.md), each verified against the listing before the
+        next is read; a mismatch is an error and nothing is returned."""
+        return cast(LoadedSkill, await self.request("catalog/loadSkill", {"serverId": server_id, "uri": uri}))
 
     async def usage_list(self, usage_key: Optional[str] = None) -> UsageListResult:
         """Each tool's usage (decayed count, last used, calls in the window) for one usage key, or every key."""

@@ -860,6 +860,14 @@ export class ToolregClient {
   catalogComplete(params: ParamsOf<'catalog/complete'>, options?: CallOptions) {
     return this.request('catalog/complete', params, options);
   }
+  /** The server's skills (SEP-2640) as its `skills/list` gave them; reads no skill file. */
+  catalogListSkills(params: ParamsOf<'catalog/listSkills'>, options?: CallOptions) {
+    return this.request('catalog/listSkills', params, options);
+  }
+  /** A skill's files, each verified against the listing before the next is read. */
+  catalogLoadSkill(params: ParamsOf<'catalog/loadSkill'>, options?: CallOptions) {
+    return this.request('catalog/loadSkill', params, options);
+  }
   /** Make the current definitions of these tools (names as the server calls them) the approved ones. */
   catalogApproveTools(params: ParamsOf<'catalog/approveTools'>, options?: CallOptions) {
     return this.request('catalog/approveTools', params, options);

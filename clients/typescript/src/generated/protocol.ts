@@ -16,6 +16,11 @@ export type ApprovalPolicy = 'listed' | 'destructive' | 'always';
  */
 export type Remember = 'once' | 'session' | 'always';
 export type McpMode = 'disabled' | 'auto' | 'manual';
+/**
+ * `OAuthConfig.grant`.
+ */
+export type CatalogSetServersGrant =
+  'authorizationCode' | 'clientCredentials' | 'jwtBearer' | 'enterpriseManaged';
 export type ServerState = ('connecting' | 'ready' | 'error' | 'disabled') | 'needsAuth';
 export type SandboxState = 'enforced' | 'off' | 'refused';
 export type DiagnosisKind = 'notFound' | 'notExecutable' | 'exited' | 'timeout' | 'sandbox' | 'http';
@@ -28,6 +33,14 @@ export type CodeExecution =
  * `exposition/plan`'s `codeMode`: `sandbox` adds `tool_exec`.
  */
 export type CodeMode = 'sandbox';
+export type Credential =
+  | string
+  | {
+      env: string;
+    }
+  | {
+      file: string;
+    };
 /**
  * Which gate decided the `auto` pool.
  */
@@ -264,6 +277,7 @@ export interface ProtocolTypes {
   AuditSettings?: AuditSettings;
   CallToolResult?: CallToolResult;
   CancelParams?: CancelParams;
+  CatalogSetServersGrant?: CatalogSetServersGrant;
   CatalogStatusResult?: CatalogStatusResult;
   ClientInfo?: ClientInfo;
   CodeExecution?: CodeExecution;
@@ -272,6 +286,7 @@ export interface ProtocolTypes {
   CompleteParams?: CompleteParams;
   CompleteReply?: CompleteReply;
   CreateMessageResult?: CreateMessageResult;
+  Credential?: Credential;
   Decision?: Decision;
   Defer?: Defer;
   DeferredRef?: DeferredRef;
@@ -303,6 +318,7 @@ export interface ProtocolTypes {
   GrantsResult?: GrantsResult;
   HostCapabilities?: HostCapabilities;
   HostRepairToolCallResult?: HostRepairToolCallResult;
+  IdpConfig?: IdpConfig;
   Include?: Include;
   InitializeParams?: InitializeParams;
   InitializeResult?: InitializeResult;
@@ -315,6 +331,7 @@ export interface ProtocolTypes {
   ListState?: ListState;
   ListToolsParams?: ListToolsParams;
   ListToolsResult?: ListToolsResult;
+  LoadedSkill?: LoadedSkill;
   LogMessageParams?: LogMessageParams;
   LogSettings?: LogSettings;
   McpLimits?: McpLimits;
@@ -398,6 +415,7 @@ export interface ProtocolTypes {
   ServerTimeouts?: ServerTimeouts;
   SetServersParams?: SetServersParams;
   ShellEnv?: ShellEnv;
+  SkillList?: SkillList;
   Source?: Source;
   SpawnSettings?: SpawnSettings;
   SyncParams?: SyncParams;
@@ -998,6 +1016,21 @@ export interface HostCapabilities {
 export interface RepairToolCallResult {
   arguments: unknown;
 }
+/**
+ * `OAuthConfig.idp`: where an ID token becomes an identity assertion grant (RFC 8693).
+ */
+export interface IdpConfig {
+  /**
+   * The identity provider's token endpoint.
+   */
+  tokenEndpoint: string;
+  /**
+   * This app's client at the identity provider, when it authenticates there.
+   */
+  clientId?: string | null;
+  clientSecret?: Credential | null;
+  idToken: Credential;
+}
 export interface InitializeParams {
   clientInfo?: ClientInfo | null;
   protocolVersion?: string | null;
@@ -1382,6 +1415,16 @@ export interface McpTool {
    */
   ui?: ToolUi | null;
 }
+/**
+ * `catalog/loadSkill`: a skill read and verified (each file's size and digest, `SKILL.md`'s
+ * frontmatter against the listing's): `SKILL.md` first, then its other files, each the
+ * server's `resources/read` content item (`{uri, mimeType?, text | blob}`).
+ */
+export interface LoadedSkill {
+  uri: string;
+  frontmatter: unknown;
+  files: unknown[];
+}
 export interface LogMessageParams {
   /**
    * 1 error, 2 warning, 3 info, 4 log (LSP's MessageType).
@@ -1430,6 +1473,35 @@ export interface OAuthConfig {
    * ID when the authorization server supports it (`client_id_metadata_document_supported`).
    */
   clientMetadataUrl?: string | null;
+  /**
+   * How tokens are obtained (default `authorizationCode`: the user signs in). The others need
+   * no user (`grant.rs`): `clientCredentials` (SEP-1046; `clientId` with `clientSecret` or
+   * `privateKey`), `jwtBearer` (workload identity, RFC 7523: `assertion`), and
+   * `enterpriseManaged` (SEP-990: `idp`'s ID token exchanged for an identity assertion grant).
+   */
+  grant?: CatalogSetServersGrant | null;
+  /**
+   * A PKCS#8 PEM private key (P-256 or RSA): the client authenticates at the token endpoint
+   * with a signed assertion (`private_key_jwt`) instead of a secret.
+   */
+  privateKey?: Credential | null;
+  /**
+   * `ES256` or `RS256`; default: the key's kind.
+   */
+  signingAlgorithm?: string | null;
+  /**
+   * `jwtBearer`: the JWT presented as the grant (a workload's identity token).
+   */
+  assertion?: Credential | null;
+  /**
+   * `enterpriseManaged`: the enterprise identity provider and the user's ID token.
+   */
+  idp?: IdpConfig | null;
+  /**
+   * Sender-constrained tokens (DPoP, RFC 9449): `true` always, `false` never; default: when
+   * the authorization server advertises ES256 for DPoP or the server challenges with DPoP.
+   */
+  dpop?: boolean | null;
 }
 /**
  * `host/openUrl`: show the user `url` (an OAuth authorization page for MCP server
@@ -2144,6 +2216,14 @@ export interface ServerIdParams {
 export interface SetServersParams {
   servers: ServerConfig[];
 }
+/**
+ * `catalog/listSkills`: the server's skills (SEP-2640) as its `skills/list` gave them, each
+ * `{uri, frontmatter: {name, description, ...}, resources: [{uri, digest, size}] | "dynamic"}`.
+ * Listing reads no skill file.
+ */
+export interface SkillList {
+  skills: unknown[];
+}
 export interface SyncParams {
   /**
    * Wire names (from `registry/resolveMcpToolIds`) to register. Absent: every tool of every
@@ -2220,7 +2300,9 @@ export interface HostRequests {
   'catalog/listPrompts': { params: ExtrasListParams; result: PromptList };
   'catalog/listResourceTemplates': { params: ExtrasListParams; result: ResourceTemplateList };
   'catalog/listResources': { params: ExtrasListParams; result: ResourceList };
+  'catalog/listSkills': { params: ServerIdParams; result: SkillList };
   'catalog/listTools': { params: ListToolsParams; result: ListToolsResult };
+  'catalog/loadSkill': { params: ResourceParams; result: LoadedSkill };
   'catalog/pins': { params: ServerIdParams; result: PinsResult };
   'catalog/readResource': { params: ResourceParams; result: McpResult };
   'catalog/refresh': { params: ServerIdParams; result: ServerStatus };
@@ -2337,7 +2419,15 @@ export const SCHEMA_METHODS = {
     'kind': 'request',
     'direction': 'hostToSidecar'
   },
+  'catalog/listSkills': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
+  },
   'catalog/listTools': {
+    'kind': 'request',
+    'direction': 'hostToSidecar'
+  },
+  'catalog/loadSkill': {
     'kind': 'request',
     'direction': 'hostToSidecar'
   },
