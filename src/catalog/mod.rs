@@ -51,6 +51,7 @@ mod policy;
 mod proxy;
 mod refresh;
 pub mod resources;
+mod tasks;
 mod result_cap;
 mod status;
 mod stdio;
@@ -79,6 +80,7 @@ pub use mrtr::{Answer, Inputs, Retry};
 pub use auth::{AuthHost, NoAuthHost, OAuthConfig};
 pub use pins::{PinDiff, PinState, ToolPin};
 pub use resources::{Ask, Extras, Features};
+pub use tasks::{tasks_capabilities, TaskAsk};
 use refresh::{Server, Shared};
 
 /// The catalog's one policy for poisoned mutexes: recover the data (see the module docs).
@@ -409,6 +411,7 @@ impl Catalog {
             Answer::Complete(v) => Ok(v),
             // `Fulfil` answers every input request itself.
             Answer::InputRequired { .. } => Err(CatalogError::Mcp(format!("{}: the server still asks for input", call::METHOD))),
+            Answer::Task(_) => Err(CatalogError::Mcp(format!("{}: the server made a task, which this call did not ask for", call::METHOD))),
         }
     }
 
