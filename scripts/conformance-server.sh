@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite in server mode against `toolreg mcp --http`, with the
 # fixture MCP server upstream. Every server scenario the suite lists for each spec version we are
-# judged at (2025-11-25 and 2026-07-28; CONFORMANCE_SPECS picks one) runs, against one gateway per
-# version (each serves both versions from one listener; they differ in the fixture's mode, see
-# below). The suite cannot send a bearer token, so conformance/bearer.cjs (preloaded) adds it to
+# judged at (2025-11-25 and 2026-07-28), and its extension scenarios (`extension`: tasks, skills;
+# run with no `--spec-version`, so at 2026-07-28) run (CONFORMANCE_SPECS picks some), against one
+# gateway per version (each serves both versions from one listener; they differ in the fixture's
+# mode, see below). The suite cannot send a bearer token, so conformance/bearer.cjs (preloaded) adds it to
 # every request, as a configured client would; Host and Origin go untouched. Prints each
 # scenario's verdict and a total; fails on a scenario that does not pass and that
 # conformance/expected-failures.yml does not list, on a listed one that passes (stale), and on one
@@ -20,7 +21,10 @@
 # the gateway's SSE polling point: the call's stream is closed and resumed), and for the 2026-07-28
 # scenarios json_schema_2020_12_tool, test_missing_capability, test_logging_tool,
 # test_trigger_tool_change, test_trigger_prompt_change and test_custom_header; with `--modern`, the
-# test_input_required_result_* tools of mrtr.rs and test_streaming_elicitation)
+# test_input_required_result_* tools of mrtr.rs and test_streaming_elicitation; with `--tasks`,
+# for the extension scenarios, the tasks tools of tasks.rs: greet, slow_compute, confirm_delete,
+# multi_input, failing_job, protocol_error_job, test_tool_with_task, made tasks upstream and
+# handed on by the gateway)
 # listed under their upstream names (`toolNames: upstream`). It also serves the suite's resources
 # (test://static-text, test://static-binary, test://watched-resource with subscribe/unsubscribe, the
 # template test://template/{id}/data; an unknown URI is resource-not-found with the URI in data),
@@ -29,6 +33,9 @@
 # input-required result first) and completion/complete, declaring those capabilities.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Server mode also runs the suite's extension scenarios (`extension`: by `--scenario`, no
+# `--spec-version`), against a gateway of their own.
+CONFORMANCE_SPECS="${CONFORMANCE_SPECS:-2025-11-25 2026-07-28 extension}"
 source scripts/conformance-lib.sh
 
 conformance_selftest
@@ -68,15 +75,16 @@ JSON
 # One gateway per upstream: the 2025-11-25 scenarios ask their questions by server-to-client
 # requests (a legacy fixture, which the catalog answers by asking the client); the 2026-07-28
 # ones by input-required results (a `--modern` fixture, which the gateway passes through).
-export CONFORMANCE_URL_LEGACY="" CONFORMANCE_URL_MODERN=""
+export CONFORMANCE_URL_LEGACY="" CONFORMANCE_URL_MODERN="" CONFORMANCE_URL_EXTENSION=""
 for spec in $CONFORMANCE_SPECS; do
   case "$spec" in
     2025-11-25) start_gateway legacy --tools 3 --conformance; CONFORMANCE_URL_LEGACY="$url" ;;
     2026-07-28) start_gateway modern --tools 3 --conformance --modern; CONFORMANCE_URL_MODERN="$url" ;;
+    extension) start_gateway extension --tools 3 --conformance --modern --tasks; CONFORMANCE_URL_EXTENSION="$url" ;;
     *) echo "no gateway for spec version $spec"; exit 1 ;;
   esac
 done
-echo "conformance (server): suite $conformance_version, node $("$node" --version), spec versions $CONFORMANCE_SPECS, ${CONFORMANCE_URL_LEGACY:+2025: $CONFORMANCE_URL_LEGACY }${CONFORMANCE_URL_MODERN:+2026: $CONFORMANCE_URL_MODERN}"
+echo "conformance (server): suite $conformance_version, node $("$node" --version), spec versions $CONFORMANCE_SPECS, ${CONFORMANCE_URL_LEGACY:+2025: $CONFORMANCE_URL_LEGACY }${CONFORMANCE_URL_MODERN:+2026: $CONFORMANCE_URL_MODERN }${CONFORMANCE_URL_EXTENSION:+extensions: $CONFORMANCE_URL_EXTENSION}"
 
 # The suite, told the URL of the gateway of the version it runs at (`--spec-version`).
 suite_at_version="$work/suite-server.sh"
@@ -86,6 +94,7 @@ spec="" prev=""
 for a in "$@"; do [ "$prev" = --spec-version ] && spec="$a"; prev="$a"; done
 case "$spec" in
   2026-07-28) url="$CONFORMANCE_URL_MODERN" ;;
+  "") url="$CONFORMANCE_URL_EXTENSION" ;;
   *) url="$CONFORMANCE_URL_LEGACY" ;;
 esac
 exec "$CONFORMANCE_NODE" "$CONFORMANCE_SUITE" server --url "$url" "$@"

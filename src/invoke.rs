@@ -76,6 +76,17 @@ pub enum McpCallError {
     Rpc { code: i32, message: String, data: Option<Value> },
     /// The server needs input that the caller gives itself (MCP 2026-07-28, passed through).
     InputRequired(InputAsked),
+    /// The server made a task of the call, for a caller that declared the tasks extension.
+    Task(TaskMade),
+}
+
+/// A task an upstream server made of a call (`CreateTaskResult`, SEP-2663), as it came.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskMade {
+    pub server_id: String,
+    pub tool: String,
+    /// The `CreateTaskResult` (JSON): the server's task id, status, times, `ttlMs`.
+    pub task: Value,
 }
 
 /// An upstream server's input requests for the caller, as the server sent them.
@@ -176,6 +187,9 @@ pub enum InvokeError {
     /// `McpCallError::InputRequired`: the call ends as the server's question to the caller.
     #[error("the MCP server {} needs input for {}", .0.server_id, .0.tool)]
     InputRequired(InputAsked),
+    /// `McpCallError::Task`: the call goes on as the server's task, which the caller follows.
+    #[error("the MCP server {} made a task of {}", .0.server_id, .0.tool)]
+    Task(TaskMade),
 }
 
 /// What the host's session allows a call (from `initialize`).
@@ -429,6 +443,7 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
             failure: match &done {
                 Err(InvokeError::Rpc { code, .. }) => Some(code.to_string()),
                 Err(InvokeError::InputRequired(_)) => Some("input_required".into()),
+                Err(InvokeError::Task(_)) => Some("task".into()),
                 Err(InvokeError::UnknownTool(_) | InvokeError::PlanRequired(_) | InvokeError::UnknownPlan(_)) => Some("unknown_tool".into()),
                 _ => None,
             },
@@ -663,6 +678,7 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
                     Err(McpCallError::Cancelled) => return Err(InvokeError::Cancelled),
                     Err(McpCallError::Rpc { code, message, data }) => return Err(InvokeError::Rpc { code, message, data }),
                     Err(McpCallError::InputRequired(asked)) => return Err(InvokeError::InputRequired(asked)),
+                    Err(McpCallError::Task(made)) => return Err(InvokeError::Task(made)),
                     Err(McpCallError::Failed(e)) => {
                         // May quote the server's own tool name: the model reads it shown.
                         let e = crate::registry::hidden::visible(&e);

@@ -33,6 +33,7 @@ pub mod server;
 pub mod service;
 pub mod settings;
 pub mod sync;
+pub mod tasks;
 pub mod tokenize;
 pub mod transport;
 pub mod upstream;

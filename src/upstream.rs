@@ -6,7 +6,7 @@
 //! with their codes and, from 2026-07-28, answers the upstream's input requests itself.
 
 use crate::catalog::{Answer, CallRequest, Catalog, CatalogError, Inputs, Retry, ServerState};
-use crate::invoke::{InputAsked, McpCallError, McpPort};
+use crate::invoke::{InputAsked, McpCallError, McpPort, TaskMade};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -57,6 +57,7 @@ impl McpPort for Mcp<'_> {
             Ok(Answer::InputRequired { requests, state }) => {
                 Err(McpCallError::InputRequired(InputAsked { server_id: server_id.to_owned(), tool: tool.to_owned(), requests, state }))
             }
+            Ok(Answer::Task(task)) => Err(McpCallError::Task(TaskMade { server_id: server_id.to_owned(), tool: tool.to_owned(), task })),
             Err(CatalogError::Cancelled) => Err(McpCallError::Cancelled),
             Err(CatalogError::Rpc { code, message, data }) if self.1.is_some() => Err(McpCallError::Rpc { code, message, data }),
             Err(e) => Err(McpCallError::Failed(e.to_string())),

@@ -33,6 +33,8 @@ const ORDER: &[&str] = &[
     "mcp_registry",
     "embed",
     "usage",
+    // Upstream tasks handed on under ids of ours: knows no other module.
+    "tasks",
     // Grants read and write their file as the catalog's cache does (`catalog::cache`).
     "approval",
     "registry",
@@ -54,7 +56,7 @@ const ORDER: &[&str] = &[
 
 /// Plain domain code: never the host contract, the server or the transport.
 const DOMAIN: &[&str] = &[
-    "registry", "overrides", "exposition", "tokenize", "results", "media", "catalog", "embed", "sync", "invoke", "upstream", "meta", "code_mode", "route", "approval", "repair", "validate", "output", "sandbox", "usage", "audit", "telemetry", "mcp_registry",
+    "registry", "overrides", "exposition", "tokenize", "results", "media", "catalog", "embed", "sync", "invoke", "upstream", "meta", "code_mode", "route", "approval", "repair", "validate", "output", "sandbox", "usage", "tasks", "audit", "telemetry", "mcp_registry",
 ];
 const BOUNDARY: &[&str] = &["protocol", "server", "transport", "gateway"];
 /// The two faces over the core: neither reaches into the other; what both need sits below them.

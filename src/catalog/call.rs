@@ -149,6 +149,11 @@ impl Deadline {
     pub fn timeout(&self) -> Duration {
         self.timeout
     }
+
+    /// When it passes.
+    pub fn at(&self) -> Instant {
+        self.at
+    }
 }
 
 /// Why a call was given up: the reason the server is told, and the call's error.

@@ -57,6 +57,7 @@ mod refresh;
 pub mod resources;
 mod skills;
 mod frontmatter;
+mod tasks;
 mod result_cap;
 mod status;
 mod stdio;
@@ -87,6 +88,7 @@ pub use credential::Credential;
 pub use skills::LoadedSkill;
 pub use pins::{PinDiff, PinState, ToolPin};
 pub use resources::{Ask, Extras, Features};
+pub use tasks::{tasks_capabilities, TaskAsk};
 use refresh::{Server, Shared};
 
 /// The catalog's one policy for poisoned mutexes: recover the data (see the module docs).
@@ -417,6 +419,7 @@ impl Catalog {
             Answer::Complete(v) => Ok(v),
             // `Fulfil` answers every input request itself.
             Answer::InputRequired { .. } => Err(CatalogError::Mcp(format!("{}: the server still asks for input", call::METHOD))),
+            Answer::Task(_) => Err(CatalogError::Mcp(format!("{}: the server made a task, which this call did not ask for", call::METHOD))),
         }
     }
 

@@ -54,6 +54,9 @@ pub enum Inputs {
 pub enum Answer {
     Complete(Value),
     InputRequired { requests: Vec<(String, Value)>, state: Option<String> },
+    /// The server made a task of the call (`resultType: "task"`, the tasks extension): the
+    /// `CreateTaskResult` as it came. Only a caller that declared the extension gets one.
+    Task(Value),
 }
 
 /// Reads a `tools/call` result: input-required or the call's result.
@@ -64,6 +67,10 @@ pub(crate) fn read(value: Value) -> Result<Answer, CatalogError> {
 /// Reads a result of `method`: input-required or the request's result.
 pub(crate) fn read_for(method: &str, mut value: Value) -> Result<Answer, CatalogError> {
     let Some(map) = value.as_object_mut() else { return Ok(Answer::Complete(value)) };
+    // Tasks are made of tool calls only (SEP-2663).
+    if method == METHOD && map.get("resultType").and_then(Value::as_str) == Some("task") {
+        return Ok(Answer::Task(value));
+    }
     if map.get("resultType").and_then(Value::as_str) != Some("input_required") {
         return Ok(Answer::Complete(value));
     }
@@ -111,6 +118,8 @@ impl Rounds<'_> {
                 // No question for a retry that will not be sent.
                 Answer::InputRequired { .. } if round == self.max_rounds => break,
                 Answer::InputRequired { requests, state } => (requests, state),
+                // Followed to its end by the caller (`client/follow.rs`).
+                Answer::Task(v) => return Ok(v),
             };
             let responses = if requests.is_empty() {
                 // Only state: the server is working; wait a little as rmcp does (50..250 ms).
@@ -141,7 +150,7 @@ impl Rounds<'_> {
     }
 
     /// Asks the host everything at once: the user and the model may answer in any order.
-    async fn fulfil_all(&self, requests: Vec<(String, Value)>) -> Result<Map<String, Value>, CatalogError> {
+    pub(crate) async fn fulfil_all(&self, requests: Vec<(String, Value)>) -> Result<Map<String, Value>, CatalogError> {
         let asks = requests.into_iter().map(|(key, request)| async move { self.fulfil(&request).await.map(|v| (key, v)) });
         Ok(futures::future::try_join_all(asks).await?.into_iter().collect())
     }

@@ -225,7 +225,7 @@ impl Connection {
     }
 
     /// `send`, with `meta` added to the request's `_meta` (a pass-through caller's capabilities).
-    async fn send_meta(&self, request: ClientRequest, what: &str, deadline: Instant, timeout: Duration, meta: Option<RequestMetaObject>) -> Result<Value, CatalogError> {
+    pub(in crate::catalog) async fn send_meta(&self, request: ClientRequest, what: &str, deadline: Instant, timeout: Duration, meta: Option<RequestMetaObject>) -> Result<Value, CatalogError> {
         let remaining = deadline.saturating_duration_since(Instant::now());
         if remaining.is_zero() {
             return Err(CatalogError::timed_out(what, timeout));

@@ -47,6 +47,7 @@ mod search;
 mod session;
 mod shelf;
 mod sse_poll;
+mod tasks;
 mod terminal_auth;
 mod token_file;
 mod traced;

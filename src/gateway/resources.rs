@@ -273,6 +273,8 @@ async fn ask_upstream(
     match answer.map_err(|e| failed(route, ask.method(), e))? {
         Answer::Complete(v) => Ok(Ok(v)),
         Answer::InputRequired { requests, state } => passthru::ask_request(gw, &purpose, route, requests, state).map(Err),
+        // Tasks are made of tool calls only.
+        Answer::Task(_) => Err(ErrorData::internal_error(format!("{}: the server answered with a task", ask.method()), None)),
     }
 }
 

@@ -18,7 +18,7 @@ use crate::service::CallAsk;
 use crate::service::{MediaMode, ModelOutput, Part};
 use crate::service::{Mcp, PassThrough, Relay};
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, DiscoverResult, ErrorCode,
+    CacheScope, CallToolRequestParams, CancelTaskParams, GetTaskParams, GetTaskResult, UpdateTaskParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, DiscoverResult, ErrorCode,
     GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ResultType,
     SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
@@ -112,9 +112,11 @@ impl Drop for InFlight<'_> {
 
 impl ServerHandler for Session {
     fn get_info(&self) -> InitializeResult {
+        let mut capabilities = super::resources::capabilities(&self.lens);
+        super::tasks::declare(&mut capabilities);
         serde_json::from_value(json!({
             "protocolVersion": "2025-11-25",
-            "capabilities": super::resources::capabilities(&self.lens),
+            "capabilities": capabilities,
             "serverInfo": {"name": "toolreg", "version": env!("CARGO_PKG_VERSION")},
             "instructions": INSTRUCTIONS
         }))
@@ -242,6 +244,18 @@ impl ServerHandler for Session {
 
     async fn get_prompt(&self, request: GetPromptRequestParams, context: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
         self.traced("prompts/get", &context, super::resources::get_prompt(&self.gw, &self.lens, request, &Caller::of(&context))).await
+    }
+
+    async fn get_task(&self, request: GetTaskParams, context: RequestContext<RoleServer>) -> Result<GetTaskResult, ErrorData> {
+        super::tasks::get(self, &context, &request.task_id).await
+    }
+
+    async fn update_task(&self, request: UpdateTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        super::tasks::update(self, &context, &request.task_id, request.input_responses).await
+    }
+
+    async fn cancel_task(&self, request: CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        super::tasks::cancel(self, &context, &request.task_id).await
     }
 
     async fn complete(&self, request: CompleteRequestParams, _context: RequestContext<RoleServer>) -> Result<CompleteResult, ErrorData> {
@@ -435,6 +449,8 @@ impl Session {
                 passthru::ask(gw, &name, asked, approved.as_deref()).map(|r| Step::Done(r.into()))
             }
             Err(InvokeError::Rpc { code, message, data }) => Err(ErrorData::new(ErrorCode(code), message, data)),
+            // The upstream made a task of it (the client declared the tasks extension).
+            Err(InvokeError::Task(made)) => super::tasks::created(self, context, &made).map(Step::Done),
             Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
         }
     }

@@ -112,6 +112,8 @@ async fn ask_fulfilled(ctx: &Arc<Ctx>, server_id: &str, ask: Ask, name: &str, pa
         Answer::Complete(v) => Ok(v),
         // `Fulfil` answers the server's questions itself; it never hands them back.
         Answer::InputRequired { .. } => Err(RpcError::new(ErrorCode::INTERNAL_ERROR, format!("{}: the server's input request was not answered", ask.method()))),
+        // Tasks are made of tool calls only.
+        Answer::Task(_) => Err(RpcError::new(ErrorCode::INTERNAL_ERROR, format!("{}: the server answered with a task", ask.method()))),
     }
 }
 

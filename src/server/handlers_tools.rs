@@ -141,7 +141,7 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
             InvokeError::Cancelled => RpcError::new(ErrorCode::REQUEST_CANCELLED, e.to_string()),
             // The sidecar's port (`Mcp` without a `Relay`) makes upstream errors the model's text
             // and answers input requests through the host: neither reaches here.
-            InvokeError::Rpc { .. } | InvokeError::InputRequired(_) => RpcError::new(ErrorCode::INTERNAL_ERROR, e.to_string()),
+            InvokeError::Rpc { .. } | InvokeError::InputRequired(_) | InvokeError::Task(_) => RpcError::new(ErrorCode::INTERNAL_ERROR, e.to_string()),
         }),
     }
 }

@@ -7,6 +7,8 @@
 mod definitions;
 pub mod semantic;
 mod registry_install;
+mod tasks;
+pub use tasks::TaskFailure;
 
 // What the faces name of the domain: the types they translate to and from their protocol and
 // the ports they implement (as rust-analyzer's `ide` re-exports what its LSP layer names).
@@ -19,7 +21,7 @@ pub use crate::embed::{Embedded, Embedder, Purpose};
 pub use crate::exposition::definitions::{Definition, Definitions};
 pub use crate::exposition::plans::PlanOptions;
 pub use crate::exposition::{meta_defs, render, sessions};
-pub use crate::invoke::{ApprovalRequest, Call, HostAbilities, HostPort, InputAsked, InvokeError, Invoked, McpPort, Settings};
+pub use crate::invoke::{ApprovalRequest, Call, HostAbilities, HostPort, InputAsked, InvokeError, Invoked, McpPort, Settings, TaskMade};
 pub use crate::meta::{embedding_texts, is_meta, plan_index};
 pub use crate::meta::search::query_vectors;
 pub use crate::media::{Media, MediaMode, Reader};
@@ -74,6 +76,8 @@ pub struct Service {
     /// state recorded in it.
     audit: RwLock<Audit>,
     server_states: std::sync::Mutex<std::collections::HashMap<String, crate::catalog::ServerState>>,
+    /// Upstream tasks handed to callers under ids of ours (`tasks.rs`).
+    tasks: crate::tasks::Book,
 }
 
 /// One tool call as a face hands it over: the call, the registry it sees, and the ports that
@@ -168,6 +172,7 @@ impl Service {
             budget: RwLock::new((crate::results::Budget::default(), crate::tokenize::for_model(None))),
             audit: RwLock::new(Audit::off()),
             server_states: Default::default(),
+            tasks: Default::default(),
         }
     }
 

@@ -216,10 +216,16 @@ pub fn text(result: &Value) -> String {
 /// One stateless 2026-07-28 request to `path` with `token`: the status and the JSON-RPC answer
 /// (`Null` when the status is not 200).
 pub fn rpc_2026(addr: &str, path: &str, token: &str, method: &str, params: Value) -> (u16, Value) {
+    rpc_2026_declaring(addr, path, token, method, params, json!({}))
+}
+
+/// `rpc_2026` from a client that declares `capabilities`. `Mcp-Name` is the params' `name`,
+/// `uri` or `taskId`.
+pub fn rpc_2026_declaring(addr: &str, path: &str, token: &str, method: &str, params: Value, capabilities: Value) -> (u16, Value) {
     let mut params = params;
-    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": capabilities,
         "io.modelcontextprotocol/clientInfo": {"name": "toolreg-test", "version": "0"}});
-    let name = params.get("name").and_then(Value::as_str).or_else(|| params.get("uri").and_then(Value::as_str)).map(str::to_string);
+    let name = ["name", "uri", "taskId"].iter().find_map(|k| params.get(*k).and_then(Value::as_str)).map(str::to_string);
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
     let mut req = format!(
         "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\nAuthorization: Bearer {token}\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n",

@@ -83,6 +83,8 @@ impl Connection {
                     Some(direct) => rounds.drive(|retry| self.call_direct(direct, tool, arguments, &round, progress.clone(), retry, meta, logs)).await?,
                     None => rounds.drive(|retry| self.call_rmcp(call_params(tool, arguments, retry), &round, progress.clone(), None)).await?,
                 };
+                // A server that made a task of the call: its end is the call's (`follow.rs`).
+                let value = if super::follow::is_task(&value) { self.follow(value, &rounds, progress).await? } else { value };
                 mrtr::Answer::Complete(value)
             }
             mrtr::Inputs::PassThrough { capabilities, retry } => {

@@ -67,6 +67,8 @@ impl ClientHandler for Handler {
             ui.insert("mimeTypes".into(), serde_json::json!([crate::apps::VIEW_MIME]));
             caps.extensions.get_or_insert_with(Default::default).insert(crate::apps::EXTENSION.into(), ui);
         }
+        // A server may make a task of a call: it is followed to its end (`follow.rs`).
+        caps.extensions.get_or_insert_with(Default::default).insert(rmcp::model::TASKS_EXTENSION_ID.into(), serde_json::Map::new());
         ClientConfig::new(caps, Implementation::new("toolreg", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }

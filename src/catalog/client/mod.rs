@@ -32,6 +32,7 @@
 
 mod call_paths;
 mod connect;
+mod follow;
 mod sse;
 mod handler;
 
