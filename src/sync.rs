@@ -90,10 +90,13 @@ struct Listed<'a> {
     tools: Vec<&'a McpTool>,
 }
 
+/// Renames refused: (override key, name, the other tool's `server/tool`).
+type Refused<'o> = Vec<(&'o str, &'o str, String)>;
+
 /// Per server, its tools' wire names, decided over all of `servers` at once, with their
 /// overrides' names unless another tool has that name (then the tool keeps its usual one); and
-/// the renames refused so: (override key, name, the other tool's `server/tool`).
-fn wire_names<'o>(registry: &Registry, servers: &[Listed], overrides: Option<&'o Overrides>) -> (Vec<Vec<String>>, Vec<(&'o str, &'o str, String)>) {
+/// the renames refused so.
+fn wire_names<'o>(registry: &Registry, servers: &[Listed], overrides: Option<&'o Overrides>) -> (Vec<Vec<String>>, Refused<'o>) {
     let ids: Vec<ToolId> =
         servers.iter().flat_map(|s| s.tools.iter().map(|t| ToolId { server_id: s.id, server_name: s.name, tool_name: &t.name })).collect();
     let mut flat = registry.mcp_wire_names(&ids).into_iter();

@@ -398,19 +398,14 @@ fn face_paths(file: &str, code: &str, root: &str) -> Vec<String> {
     let mut bad = Vec::new();
     for p in paths(code, root) {
         let joined = p.join("::");
-        match p.first().map(String::as_str) {
-            Some("service") => {
-                if p.get(1).is_some_and(|s| !is_type(s) && !is_const(s)) {
-                    bad.push(joined);
-                }
-            }
-            Some("catalog") => {
-                let allowed = FACE_MAY_CALL.iter().any(|(f, path, _)| *f == file && *path == joined);
-                if !p.iter().skip(1).any(|s| is_type(s)) && !allowed {
-                    bad.push(joined);
-                }
-            }
-            _ => {}
+        let allowed = || FACE_MAY_CALL.iter().any(|(f, path, _)| *f == file && *path == joined);
+        let bad_here = match p.first().map(String::as_str) {
+            Some("service") => p.get(1).is_some_and(|s| !is_type(s) && !is_const(s)),
+            Some("catalog") => !p.iter().skip(1).any(|s| is_type(s)) && !allowed(),
+            _ => false,
+        };
+        if bad_here {
+            bad.push(joined);
         }
     }
     bad
