@@ -2,9 +2,7 @@
 //! cached tool lists, the host's own entries, the scope, and the model. It lets a person see
 //! the plan a host would get without writing a host.
 
-use crate::exposition::{self, Plan, PlanInput, Reason};
-use crate::registry::mcp::ToolId;
-use crate::registry::{Registry, Warning};
+use crate::service::{Budget, Gate, Overrides, Plan, PlanAsk, Planned, Reason, Registry, Service, Snapshot, ToolEntry, Warning};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,7 +18,7 @@ pub struct HostConfig {
     #[serde(default)]
     pub scope: Value,
     #[serde(default)]
-    pub entries: Vec<crate::registry::ToolEntry>,
+    pub entries: Vec<ToolEntry>,
     #[serde(default)]
     pub servers: Vec<ServerSnapshot>,
     /// The same `search` as `toolreg mcp` takes: `toolreg plan` says what it would use.
@@ -40,7 +38,7 @@ pub struct HostConfig {
 #[derive(Debug, Default, Deserialize)]
 pub struct GatewayView {
     #[serde(default)]
-    pub overrides: crate::overrides::Overrides,
+    pub overrides: Overrides,
 }
 
 /// A configured MCP server plus its cached tool list.
@@ -67,73 +65,57 @@ fn yes() -> bool {
 }
 
 impl HostConfig {
+    /// The registry the file describes: its entries, and its servers' tools named and
+    /// overridden as the gateway's sync names them (`Service::snapshot_registry`).
     pub fn registry(&self) -> Result<Registry, String> {
-        let mut reg = Registry::with_builtins();
-        reg.register(self.entries.clone()).map_err(|e| e.to_string())?;
-        // Named all at once, as `registry/syncMcp` names them.
-        let overrides = &self.gateway.overrides;
-        crate::overrides::check(overrides)?;
-        let over = |s: &ServerSnapshot, t: &crate::catalog::McpTool| overrides.get(&crate::overrides::key(&s.id, &t.name));
-        let tools: Vec<(&ServerSnapshot, &crate::catalog::McpTool)> = self
+        let servers: Vec<Snapshot> = self
             .servers
             .iter()
-            .filter(|s| s.enabled)
-            .flat_map(|s| s.tools.iter().filter(|t| !s.disabled_tools.iter().any(|d| crate::registry::hidden::names(d, &t.name))).map(move |t| (s, t)))
-            .filter(|(s, t)| !over(s, t).is_some_and(|o| o.hidden))
+            .map(|s| Snapshot {
+                id: &s.id,
+                name: &s.name,
+                enabled: s.enabled,
+                approval: s.approval,
+                approval_tools: &s.approval_tools,
+                disabled_tools: &s.disabled_tools,
+                tools: &s.tools,
+            })
             .collect();
-        let ids: Vec<ToolId> =
-            tools.iter().map(|(s, t)| ToolId { server_id: &s.id, server_name: &s.name, tool_name: &t.name }).collect();
-        let mut names = reg.mcp_wire_names(&ids);
-        // Overridden names, as the gateway gives them: not one another tool has.
-        let wires: Vec<(String, String)> = tools.iter().zip(&names).map(|((s, t), w)| (crate::overrides::key(&s.id, &t.name), w.clone())).collect();
-        let taken: Vec<&str> = crate::overrides::collisions(overrides, &wires).into_iter().map(|(k, _, _)| k).collect();
-        for ((s, t), wire) in tools.iter().zip(names.iter_mut()) {
-            let k = crate::overrides::key(&s.id, &t.name);
-            if let Some(name) = overrides.get(&k).and_then(|o| o.name.as_ref()).filter(|_| !taken.contains(&k.as_str())) {
-                *wire = name.clone();
-            }
-        }
-        for ((s, t), wire) in tools.into_iter().zip(names) {
-            let approval = s.approval.asks(&s.approval_tools, &t.name, t.annotations.as_ref());
-            let mut e = crate::sync::mcp_entry(&s.id, &s.name, approval, t, wire);
-            if let Some(o) = over(s, t) {
-                crate::overrides::apply(&mut e, o);
-            }
-            reg.insert(e);
-        }
-        Ok(reg)
+        Service::snapshot_registry(self.entries.clone(), &servers, &self.gateway.overrides)
     }
 
+    /// The plan a host would get for the file's scope (`Service::plan`, with the file's result
+    /// budget: `tool_result_read` is offered when it is on).
     pub fn plan(&self, context_window: Option<i64>, model: Option<&str>) -> Result<(Plan, Vec<Warning>), String> {
         let reg = self.registry()?;
-        let (active, warnings) = reg.select_active(&self.scope);
-        let plan = exposition::plan(&PlanInput {
-            active: &active,
+        let model = model.or(self.model.as_deref());
+        let service = Service::new(Registry::default(), "plan-");
+        service.set_budget(self.budget()?, model);
+        let ask = PlanAsk {
+            scope: &self.scope,
             context_window: context_window.or(self.context_window),
-            model: model.or(self.model.as_deref()),
+            model,
             client_tools: &[],
             usage: None,
+            code: None,
             views: false,
             query: None,
-        });
-        let mut plan = plan;
-        if self.budget()?.is_on() {
-            crate::exposition::meta_defs::offer_result_read(&mut plan);
-        }
+        };
+        let Planned { plan, warnings, .. } = service.plan(&reg, &ask);
         Ok((plan, warnings))
     }
 
     /// The result budget `results` sets (default 25,000 tokens), or why it is refused.
-    pub fn budget(&self) -> Result<crate::results::Budget, String> {
+    pub fn budget(&self) -> Result<Budget, String> {
         match &self.results {
             Some(r) => r.budget().map_err(|(field, why)| format!("results.{field} {why}")),
-            None => Ok(crate::results::Budget::default()),
+            None => Ok(Budget::default()),
         }
     }
 }
 
 /// The result budget in words, for the line below the table.
-pub fn budget_line(budget: crate::results::Budget) -> String {
+pub fn budget_line(budget: Budget) -> String {
     if !budget.is_on() {
         return "tool results: no token budget (results.maxTokens 0): every result reaches the model whole".into();
     }
@@ -159,13 +141,12 @@ fn reason_text(r: Reason, plan: &Plan) -> String {
 }
 
 fn gate_text(plan: &Plan) -> &'static str {
-    use exposition::Gate::*;
     match plan.decision.gate {
-        EmptyPool => "no auto pool",
-        MinCount => "pool under 5 tools",
-        Threshold => "pool under threshold",
-        MetaOverhead => "pool cheaper than meta-tools",
-        Passed => "all gates passed",
+        Gate::EmptyPool => "no auto pool",
+        Gate::MinCount => "pool under 5 tools",
+        Gate::Threshold => "pool under threshold",
+        Gate::MetaOverhead => "pool cheaper than meta-tools",
+        Gate::Passed => "all gates passed",
     }
 }
 

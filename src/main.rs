@@ -173,7 +173,7 @@ fn main() -> ExitCode {
             // become readable runs it directly, one thread hop less per message.
             let opts = toolreg::server::ServeOptions { max_frame_bytes, record };
             let code = runtime.block_on(async move { tokio::spawn(toolreg::server::serve(opts, log)).await.unwrap_or(1) });
-            toolreg::service::telemetry::global().flush(TELEMETRY_FLUSH);
+            toolreg::service::Telemetry::global().flush(TELEMETRY_FLUSH);
             // Do not wait for stray blocking tasks: the host is gone or said exit.
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(code as u8)
@@ -196,7 +196,7 @@ fn main() -> ExitCode {
 /// filter does not parse.
 #[allow(clippy::print_stdout)]
 fn audit(config: &std::path::Path, since: Option<&str>, tool: Option<&str>, json: bool) -> ExitCode {
-    use toolreg::service::audit_read as read;
+    use toolreg::service::Service;
     let cfg = match gateway_config(config) {
         Ok(c) => c,
         Err(code) => return code,
@@ -206,10 +206,7 @@ fn audit(config: &std::path::Path, since: Option<&str>, tool: Option<&str>, json
         return ExitCode::from(2);
     };
     let now = time::OffsetDateTime::now_utc();
-    let query = (|| -> Result<read::Query, String> {
-        Ok(read::Query { since: since.map(|s| read::since(s, now)).transpose()?, tool: tool.map(read::pattern).transpose()? })
-    })();
-    let records = match query.and_then(|q| read::records(std::path::Path::new(&settings.file), &q)) {
+    let records = match Service::audit_records(std::path::Path::new(&settings.file), since, tool, now) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("toolreg: {e}");
@@ -221,7 +218,7 @@ fn audit(config: &std::path::Path, since: Option<&str>, tool: Option<&str>, json
             println!("{r}");
         }
     } else {
-        print!("{}", read::table(&records));
+        print!("{}", Service::audit_table(&records));
     }
     ExitCode::SUCCESS
 }
@@ -350,9 +347,9 @@ fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, check: bool
         }
     };
     if let Some(t) = &cfg.gateway.telemetry {
-        match toolreg::service::telemetry::Telemetry::start(t, &|k| std::env::var(k).ok()) {
+        match toolreg::service::Telemetry::start(t, &|k| std::env::var(k).ok()) {
             Ok(t) => {
-                toolreg::service::telemetry::install(t);
+                t.install();
             }
             Err(e) => {
                 eprintln!("toolreg: gateway.telemetry: {e}");
@@ -383,7 +380,7 @@ fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, check: bool
     install_panic_hook();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime starts");
     let code = runtime.block_on(async move { tokio::spawn(gateway::run(cfg, listen, Some(file), audit, profile)).await.unwrap_or(1) });
-    toolreg::service::telemetry::global().flush(TELEMETRY_FLUSH);
+    toolreg::service::Telemetry::global().flush(TELEMETRY_FLUSH);
     log.flush();
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     ExitCode::from(code as u8)

@@ -11,7 +11,7 @@
 //! Tools held by their pins (changed or new since the user approved them, `catalog::pins`)
 //! are neither resolved nor registered, and a registered one is evicted.
 
-use crate::catalog::{Catalog, ListState, ListToolsResult, ServerConfig};
+use crate::catalog::{Catalog, ListState, ListToolsResult, McpTool, ServerConfig};
 use crate::overrides::Overrides;
 use crate::registry::mcp::{self, ToolId};
 use crate::registry::{Registry, Source};
@@ -30,7 +30,7 @@ pub fn mcp_entry(
     server_id: &str,
     server_name: &str,
     approval: bool,
-    t: &crate::catalog::McpTool,
+    t: &McpTool,
     wire: String,
 ) -> crate::registry::ToolEntry {
     mcp::entry(
@@ -75,43 +75,97 @@ fn named(registry: &Registry, catalog: &Catalog, overrides: Option<&Overrides>) 
             Some((cfg, list, held))
         })
         .collect();
-    let ids: Vec<ToolId> = servers
-        .iter()
-        .flat_map(|(cfg, list, _)| {
-            list.tools.iter().map(|t| ToolId { server_id: &cfg.id, server_name: &cfg.name, tool_name: &t.name })
-        })
-        .collect();
-    let mut flat = registry.mcp_wire_names(&ids).into_iter();
-    let mut names: Vec<Vec<String>> = servers.iter().map(|(_, list, _)| flat.by_ref().take(list.tools.len()).collect()).collect();
-    if let Some(overrides) = overrides.filter(|o| o.values().any(|o| o.name.is_some())) {
-        rename(&servers, &mut names, overrides);
+    let listed: Vec<Listed> = servers.iter().map(|(cfg, list, _)| Listed { id: &cfg.id, name: &cfg.name, tools: list.tools.iter().collect() }).collect();
+    let (names, refused) = wire_names(registry, &listed, overrides);
+    for (k, name, other) in refused {
+        tracing::error!(tool = %k, "gateway.overrides[{k:?}].name {name:?} is the name of {other:?}: not renamed");
     }
     Named { servers, names }
 }
 
-/// Gives the tools their overrides' names, unless another tool has that name (then the tool
-/// keeps its usual one, and the collision is logged naming both).
-fn rename(servers: &[(ServerConfig, ListToolsResult, Option<BTreeSet<String>>)], names: &mut [Vec<String>], overrides: &Overrides) {
+/// One server's tools to name, in its list's order.
+struct Listed<'a> {
+    id: &'a str,
+    name: &'a str,
+    tools: Vec<&'a McpTool>,
+}
+
+/// Renames refused: (override key, name, the other tool's `server/tool`).
+type Refused<'o> = Vec<(&'o str, &'o str, String)>;
+
+/// Per server, its tools' wire names, decided over all of `servers` at once, with their
+/// overrides' names unless another tool has that name (then the tool keeps its usual one); and
+/// the renames refused so.
+fn wire_names<'o>(registry: &Registry, servers: &[Listed], overrides: Option<&'o Overrides>) -> (Vec<Vec<String>>, Refused<'o>) {
+    let ids: Vec<ToolId> =
+        servers.iter().flat_map(|s| s.tools.iter().map(|t| ToolId { server_id: s.id, server_name: s.name, tool_name: &t.name })).collect();
+    let mut flat = registry.mcp_wire_names(&ids).into_iter();
+    let mut names: Vec<Vec<String>> = servers.iter().map(|s| flat.by_ref().take(s.tools.len()).collect()).collect();
+    let Some(overrides) = overrides.filter(|o| o.values().any(|o| o.name.is_some())) else { return (names, Vec::new()) };
     let wires: Vec<(String, String)> = servers
         .iter()
         .zip(names.iter())
-        .flat_map(|((cfg, list, _), names)| list.tools.iter().zip(names).map(|(t, w)| (crate::overrides::key(&cfg.id, &t.name), w.clone())))
+        .flat_map(|(s, names)| s.tools.iter().zip(names).map(|(t, w)| (crate::overrides::key(s.id, &t.name), w.clone())))
         .collect();
-    let refused: BTreeSet<&str> = crate::overrides::collisions(overrides, &wires)
-        .into_iter()
-        .map(|(k, name, other)| {
-            tracing::error!(tool = %k, "gateway.overrides[{k:?}].name {name:?} is the name of {other:?}: not renamed");
-            k
-        })
-        .collect();
-    for ((cfg, list, _), names) in servers.iter().zip(names.iter_mut()) {
-        for (t, wire) in list.tools.iter().zip(names.iter_mut()) {
-            let k = crate::overrides::key(&cfg.id, &t.name);
-            if let Some(name) = overrides.get(&k).and_then(|o| o.name.as_ref()).filter(|_| !refused.contains(k.as_str())) {
+    let refused = crate::overrides::collisions(overrides, &wires);
+    for (s, names) in servers.iter().zip(names.iter_mut()) {
+        for (t, wire) in s.tools.iter().zip(names.iter_mut()) {
+            let k = crate::overrides::key(s.id, &t.name);
+            if let Some(name) = overrides.get(&k).and_then(|o| o.name.as_ref()).filter(|_| !refused.iter().any(|(r, _, _)| *r == k)) {
                 *wire = name.clone();
             }
         }
     }
+    (names, refused)
+}
+
+/// An MCP tool's entry under `wire`, as its override (if any) says.
+fn overridden(server_id: &str, server_name: &str, approval: bool, t: &McpTool, wire: String, overrides: Option<&Overrides>) -> crate::registry::ToolEntry {
+    let mut e = mcp_entry(server_id, server_name, approval, t, wire);
+    if let Some(o) = overrides.and_then(|o| o.get(&crate::overrides::key(server_id, &t.name))) {
+        crate::overrides::apply(&mut e, o);
+    }
+    e
+}
+
+/// A server's last tool list as a host setup file keeps it (`toolreg plan`), no catalog behind it.
+pub struct Snapshot<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub enabled: bool,
+    pub approval: crate::catalog::ApprovalPolicy,
+    pub approval_tools: &'a [String],
+    pub disabled_tools: &'a [String],
+    pub tools: &'a [McpTool],
+}
+
+/// The snapshots' tools into `registry`, named all at once as `sync` names them (the same
+/// overrides, the same refused renames), without a catalog: the view `toolreg plan` shows.
+pub fn snapshots(registry: &mut Registry, servers: &[Snapshot<'_>], overrides: &Overrides) -> Result<(), String> {
+    crate::overrides::check(overrides)?;
+    let hidden = |s: &Snapshot, t: &McpTool| overrides.get(&crate::overrides::key(s.id, &t.name)).is_some_and(|o| o.hidden);
+    let servers: Vec<&Snapshot> = servers.iter().filter(|s| s.enabled).collect();
+    let listed: Vec<Listed> = servers
+        .iter()
+        .map(|s| Listed {
+            id: s.id,
+            name: s.name,
+            tools: s.tools.iter().filter(|t| !s.disabled_tools.iter().any(|d| crate::registry::hidden::names(d, &t.name)) && !hidden(s, t)).collect(),
+        })
+        .collect();
+    let (names, _) = wire_names(registry, &listed, Some(overrides));
+    let entries: Vec<_> = servers
+        .iter()
+        .zip(&listed)
+        .zip(names)
+        .flat_map(|((s, l), names)| {
+            l.tools.iter().zip(names).map(|(t, wire)| overridden(s.id, s.name, s.approval.asks(s.approval_tools, &t.name, t.annotations.as_ref()), t, wire, Some(overrides)))
+        })
+        .collect();
+    for e in entries {
+        registry.insert(e);
+    }
+    Ok(())
 }
 
 /// The wire names of every enabled, non-disabled cached tool of the chosen servers.
@@ -173,13 +227,7 @@ pub fn sync(registry: &mut Registry, catalog: &Catalog, selected: Option<&[Strin
             .tools
             .iter()
             .zip(names)
-            .map(|(t, wire)| {
-                let mut e = mcp_entry(&cfg.id, &cfg.name, cfg.asks_approval(&t.name, t.annotations.as_ref()), t, wire);
-                if let Some(o) = overrides.and_then(|o| o.get(&crate::overrides::key(id, &t.name))) {
-                    crate::overrides::apply(&mut e, o);
-                }
-                e
-            })
+            .map(|(t, wire)| overridden(&cfg.id, &cfg.name, cfg.asks_approval(&t.name, t.annotations.as_ref()), t, wire, overrides))
             .collect();
         // Gone: the confirmed list no longer has the tool (or the host disabled it). What is
         // merely unselected stays: another request's selection may need it, and each
@@ -220,4 +268,14 @@ pub fn held_tool(registry: &Registry, catalog: &Catalog, wire: &str) -> Option<(
         }
     }
     None
+}
+
+/// The held tool `wire` names: by its usual wire name (`held_tool`), or by the name an
+/// override gives it (a rug pull under a renamed tool is held, and called by the new name).
+pub fn held_named(registry: &Registry, catalog: &Catalog, wire: &str, overrides: Option<&Overrides>) -> Option<(String, String)> {
+    held_tool(registry, catalog, wire).or_else(|| {
+        let (key, _) = overrides?.iter().find(|(_, o)| o.name.as_deref() == Some(wire) && !o.hidden)?;
+        let (server, tool) = key.split_once('/')?;
+        catalog.held_tools(server)?.contains(tool).then(|| (server.to_string(), tool.to_string()))
+    })
 }

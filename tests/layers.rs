@@ -3,8 +3,11 @@
 //! `crate::` references (and `super::` paths that climb to the crate root) outside comments
 //! and string literals, and fails on any reference that points up or sideways out of order.
 //! Beyond the order: domain code never names the boundary, the catalog only the leaves, and the
-//! MCP face (`gateway`) never the sidecar's (`server`) nor its wire types (`protocol`); both faces
-//! reach the domain only through `service` (`FACE_MAY_NAME` says what else they may name, and why).
+//! MCP face (`gateway`) never the sidecar's (`server`) nor its wire types (`protocol`); the faces
+//! (`server`, `gateway`, `hostconfig` and the CLI, `main.rs`) reach the domain only through
+//! `service` (`FACE_MAY_NAME` says what else they may name, and why), and through its types and
+//! the methods of `Service`: `service` re-exports types only, and a face names of it a type or a
+//! constant, of the catalog its types (`face_paths`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,8 +49,9 @@ const ORDER: &[&str] = &[
     "meta",
     "code_mode",
     "route",
-    "hostconfig",
     "service",
+    // The host setup file `toolreg plan` and the gateway read: a face over the service.
+    "hostconfig",
     "protocol",
     "transport",
     "server",
@@ -61,6 +65,9 @@ const DOMAIN: &[&str] = &[
 const BOUNDARY: &[&str] = &["protocol", "server", "transport", "gateway"];
 /// The two faces over the core: neither reaches into the other; what both need sits below them.
 const FACES: (&str, &str) = ("server", "gateway");
+/// Every module that is a face: the two, and the host setup file (`toolreg plan`'s, the
+/// gateway's config). The CLI (`main.rs`) is one too, checked as the crate's user it is.
+const FACE_MODULES: &[&str] = &["server", "gateway", "hostconfig"];
 /// The leaves the catalog may name: secrets, hidden text, the confinement of the servers it
 /// starts (`confine`), and what a tool's `_meta` says of its view (`apps`, plain data read
 /// from a server's list).
@@ -70,9 +77,16 @@ const CATALOG_MAY_NAME: &[&str] = &["secret", "invisible", "confine", "apps"];
 ///   settings and whose status, pins and authorization each presents in its own protocol;
 /// - `settings`: plain data both faces read (`initialize`, the gateway's config file);
 /// - `hostconfig`: the host part of a gateway config, the shape `toolreg plan` reads;
-/// - `secret`, `invisible`, `os`, `logging`: leaves of the process, no domain;
+/// - `secret`, `invisible`, `os`, `logging`: leaves of the process, no domain (`invisible`
+///   shows a person the hidden characters of what they review);
 /// - the sidecar's own `protocol` and `transport` (the gateway never names them).
 const FACE_MAY_NAME: &[&str] = &["service", "catalog", "settings", "hostconfig", "secret", "invisible", "os", "logging", "protocol", "transport"];
+/// The catalog's functions a face calls itself, each truly that face's: (file, path, why).
+const FACE_MAY_CALL: &[(&str, &str, &str)] = &[(
+    "gateway/token_file.rs",
+    "catalog::cache::write_private",
+    "the gateway's own OAuth token file, written owner-only as the catalog writes its cache",
+)];
 
 /// A reference that breaks the order: (file, from, to).
 type Violation = (String, String, String);
@@ -279,8 +293,18 @@ fn check(src_dir: &Path, files: &BTreeMap<PathBuf, String>) -> (Vec<Violation>, 
     let owners = path_owners(files);
     let (mut bad, mut unplaced) = (Vec::new(), Vec::new());
     for (file, src) in files {
-        let Some((from, depth)) = module_of(src_dir, file, &owners) else { continue };
         let shown = file.strip_prefix(src_dir).unwrap().display().to_string();
+        if shown == "main.rs" {
+            bad.extend(cli_violations(&code_only(src)).into_iter().map(|to| (shown.clone(), "main".to_string(), to)));
+            continue;
+        }
+        let Some((from, depth)) = module_of(src_dir, file, &owners) else { continue };
+        if FACE_MODULES.contains(&from.as_str()) {
+            bad.extend(face_paths(&shown, &code_only(src), "crate").into_iter().map(|to| (shown.clone(), from.clone(), to)));
+        }
+        if from == "service" {
+            bad.extend(service_exports(&code_only(src)).into_iter().map(|to| (shown.clone(), from.clone(), to)));
+        }
         let Some(from_rank) = rank(&from) else {
             unplaced.push(format!("{shown}: module {from:?} has no place in ORDER"));
             continue;
@@ -298,12 +322,156 @@ fn check(src_dir: &Path, files: &BTreeMap<PathBuf, String>) -> (Vec<Violation>, 
                 // The MCP face never names the sidecar's wire types; settings both read sit in `settings`.
                 Some(_) if from == FACES.1 && to == "protocol" => bad.push((shown.clone(), from.clone(), to)),
                 // A face reaches the domain only through the service.
-                Some(_) if [FACES.0, FACES.1].contains(&from.as_str()) && !FACE_MAY_NAME.contains(&to.as_str()) => bad.push((shown.clone(), from.clone(), to)),
+                Some(_) if FACE_MODULES.contains(&from.as_str()) && !FACE_MAY_NAME.contains(&to.as_str()) => bad.push((shown.clone(), from.clone(), to)),
                 Some(_) => {}
             }
         }
     }
     (bad, unplaced)
+}
+
+/// Every path `code` names from `root` (`crate`, or `toolreg` in `main.rs`), its segments after
+/// the root, `{...}` groups expanded: `crate::a::{B, c::D}` is `[a, B]` and `[a, c, D]`.
+fn paths(code: &str, root: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let lead = format!("{root}::");
+    for (i, _) in code.match_indices(&lead) {
+        let before = code[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == ':') {
+            continue;
+        }
+        tree(&code[i + lead.len()..], Vec::new(), &mut out);
+    }
+    out
+}
+
+/// The paths of a use tree or expression path at the start of `s`, after `prefix`.
+fn tree(s: &str, mut prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+    let mut rest = s.trim_start();
+    loop {
+        if rest.starts_with('{') {
+            let (mut depth, mut start) = (0usize, 1usize);
+            for (i, c) in rest.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    ',' | '}' if depth == 1 => {
+                        let item = rest[start..i].trim();
+                        if item == "self" {
+                            out.push(prefix.clone());
+                        } else if !item.is_empty() {
+                            tree(item, prefix.clone(), out);
+                        }
+                        start = i + 1;
+                        if c == '}' {
+                            break;
+                        }
+                    }
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            return;
+        }
+        let ident = ident_at(rest);
+        if ident.is_empty() {
+            break;
+        }
+        prefix.push(ident.to_string());
+        match rest[ident.len()..].strip_prefix("::") {
+            Some(more) => rest = more.trim_start(),
+            None => break,
+        }
+    }
+    out.push(prefix);
+}
+
+/// `Registry`, `CallAsk`: a type's name (a constant or a function's is not).
+fn is_type(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_uppercase()) && name.chars().any(|c| c.is_ascii_lowercase())
+}
+
+/// `QUERY_TOOLS`: a constant's name.
+fn is_const(name: &str) -> bool {
+    name.len() > 1 && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// What a face (`file`) names of the service and the catalog past what it may: of `service`, only
+/// a type or a constant (a step is a method of `Service` or of a type, never a function or a
+/// module of the service); of `catalog`, only its types (or what `FACE_MAY_CALL` allows).
+fn face_paths(file: &str, code: &str, root: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    for p in paths(code, root) {
+        let joined = p.join("::");
+        let allowed = || FACE_MAY_CALL.iter().any(|(f, path, _)| *f == file && *path == joined);
+        let bad_here = match p.first().map(String::as_str) {
+            Some("service") => p.get(1).is_some_and(|s| !is_type(s) && !is_const(s)),
+            Some("catalog") => !p.iter().skip(1).any(|s| is_type(s)) && !allowed(),
+            _ => false,
+        };
+        if bad_here {
+            bad.push(joined);
+        }
+    }
+    bad
+}
+
+/// What the CLI (`main.rs`, a user of the library) names past a face's rules: `crate::` paths
+/// (it names the library as `toolreg::`), modules no face may name, and functions of the service.
+fn cli_violations(code: &str) -> Vec<String> {
+    let mut bad: Vec<String> = paths(code, "crate").into_iter().map(|p| format!("crate::{}", p.join("::"))).collect();
+    for p in paths(code, "toolreg") {
+        let head = p.first().map_or("", String::as_str);
+        if !FACE_MAY_NAME.contains(&head) && !FACE_MODULES.contains(&head) {
+            bad.push(p.join("::"));
+        }
+    }
+    bad.extend(face_paths("main.rs", code, "toolreg"));
+    bad
+}
+
+/// What the service re-exports that is not a type (a function, a module, a constant):
+/// `pub use` items whose name (or alias) is no type's.
+fn service_exports(code: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (i, _) in code.match_indices("pub use ") {
+        let before = code[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let body = &code[i + "pub use ".len()..];
+        let body = &body[..body.find(';').unwrap_or(body.len())];
+        for leaf in use_leaves(body) {
+            let name = leaf.rsplit(|c: char| c.is_whitespace() || c == ':').next().unwrap_or("");
+            if !is_type(name) {
+                bad.push(leaf);
+            }
+        }
+    }
+    bad
+}
+
+/// The leaves of a use tree as written (`a::b::C as D`), groups expanded.
+fn use_leaves(tree: &str) -> Vec<String> {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else { return vec![tree.to_string()] };
+    let prefix = &tree[..open];
+    let (mut depth, mut start, mut out) = (0usize, open + 1, Vec::new());
+    for (i, c) in tree.char_indices().skip(open) {
+        match c {
+            '{' => depth += 1,
+            ',' | '}' if depth == 1 => {
+                let item = tree[start..i].trim();
+                if !item.is_empty() {
+                    let item = if item == "self" { prefix.trim_end_matches("::").to_string() } else { format!("{prefix}{item}") };
+                    out.extend(use_leaves(&item));
+                }
+                start = i + 1;
+            }
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    out
 }
 
 fn source_tree() -> (PathBuf, BTreeMap<PathBuf, String>) {
@@ -312,6 +480,13 @@ fn source_tree() -> (PathBuf, BTreeMap<PathBuf, String>) {
     rust_files(&src, &mut paths);
     let files = paths.into_iter().map(|p| (p.clone(), std::fs::read_to_string(&p).unwrap())).collect();
     (src, files)
+}
+
+/// The tree with `line` added to `file`.
+fn with_line(src: &Path, files: &BTreeMap<PathBuf, String>, file: &str, line: &str) -> BTreeMap<PathBuf, String> {
+    let mut changed = files.clone();
+    changed.get_mut(&src.join(file)).unwrap_or_else(|| panic!("{file} exists")).push_str(line);
+    changed
 }
 
 #[test]
@@ -348,15 +523,48 @@ fn the_check_catches_a_reference_back_up_the_order() {
         ("server/handlers_tools.rs", "fn f() { let _ = crate::route::call; }\n"),
         ("gateway/session.rs", "use crate::invoke::Executor;\n"),
         ("server/handlers.rs", "use crate::exposition::{self, PlanInput};\n"),
+        // A face taking a domain step itself, by a function or module the service re-exported,
+        // or by a catalog function (issue 51).
+        ("server/handlers_tools.rs", "use crate::service::{sync_mcp, SyncMode};\n"),
+        ("gateway/session.rs", "fn f() { crate::service::held_tool(); }\n"),
+        ("gateway/listing.rs", "use crate::service::sessions::{self, Pick};\n"),
+        ("server/mod.rs", "fn f() { crate::service::telemetry::is_on(); }\n"),
+        ("gateway/client_host.rs", "fn f() { crate::catalog::canonical::canonical(); }\n"),
+        ("server/handlers.rs", "use crate::catalog::{Catalog, cache::write_private};\n"),
+        // The host setup file is a face: no domain module, no function of the service.
+        ("hostconfig.rs", "use crate::exposition::Plan;\n"),
+        ("hostconfig.rs", "fn f() { crate::service::preload_tokenizer(); }\n"),
+        // The service re-exporting a function, a module or a constant.
+        ("service/mod.rs", "pub use crate::sync::sync as sync_mcp;\n"),
+        ("service/mod.rs", "pub use crate::exposition::{sessions, Plan};\n"),
+        ("service/mod.rs", "pub use crate::usage::{self};\n"),
+        ("service/mod.rs", "pub use crate::usage::DEFAULT_KEY;\n"),
+        // The CLI: `toolreg::` paths only, through the service as the faces.
+        ("main.rs", "fn f() { toolreg::meta::is_meta(\"x\"); }\n"),
+        ("main.rs", "fn f() { toolreg::service::audit_read::pattern(\"x\"); }\n"),
+        ("main.rs", "use crate::cli;\n"),
     ];
     for (file, line) in cases {
-        let mut changed = files.clone();
-        changed.get_mut(&src.join(file)).unwrap_or_else(|| panic!("{file} exists")).push_str(line);
-        let (bad, _) = check(&src, &changed);
+        let (bad, _) = check(&src, &with_line(&src, &files, file, line));
         assert!(bad.iter().any(|(f, _, _)| f == file), "{file} with {line:?} must fail the check: {bad:?}");
     }
     // Comments and strings are not references.
     let mut changed = files.clone();
     changed.get_mut(&src.join("exposition/plans.rs")).unwrap().push_str("// use crate::meta;\nconst S: &str = \"crate::meta\";\n/* crate::meta */\n");
     assert_eq!(check(&src, &changed).0, Vec::<Violation>::new());
+}
+
+#[test]
+fn a_face_may_name_types_constants_and_methods_of_the_service() {
+    let (src, files) = source_tree();
+    let cases = [
+        ("gateway/session.rs", "fn f() { crate::service::Service::new_reference(); let _ = crate::service::TOOL_INVOKE; }\n"),
+        ("server/handlers.rs", "use crate::service::{self, Registry, Telemetry};\nuse crate::catalog::{Catalog, ApprovalHints};\nfn f() { crate::catalog::ApprovalHints::of(); }\n"),
+        ("hostconfig.rs", "use crate::service::{Budget as B, Plan};\n"),
+        ("main.rs", "fn f() { toolreg::service::Telemetry::global(); toolreg::gateway::check::check(); }\n"),
+        ("service/mod.rs", "pub use crate::sync::{Mode as SyncMode, Synced};\n"),
+    ];
+    for (file, line) in cases {
+        assert_eq!(check(&src, &with_line(&src, &files, file, line)).0, Vec::<Violation>::new(), "{file} with {line:?}");
+    }
 }

@@ -104,7 +104,7 @@ fn measure(reg: &Registry, cases: &[Case], window: i64, ns: &[usize], models: Op
     let scope = json!({});
     let mut out: BTreeMap<(String, usize), (usize, usize)> = BTreeMap::new();
     for c in cases {
-        let vector = models.map(|m| m.rt.block_on(toolreg::service::query_vectors(&m.semantic, &c.query)));
+        let vector = models.and_then(|m| m.rt.block_on(service.query_vectors(&c.query)));
         for &n in ns {
             let q = PlanQuery { text: c.query.clone(), max_tools: n, vector: vector.clone() };
             let ask = PlanAsk { scope: &scope, context_window: Some(window), model: Some("gpt-4o"), client_tools: &[], usage: None, code: None, views: false, query: Some(&q) };

@@ -39,7 +39,7 @@ pub fn approvals(cfg: &GatewayConfig, revoke: Revoke<'_>) -> Result<String, Stri
             }
             for g in listed {
                 let server = g.server_id.as_deref().map(|s| format!(" (server {s})")).unwrap_or_default();
-                let _ = writeln!(out, "{}{server}: always, since {}", crate::service::hidden::visible(&g.tool), g.granted_at);
+                let _ = writeln!(out, "{}{server}: always, since {}", crate::invisible::visible(&g.tool), g.granted_at);
             }
         }
     }

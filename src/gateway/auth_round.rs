@@ -20,7 +20,7 @@ use super::auth_host::{self, terminal_hint};
 use super::rounds::{open_ours, spend};
 use super::{Gateway, Lens};
 use crate::catalog::ServerState;
-use crate::service::meta_defs;
+use crate::service::TOOL_INVOKE;
 use crate::service::Source;
 use rmcp::model::{CallToolResponse, InputRequest, InputRequests, InputRequiredResult, InputResponses, JsonObject};
 use rmcp::ErrorData;
@@ -56,7 +56,7 @@ pub enum Authorized {
 pub fn target(gw: &Gateway, lens: &Lens, called: &str, arguments: Option<&JsonObject>) -> Option<String> {
     let listing = lens.listing();
     let mut name = listing.aliases.get(called).map_or(called, String::as_str);
-    if name == meta_defs::INVOKE {
+    if name == TOOL_INVOKE {
         name = arguments?.get("name")?.as_str()?;
     }
     match lens.service.registry().get(name).map(|r| &r.entry.source) {

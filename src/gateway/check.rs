@@ -82,8 +82,9 @@ fn overridden(cfg: &GatewayConfig, catalog: &Catalog) -> Vec<(String, bool)> {
     if overrides.is_empty() {
         return Vec::new();
     }
-    let mut reg = crate::service::Registry::default();
-    crate::service::sync_mcp(&mut reg, catalog, None, Some(overrides));
+    use crate::service::{Registry, Service, SyncAsk};
+    let mut reg = Registry::default();
+    Service::new(Registry::default(), "check-").sync(&mut reg, catalog, SyncAsk { selected: None, overrides: Some(overrides) });
     overrides
         .iter()
         .map(|(k, o)| {

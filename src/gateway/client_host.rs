@@ -7,7 +7,7 @@
 use super::{lock, Gateway};
 use crate::service::{Approvals, Decision, Remember};
 use crate::catalog::{AskHost, Catalog, ElicitAction, ElicitMode, ElicitParams, ElicitResult, SampleParams};
-use crate::service::hidden;
+use crate::invisible;
 use crate::service::{Registry, Source};
 use crate::service::{ApprovalRequest, HostPort};
 use futures::future::BoxFuture;
@@ -44,7 +44,7 @@ pub struct ApprovalRound {
 /// What an approval answer is bound to: the tool and its arguments (canonical JSON), so an
 /// answer given for one call never lets another run.
 pub fn call_digest(name: &str, arguments: &Value) -> String {
-    let text = crate::catalog::canonical::canonical(&json!([name, arguments]));
+    let text = crate::service::Service::canonical_json(&json!([name, arguments]));
     data_encoding::HEXLOWER.encode(&Sha256::digest(text.as_bytes()))
 }
 
@@ -155,8 +155,8 @@ async fn ask_approval(peer: &Peer<RoleServer>, server: &str, tool: &str, req: &A
 /// `session`: the client has an MCP session, so an approval may last for it (`approveSession`).
 pub fn approval_form(server: &str, tool: &str, req: &ApprovalRequest, session: bool) -> Value {
     let args = serde_json::to_string_pretty(&req.arguments).unwrap_or_default();
-    let args = hidden::visible(&args);
-    let (server, tool) = (hidden::visible(server), hidden::visible(tool));
+    let args = invisible::visible(&args);
+    let (server, tool) = (invisible::visible(server), invisible::visible(tool));
     let mut choices = vec![json!({"const": "approve", "title": "Approve this call"})];
     if session {
         choices.push(json!({"const": "approveSession", "title": format!("Approve {tool} for this session")}));

@@ -14,7 +14,8 @@ use std::path::PathBuf;
 /// both), and for what the gateway adds.
 #[derive(Debug)]
 pub struct GatewayConfig {
-    /// Model, context window and scope to plan for; its `entries` are skipped.
+    /// Model, context window and scope to plan for; its `entries` are skipped, its
+    /// `gateway.overrides` moved to `gateway.overrides`.
     pub host: HostConfig,
     pub servers: Vec<ServerConfig>,
     pub gateway: Gateway,
@@ -103,7 +104,8 @@ pub struct Gateway {
     /// What clients and the model see of upstream tools, by `"<server>/<tool>"`: `{name?,
     /// title?, description?, descriptionAppend?, hidden?, arguments?: {defaults}, annotations?}`
     /// (issue 43). Applied after pinning; a renamed tool still calls its upstream name.
-    #[serde(default)]
+    /// Parsed once, as the `HostConfig` reads them (`toolreg plan` shows them), and moved here.
+    #[serde(skip)]
     pub overrides: crate::service::Overrides,
     /// The audit log (`{file, maxBytes?, maxFiles?, arguments?, results?}`): every call,
     /// approval, pin hold and approval, OAuth flow, server start and exit and config reload,
@@ -122,7 +124,7 @@ pub struct Gateway {
     /// spans and metrics of every request and tool run. Started at start; a change waits for a
     /// restart.
     #[serde(default)]
-    pub telemetry: Option<crate::service::telemetry::TelemetrySettings>,    /// Where stdio servers' commands are found, as `initialize.spawn` takes it
+    pub telemetry: Option<crate::service::TelemetrySettings>,    /// Where stdio servers' commands are found, as `initialize.spawn` takes it
     /// (`{shellEnv?: "auto" | "never", paths?: [dir]}`).
     #[serde(default)]
     pub spawn: Option<crate::catalog::SpawnSettings>,
@@ -181,9 +183,10 @@ impl GatewayConfig {
     }
 
     pub fn parse(text: &str) -> Result<GatewayConfig, String> {
-        let host: HostConfig = serde_json::from_str(text).map_err(|e| masked(&e))?;
+        let mut host: HostConfig = serde_json::from_str(text).map_err(|e| masked(&e))?;
         let read = read_secret_refs(text)?;
-        let added: Added = serde_json::from_str(read.as_deref().unwrap_or(text)).map_err(|e| masked(&e))?;
+        let mut added: Added = serde_json::from_str(read.as_deref().unwrap_or(text)).map_err(|e| masked(&e))?;
+        added.gateway.overrides = std::mem::take(&mut host.gateway.overrides);
         let cfg = GatewayConfig { host, servers: added.servers, gateway: added.gateway, search: added.search, path: None };
         if let Some(search) = &cfg.search {
             super::search::check(search)?;
@@ -192,7 +195,7 @@ impl GatewayConfig {
         if let Some(spawn) = &cfg.gateway.spawn {
             spawn.check().map_err(|e| format!("gateway.{e}"))?;
         }
-        crate::service::check_overrides(&cfg.gateway.overrides)?;
+        crate::service::Service::check_overrides(&cfg.gateway.overrides)?;
         for k in cfg.gateway.overrides.keys() {
             let server = k.split_once('/').map_or(k.as_str(), |(s, _)| s);
             if !cfg.servers.iter().any(|s| s.id == server) {

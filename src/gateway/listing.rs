@@ -13,8 +13,7 @@ use serde_json::{json, Value};
 
 use super::shelf::Shelf;
 use super::{config, pool_hash, views, Gateway, Listing, Lens};
-use crate::service::meta_defs;
-use crate::service::sessions::{self, Pick};
+use crate::service::{Pick, Service, TOOL_SEARCH};
 use crate::service::{PlanAsk, PlanOptions, Plan, Registry, Source};
 
 /// The upstream tools' `_meta`, by (server id, tool name), as the catalog has them now.
@@ -32,12 +31,12 @@ impl Gateway {
         let ask = PlanAsk { scope: &cfg.host.scope, context_window: cfg.host.context_window, model: cfg.host.model.as_deref(), client_tools: &[], usage, code: code.as_ref(), views: false, query: None };
         let service = &view.service;
         let crate::service::Planned { plan, active, .. } = service.plan(registry, &ask);
-        let picks = Arc::new(sessions::chosen(&plan));
+        let picks = Arc::new(Service::usage_picks(&plan));
         let scope = service.scope(&plan, &active, PlanOptions { usage_key: settings.usage_key, code, model: cfg.host.model.clone(), ..PlanOptions::default() });
         let (n_deferred, pool) = (scope.deferred.len(), pool_hash(&scope.deferred, registry));
         service.want_vectors(scope.deferred.iter().filter_map(|n| registry.get(n)));
         let views_on = cfg.gateway.views();
-        let titles = cfg.gateway.overrides.iter().filter_map(|(k, o)| Some((k.clone(), o.title.clone()?))).collect();
+        let titles = Service::override_titles(registry, &cfg.gateway.overrides);
         let mut said = Said { registry, shown: self.shown_names(registry), metas: self.metas(), shelf: view.shelf(), views: views_on, aliases: HashMap::new(), titles, always_load: cfg.gateway.always_load() };
         let tools = said.tools(&plan);
         let rendering = if views_on {
@@ -62,24 +61,7 @@ impl Gateway {
         if self.config().gateway.tool_names != config::ToolNames::Upstream {
             return HashMap::new();
         }
-        let cfg = self.config();
-        let mut by_own: HashMap<&str, Vec<&str>> = HashMap::new();
-        for r in registry.iter() {
-            if let Source::Mcp { server_id, tool_name } = &r.entry.source {
-                // A tool its override names is listed by that name.
-                if cfg.gateway.overrides.get(&crate::service::override_key(server_id, tool_name)).is_some_and(|o| o.name.is_some()) {
-                    continue;
-                }
-                by_own.entry(tool_name.as_str()).or_default().push(r.entry.name.as_str());
-            }
-        }
-        by_own
-            .into_iter()
-            .filter(|(own, wires)| {
-                wires.len() == 1 && !crate::service::RESERVED.contains(own) && registry.get(own).is_none() && crate::service::wire_name::is_valid(own)
-            })
-            .map(|(own, wires)| (wires[0], own))
-            .collect()
+        Service::upstream_names(registry, &self.config().gateway.overrides)
     }
 
     /// Every upstream tool's `_meta`, from the catalog's last-known-good lists.
@@ -106,7 +88,7 @@ struct Said<'a> {
     /// `gateway.views`.
     views: bool,
     aliases: HashMap<String, String>,
-    /// `gateway.overrides`' titles, by `server/tool`.
+    /// `gateway.overrides`' titles, by wire name.
     titles: HashMap<String, String>,
     /// `gateway.alwaysLoad`.
     always_load: bool,
@@ -122,7 +104,7 @@ impl Said<'_> {
             .iter()
             .map(|t| {
                 let mut description = t.description.clone();
-                if let (meta_defs::SEARCH, Some(section)) = (t.name.as_str(), &plan.system_prompt) {
+                if let (TOOL_SEARCH, Some(section)) = (t.name.as_str(), &plan.system_prompt) {
                     description = format!("{description}\n\n{section}");
                 }
                 self.tool(&t.name, &description, &t.input_schema)
@@ -159,10 +141,10 @@ impl Said<'_> {
         if let Some(o) = &r.entry.output_schema {
             tool["outputSchema"] = o.clone();
         }
+        if let Some(title) = self.titles.get(wire) {
+            tool["title"] = json!(title);
+        }
         if let Source::Mcp { server_id, tool_name } = &r.entry.source {
-            if let Some(title) = self.titles.get(&crate::service::override_key(server_id, tool_name)) {
-                tool["title"] = json!(title);
-            }
             let meta = self.metas.get(&(server_id.clone(), tool_name.clone()));
             if let Some(meta) = meta.and_then(|m| views::listed_meta(m, server_id, &self.shelf, self.views)) {
                 tool["_meta"] = meta;

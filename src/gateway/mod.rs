@@ -56,7 +56,7 @@ mod lens;
 mod views;
 
 use crate::catalog::{Catalog, CatalogEvent, CatalogOptions, HostAsks, ServerState};
-use crate::service::sessions::Promote;
+use crate::service::Promote;
 use crate::service::Registry;
 use crate::service::Service;
 use config::GatewayConfig;
@@ -242,7 +242,7 @@ impl Gateway {
         gw.follow_profiles(&gw.config());
         asker.attach(&gw);
         auth.opener.attach(&gw);
-        crate::service::preload_tokenizer();
+        Service::preload_tokenizer();
         // The catalog reads its cacheDir as it takes the servers, and planning counts tokens
         // (the tokenizer may still be loading): both off the reactor.
         let first = gw.clone();
@@ -408,14 +408,14 @@ impl Gateway {
             // Entries already warned about (see below), by what the model reads of them.
             let warned: HashMap<String, u64> =
                 r.iter().filter(|e| e.hidden > 0 || e.refused.is_some()).map(|e| (e.entry.name.clone(), e.content_hash)).collect();
-            let synced = crate::service::sync_mcp(r, &self.catalog, None, Some(&cfg.gateway.overrides));
+            let synced = self.whole.service.sync(r, &self.catalog, crate::service::SyncAsk { selected: None, overrides: Some(&cfg.gateway.overrides) });
             // Said once per entry, when it comes in or what the model reads of it changes, not at
             // every resync (a re-placed entry is registered again each time).
             for name in &synced.registered {
                 match r.get(name) {
                     Some(e) if warned.get(name) == Some(&e.content_hash) => {}
                     Some(e) if e.refused.is_some() => tracing::warn!(tool = %name, "not offered: {}", e.refused.as_deref().unwrap_or_default()),
-                    Some(e) if e.hidden > 0 => tracing::warn!(tool = %name, "{}", crate::service::hidden_message(e)),
+                    Some(e) if e.hidden > 0 => tracing::warn!(tool = %name, "{}", Service::hidden_message(e)),
                     _ => {}
                 }
             }

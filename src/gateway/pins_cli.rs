@@ -82,7 +82,7 @@ async fn report(cfg: &GatewayConfig, catalog: &Catalog, ids: &[String]) -> Resul
     let mut held_total = 0;
     for id in ids {
         let status = catalog.server_status(id).map_err(|e| e.to_string())?;
-        let name = crate::service::hidden::visible(&status.name).into_owned();
+        let name = crate::invisible::visible(&status.name).into_owned();
         let pins = pins_of(catalog, id).await?;
         let held: Vec<&ToolPin> = pins.iter().filter(|p| p.state != PinState::Approved).collect();
         let reached = match (&status.state, &status.error) {
@@ -138,10 +138,10 @@ async fn approve_targets(cfg: &GatewayConfig, catalog: &Catalog, targets: &[Targ
         let reviewed: BTreeMap<String, String> = pins.iter().map(|p| (p.name.clone(), p.fingerprint.clone())).collect();
         catalog.approve_tools(id, &names, &reviewed).map_err(|e| e.to_string())?;
         catalog.store_pins(id).map_err(|e| e.to_string())?;
-        let name = catalog.config(id).map_or_else(|| id.clone(), |c| crate::service::hidden::visible(&c.name).into_owned());
+        let name = catalog.config(id).map_or_else(|| id.clone(), |c| crate::invisible::visible(&c.name).into_owned());
         let tools = current(catalog, id);
         for pin in pins {
-            let _ = writeln!(out, "approved {id}/{} (fingerprint {})", crate::service::hidden::visible(&pin.name), &pin.fingerprint[..16.min(pin.fingerprint.len())]);
+            let _ = writeln!(out, "approved {id}/{} (fingerprint {})", crate::invisible::visible(&pin.name), &pin.fingerprint[..16.min(pin.fingerprint.len())]);
             for line in review::describe(&name, tools.iter().find(|t| t.name == pin.name), pin).lines() {
                 let _ = writeln!(out, "    {line}");
             }

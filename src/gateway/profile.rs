@@ -275,7 +275,7 @@ impl Selection {
 
 /// `*` any run of characters, `?` one, the rest literal; the whole name must match.
 fn pattern(text: &str) -> Result<regex_lite::Regex, String> {
-    crate::service::audit_read::pattern(text).map_err(|e| e.replace("--tool ", "pattern "))
+    crate::service::Service::tool_pattern(text).map_err(|e| e.replace("--tool ", "pattern "))
 }
 
 /// Profile names go into a URL path (`/mcp/<name>`) and a usage key.

@@ -13,7 +13,7 @@
 use super::config::GatewayConfig;
 use super::Gateway;
 use crate::catalog::{CatalogError, McpTool, PinState, ReviewHint, ToolPin};
-use crate::service::hidden;
+use crate::invisible as hidden;
 use rmcp::model::ServerRequest;
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{json, Value};

@@ -2,8 +2,7 @@
 //! takes, less `host` (an MCP client answers no `host/embed`). Checked when the file is read;
 //! started once, with the gateway: a change waits for the next start.
 
-use crate::service::semantic;
-use crate::service::Semantic;
+use crate::service::{Semantic, Service};
 use crate::settings::{EmbeddingSource, SearchSettings};
 use std::sync::Arc;
 
@@ -12,14 +11,14 @@ pub(crate) fn check(search: &SearchSettings) -> Result<(), String> {
     if search.embeddings.as_ref().is_some_and(|e| e.has_host()) {
         return Err("search.embeddings: kind \"host\" needs a host that answers host/embed; toolreg mcp has none (use \"onnx\" with paths, or \"auto\")".into());
     }
-    semantic::check(search).map_err(|(field, msg)| format!("search.{field}: {msg}"))
+    Service::check_search(search).map_err(|(field, msg)| format!("search.{field}: {msg}"))
 }
 
 /// The semantic signal the config asks for, its vectors kept in the state directory; none when
 /// it asks for none, or `auto` found no model (said once in the log). `check` refused the rest
 /// when the file was read.
 pub(crate) fn start(search: Option<&SearchSettings>, state_dir: Option<std::path::PathBuf>) -> Option<Arc<Semantic>> {
-    semantic::start(search?, None, state_dir).ok().flatten()
+    Service::start_semantic(search?, None, state_dir).ok().flatten()
 }
 
 /// What `toolreg plan` says of a config's `search`: how its tool_search would rank (the
@@ -47,7 +46,7 @@ fn describe_source(source: &EmbeddingSource) -> String {
         EmbeddingSource::Host => "the host's embeddings (host/embed: toolreg serve only)".into(),
         EmbeddingSource::Onnx { model, .. } => format!("the local model {model}"),
         EmbeddingSource::Use { weights, .. } => format!("USE-m3 {weights}"),
-        EmbeddingSource::Auto => match (semantic::packaged_model_file(), semantic::packaged_use_file()) {
+        EmbeddingSource::Auto => match (Service::packaged_model_file(), Service::packaged_use_file()) {
             (Ok(model), Some(weights)) => format!("the packaged model {} + USE-m3 {}", model.display(), weights.display()),
             (Ok(model), None) => format!("the packaged model {}", model.display()),
             (Err(_), Some(weights)) => format!("the packaged USE-m3 {}", weights.display()),

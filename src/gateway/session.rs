@@ -41,7 +41,7 @@ pub struct Session {
 
 impl Session {
     pub fn new(gw: Arc<Gateway>, lens: Arc<Lens>) -> Session {
-        Session { gw, lens, http: false, owner: format!("mcp-session:{}", crate::service::new_result_ref()) }
+        Session { gw, lens, http: false, owner: format!("mcp-session:{}", crate::service::Service::new_reference()) }
     }
 }
 
@@ -58,12 +58,12 @@ impl Session {
         self.spanned(self.span(method, context), work).await
     }
 
-    fn span(&self, method: &str, context: &RequestContext<RoleServer>) -> Option<crate::service::telemetry::Request> {
+    fn span(&self, method: &str, context: &RequestContext<RoleServer>) -> Option<crate::service::TelemetryRequest> {
         if self.http { super::traced::request_of(method, context, "tcp") } else { None }
     }
 
-    async fn spanned<T>(&self, span: Option<crate::service::telemetry::Request>, work: impl std::future::Future<Output = Result<T, ErrorData>>) -> Result<T, ErrorData> {
-        crate::service::telemetry::request(span, Box::pin(work), super::traced::failure::<T>).await
+    async fn spanned<T>(&self, span: Option<crate::service::TelemetryRequest>, work: impl std::future::Future<Output = Result<T, ErrorData>>) -> Result<T, ErrorData> {
+        crate::service::TelemetryRequest::traced(span, Box::pin(work), super::traced::failure::<T>).await
     }
 }
 
@@ -413,7 +413,7 @@ impl Session {
         let call_id = lens.service.next_call_id();
         super::lock(&gw.clients.calls).insert(call_id.clone(), context.peer.clone());
         let _in_flight = InFlight(gw, call_id.clone());
-        let scoped = crate::service::is_meta(&name) || name == crate::service::meta_defs::EXEC;
+        let scoped = crate::service::Service::plan_scoped(&name);
         let plan_id = if scoped { Some(gw.plan_id(lens).await) } else { None };
         // An app-only tool called by a client that renders is its view's call (`views.rs`).
         let app = super::views::app_of(&registry, &name, self.renders(context));
@@ -461,7 +461,7 @@ impl Session {
 /// catalog holds it (a cached list synced before the pins were read). Either is put before the
 /// person as a held tool's direct call is, never refused with the catalog's own wording.
 fn held_target(gw: &Gateway, lens: &Lens, registry: &crate::service::Registry, name: &str, arguments: &Value) -> Option<(String, String)> {
-    let invoked = name == crate::service::meta_defs::INVOKE;
+    let invoked = name == crate::service::TOOL_INVOKE;
     let target = if invoked { arguments.get("name")?.as_str()? } else { name };
     match registry.get(target).map(|r| &r.entry.source) {
         Some(crate::service::Source::Mcp { server_id, tool_name }) => {
@@ -478,12 +478,7 @@ fn held_target(gw: &Gateway, lens: &Lens, registry: &crate::service::Registry, n
 /// override gives it (a rug pull under a renamed tool is held, and called by the new name).
 fn held_by_name(gw: &Gateway, lens: &Lens, registry: &crate::service::Registry, name: &str) -> Option<(String, String)> {
     let cfg = gw.config();
-    let renamed = || {
-        let (key, _) = cfg.gateway.overrides.iter().find(|(_, o)| o.name.as_deref() == Some(name) && !o.hidden)?;
-        let (server, tool) = key.split_once('/')?;
-        gw.catalog.held_tools(server)?.contains(tool).then(|| (server.to_string(), tool.to_string()))
-    };
-    crate::service::held_tool(registry, &gw.catalog, name).or_else(renamed).filter(|(s, t)| lens.has_tool(s, t))
+    lens.service.held_tool(registry, &gw.catalog, name, Some(&cfg.gateway.overrides)).filter(|(s, t)| lens.has_tool(s, t))
 }
 
 /// A call of the held `tool` of `server_id` (`called` as the client named it): the person
@@ -573,7 +568,7 @@ fn name_media(raw: &mut Value) {
     for part in parts.iter_mut() {
         let media = matches!(part.get("type").and_then(Value::as_str), Some("image" | "audio")) || part.get("resource").is_some_and(|r| r.get("blob").is_some());
         if media {
-            *part = json!({"type": "text", "text": crate::service::part_text(part)});
+            *part = json!({"type": "text", "text": crate::service::Service::part_text(part)});
         }
     }
 }

@@ -5,7 +5,7 @@
 //! `tools/call`, `tools/list`, `resources/read` and `prompts/get` (`Session::traced`); other
 //! requests get no span over HTTP.
 
-use crate::service::telemetry;
+use crate::service::{Telemetry, TelemetryFace, TelemetryRequest};
 use rmcp::model::{ClientNotification, ClientRequest, ProtocolVersion, ServerResult};
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, Service, ServiceRole};
 use rmcp::ErrorData;
@@ -24,9 +24,9 @@ impl<S> Traced<S> {
 }
 
 /// The span's description of a request, when telemetry is on.
-pub(crate) fn request_of(method: &str, context: &RequestContext<RoleServer>, transport: &'static str) -> Option<telemetry::Request> {
-    telemetry::is_on().then(|| telemetry::Request {
-        face: telemetry::Face::Gateway,
+pub(crate) fn request_of(method: &str, context: &RequestContext<RoleServer>, transport: &'static str) -> Option<TelemetryRequest> {
+    Telemetry::global().is_on().then(|| TelemetryRequest {
+        face: TelemetryFace::Gateway,
         method: method.to_string(),
         id: context.id.to_string(),
         session: context
@@ -49,7 +49,7 @@ impl<S: Service<RoleServer>> Service<RoleServer> for Traced<S> {
         let span = request_of(request.method(), &context, self.transport);
         // Boxed: the handler's future is large, and two of it on a worker's stack overflow it.
         let work = Box::pin(self.inner.handle_request(request, context));
-        telemetry::request(span, work, failure::<ServerResult>).await
+        TelemetryRequest::traced(span, work, failure::<ServerResult>).await
     }
 
     async fn handle_notification(&self, notification: ClientNotification, context: NotificationContext<RoleServer>) -> Result<(), ErrorData> {

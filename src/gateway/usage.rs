@@ -17,7 +17,7 @@
 //! window), so a listing never changes between runs unless its config asks for it.
 
 use super::{Gateway, Lens};
-use crate::service::sessions::{Pick, Promote};
+use crate::service::{Pick, Promote};
 use std::sync::Arc;
 
 /// The usage key of the gateway's calls when `gateway.usageKey` does not name one (a

@@ -18,8 +18,7 @@ use rmcp::model::ClientCapabilities;
 use serde_json::Value;
 
 use super::shelf::Shelf;
-use crate::service::apps::{self, ToolUi};
-use crate::service::{Registered, Registry, Source};
+use crate::service::{Registered, Registry, Service, Source, VIEWS_EXTENSION, VIEW_MIME};
 
 const FLAT_RESOURCE_URI: &str = "ui/resourceUri";
 
@@ -28,10 +27,10 @@ const FLAT_RESOURCE_URI: &str = "ui/resourceUri";
 pub(crate) fn declared(caps: Option<&ClientCapabilities>) -> bool {
     let Some(caps) = caps else { return false };
     let caps = serde_json::to_value(caps).unwrap_or(Value::Null);
-    let Some(ext) = caps.get("extensions").and_then(|e| e.get(apps::EXTENSION)) else { return false };
+    let Some(ext) = caps.get("extensions").and_then(|e| e.get(VIEWS_EXTENSION)) else { return false };
     match ext.get("mimeTypes") {
         None => true,
-        Some(types) => types.as_array().is_some_and(|t| t.iter().any(|m| m == apps::VIEW_MIME)),
+        Some(types) => types.as_array().is_some_and(|t| t.iter().any(|m| m == VIEW_MIME)),
     }
 }
 
@@ -40,7 +39,7 @@ pub(crate) fn declared(caps: Option<&ClientCapabilities>) -> bool {
 pub(crate) fn upstream_caps(mut caps: Value, views: bool) -> Value {
     if !views {
         if let Some(ext) = caps.get_mut("extensions").and_then(Value::as_object_mut) {
-            ext.remove(apps::EXTENSION);
+            ext.remove(VIEWS_EXTENSION);
         }
     }
     caps
@@ -70,8 +69,7 @@ pub(crate) fn listed_meta(meta: &Value, server: &str, shelf: &Shelf, views: bool
 
 /// An MCP tool that only views may call: listed for clients that render, never planned.
 pub(crate) fn app_only(r: &Registered) -> bool {
-    let ui = r.entry.ui.as_ref();
-    matches!(r.entry.source, Source::Mcp { .. }) && r.refused.is_none() && !apps::model_may_call(ui) && ui.is_some_and(ToolUi::for_app)
+    Service::app_only(r)
 }
 
 /// The app-only tools of `registry`, in name order.
@@ -103,9 +101,9 @@ mod tests {
 
     #[test]
     fn a_client_renders_when_it_declares_the_extension_for_the_view_format() {
-        assert!(declared(Some(&caps(json!({"extensions": {apps::EXTENSION: {"mimeTypes": [apps::VIEW_MIME]}}})))));
-        assert!(declared(Some(&caps(json!({"extensions": {apps::EXTENSION: {}}})))));
-        assert!(!declared(Some(&caps(json!({"extensions": {apps::EXTENSION: {"mimeTypes": ["text/html"]}}})))));
+        assert!(declared(Some(&caps(json!({"extensions": {VIEWS_EXTENSION: {"mimeTypes": [VIEW_MIME]}}})))));
+        assert!(declared(Some(&caps(json!({"extensions": {VIEWS_EXTENSION: {}}})))));
+        assert!(!declared(Some(&caps(json!({"extensions": {VIEWS_EXTENSION: {"mimeTypes": ["text/html"]}}})))));
         assert!(!declared(Some(&caps(json!({"elicitation": {}})))));
         assert!(!declared(None));
     }
@@ -117,7 +115,7 @@ mod tests {
         assert_eq!(listed_meta(&meta, "a", &shelf, false), Some(json!({"other": 1})));
         assert_eq!(listed_meta(&json!({"ui": {}}), "a", &shelf, false), None);
         assert_eq!(listed_meta(&meta, "a", &shelf, true), Some(meta.clone()));
-        let declared = json!({"extensions": {apps::EXTENSION: {}, "x": {}}, "sampling": {}});
+        let declared = json!({"extensions": {VIEWS_EXTENSION: {}, "x": {}}, "sampling": {}});
         assert_eq!(upstream_caps(declared.clone(), false), json!({"extensions": {"x": {}}, "sampling": {}}));
         assert_eq!(upstream_caps(declared.clone(), true), declared);
     }

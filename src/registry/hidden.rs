@@ -19,9 +19,8 @@
 //! value the model sends is the cleaned one.
 
 use super::entry::ToolEntry;
-pub use crate::invisible::{cleaned, is_hidden, names, visible};
+pub use crate::invisible::{cleaned, has_hidden, is_hidden, names, own_name, show, shown, visible};
 use serde_json::Value;
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 
 
@@ -34,94 +33,6 @@ fn strip(s: &mut String) -> usize {
     n
 }
 
-
-
-/// Whether any string or key of `v`, at any depth, has a hidden character.
-pub fn has_hidden(v: &Value) -> bool {
-    let hidden = |s: &str| s.chars().any(is_hidden);
-    let mut stack = vec![v];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::String(s) if hidden(s) => return true,
-            Value::Array(items) => stack.extend(items),
-            Value::Object(map) => {
-                for (k, x) in map {
-                    if hidden(k) {
-                        return true;
-                    }
-                    stack.push(x);
-                }
-            }
-            _ => {}
-        }
-    }
-    false
-}
-
-/// Every string and key of `v` in `visible` form, for a person to read. Returns how many
-/// strings and keys changed.
-pub fn show(v: &mut Value) -> usize {
-    if !has_hidden(v) {
-        return 0;
-    }
-    let mut shown = 0;
-    let mut stack = vec![v];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::String(s) => {
-                if let Cow::Owned(o) = visible(s) {
-                    *s = o;
-                    shown += 1;
-                }
-            }
-            Value::Array(items) => stack.extend(items.iter_mut()),
-            Value::Object(map) => {
-                if map.keys().any(|k| k.chars().any(is_hidden)) {
-                    // A plain key that spells an escape out keeps its name; the hidden one it
-                    // reads like is marked beside it rather than overwriting it.
-                    let plain: HashSet<String> = map.keys().filter(|k| !k.chars().any(is_hidden)).cloned().collect();
-                    for (k, x) in std::mem::take(map) {
-                        let mut key = visible(&k).into_owned();
-                        if key != k {
-                            shown += 1;
-                            while plain.contains(&key) || map.contains_key(&key) {
-                                key.push_str(" (again)");
-                            }
-                        }
-                        map.insert(key, x);
-                    }
-                }
-                stack.extend(map.values_mut());
-            }
-            _ => {}
-        }
-    }
-    shown
-}
-
-/// `t` with every string and key in `visible` form (through its JSON shape, so a field added
-/// later is covered too); `t` itself when it has no hidden character.
-pub fn shown<T: serde::Serialize + serde::de::DeserializeOwned>(t: T) -> T {
-    let Ok(mut v) = serde_json::to_value(&t) else { return t };
-    if show(&mut v) == 0 {
-        return t;
-    }
-    // Strings stay strings, so the shape still fits.
-    serde_json::from_value(v).unwrap_or(t)
-}
-
-/// The one of `names` that `given` is: itself, or the only one whose `visible` form it is (a
-/// host sends back what it was shown).
-pub fn own_name<'a: 'b, 'b>(names: impl IntoIterator<Item = &'a str> + Clone, given: &'b str) -> &'b str {
-    if names.clone().into_iter().any(|n| n == given) {
-        return given;
-    }
-    let mut shown_as = names.into_iter().filter(|n| visible(n) == given);
-    match (shown_as.next(), shown_as.next()) {
-        (Some(n), None) => n,
-        _ => given,
-    }
-}
 
 
 /// What a value is, for the walk: a JSON Schema, a map of names to schemas (`properties`,
@@ -393,6 +304,7 @@ pub fn clean(e: &mut ToolEntry) -> Cleaning {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::borrow::Cow;
 
     fn tags(text: &str) -> String {
         text.chars().map(|c| char::from_u32(0xE0000 + c as u32).unwrap()).collect()

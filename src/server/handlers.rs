@@ -1,14 +1,14 @@
 //! Handlers: from protocol types, call the domain, back to protocol types. Nothing else.
 
 use super::Ctx;
-use crate::service::render::{self, RenderError};
+use crate::service::{Marking, RenderError};
 use crate::service::PlanOptions;
 use crate::protocol::error::clip;
 use crate::protocol::*;
 use crate::service::{EntrySummary, RegistryError};
 use std::path::Path;
 use crate::catalog::{Catalog, CatalogOptions, HostAsks};
-use crate::service::{PlanAsk, PlanQuery, Planned};
+use crate::service::{PlanAsk, PlanQuery, Planned, Service, Telemetry};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,10 +44,10 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         _ => None,
     };
     // Started once (the process's); a bad header or URL refuses initialize, naming no value.
-    if let Some(t) = p.telemetry.as_ref().filter(|_| !crate::service::telemetry::global().is_on()) {
-        let started = crate::service::telemetry::Telemetry::start(t, &|k| std::env::var(k).ok())
+    if let Some(t) = p.telemetry.as_ref().filter(|_| !Telemetry::global().is_on()) {
+        let started = Telemetry::start(t, &|k| std::env::var(k).ok())
             .map_err(|e| RpcError::new(ErrorCode::INVALID_PARAMS, e).with_data(serde_json::json!({"field": "telemetry"})))?;
-        crate::service::telemetry::install(started);
+        started.install();
     }
     let semantic = match &p.search {
         Some(search) => start_semantic(ctx, search, p.cache_dir.as_deref())?,
@@ -110,7 +110,7 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         tracing::info!(client = %client.name, version = ?client.version, "initialize");
     }
     // The tokenizer takes ~150 ms to build: start now, off the request path.
-    crate::service::preload_tokenizer();
+    Service::preload_tokenizer();
     Ok(InitializeResult {
         server_info: ServerInfo { name: "toolreg".into(), version: env!("CARGO_PKG_VERSION").into() },
         protocol_version: PROTOCOL_VERSION.into(),
@@ -133,7 +133,7 @@ fn code_limits(c: &CodeModeLimits) -> Result<crate::service::Limits, RpcError> {
 /// value names its field.
 fn start_semantic(ctx: &Ctx, search: &SearchSettings, cache_dir: Option<&str>) -> Result<Option<Arc<crate::service::Semantic>>, RpcError> {
     let host: Arc<dyn crate::service::Embedder> = Arc::new(super::host::HostEmbedder(ctx.out.clone()));
-    crate::service::semantic::start(search, Some(host), cache_dir.map(std::path::PathBuf::from))
+    Service::start_semantic(search, Some(host), cache_dir.map(std::path::PathBuf::from))
         .map_err(|(field, msg)| RpcError::new(ErrorCode::INVALID_PARAMS, msg).with_data(serde_json::json!({"field": format!("search.{field}")})))
 }
 
@@ -196,7 +196,7 @@ pub fn handle_select_active(ctx: &Ctx, p: SelectActiveParams) -> Result<SelectAc
 pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
     let scope_json = scope_value(&p.scope);
     let registry = ctx.snapshot();
-    let usage_key = p.usage_key.clone().unwrap_or_else(|| crate::service::key_for_scope(&scope_json));
+    let usage_key = p.usage_key.clone().unwrap_or_else(|| Service::usage_key(&scope_json));
     let pick = p.usage.as_ref().map(|u| super::handlers_usage::usage_pick(ctx, &usage_key, p.session.as_deref(), u));
     // tool_exec is offered before rendering, so a native rendering carries it as one more function.
     let code = p.code_mode.map(|_| ctx.code_limits.get().copied().unwrap_or_default());
@@ -217,8 +217,8 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
         super::handlers_usage::fix_session(ctx, session, &usage_key, pick, &plan);
     }
     let gated = |r: &crate::service::Registered| asks_approval_now(ctx, r);
-    let marking = p.programmatic.map(|programmatic| render::Marking { programmatic, gated: &gated });
-    let rendered = render::render(&mut plan, &active, p.render, p.search, p.strict, marking.as_ref()).map_err(|e| match &e {
+    let marking = p.programmatic.map(|programmatic| Marking { programmatic, gated: &gated });
+    let rendered = ctx.service.render(&mut plan, &active, p.render, p.search, p.strict, marking.as_ref()).map_err(|e| match &e {
         RenderError::TooManyDeferred { deferred, max } => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string())
             .with_data(serde_json::json!({"render": p.render, "deferred": deferred, "max": max})),
         RenderError::ProgrammaticNeedsNative => RpcError::new(ErrorCode::INVALID_PARAMS, e.to_string()).with_data(serde_json::json!({"field": "programmatic"})),
@@ -231,16 +231,8 @@ pub fn handle_plan(ctx: &Ctx, p: PlanParams) -> Result<PlanReply, RpcError> {
     if !scope.deferred.is_empty() {
         // Build (or fetch) tool_search's index now, after this reply, so the model's first
         // search does not wait for it; on the warm-up thread, so the next plan does not either.
-        let scope = scope.clone();
-        let semantic = ctx.service.semantic().cloned();
-        ctx.work.spawn_warmup(move || {
-            crate::service::plan_index(&scope, &registry);
-            // And vectors for the deferred pool (known ones are skipped at once).
-            if let Some(semantic) = semantic {
-                let pool: Vec<_> = scope.deferred.iter().filter_map(|n| registry.get(n)).collect();
-                semantic.want(crate::service::embedding_texts(pool));
-            }
-        });
+        // And vectors for the deferred pool (known ones are skipped at once).
+        ctx.work.spawn_warmup(ctx.service.plan_warmup(scope.clone(), registry));
     }
     // Hashed with the deferred definitions' digest in their place (`Rendered::hash_basis`),
     // and the whole request written out only when it is sent.
@@ -273,7 +265,7 @@ fn plan_query(ctx: &Ctx, p: &PlanParams) -> Result<Option<PlanQuery>, RpcError> 
     let vector = match ctx.service.semantic() {
         // Never on one of the runtime's own threads, where a wait would stall it (plans run on
         // the work pool: `Kind::Heavy`); there the query is searched by its words alone.
-        Some(s) if s.any() && max_tools > 0 && tokio::runtime::Handle::try_current().is_err() => Some(ctx.runtime.block_on(crate::service::query_vectors(s, &text))),
+        Some(s) if s.any() && max_tools > 0 && tokio::runtime::Handle::try_current().is_err() => ctx.runtime.block_on(ctx.service.query_vectors(&text)),
         _ => None,
     };
     Ok(Some(PlanQuery { text, max_tools, vector }))

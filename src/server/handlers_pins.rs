@@ -6,15 +6,15 @@ use super::Ctx;
 use crate::catalog::{CatalogError, ToolPin};
 use crate::service::ModelOutput;
 use crate::protocol::*;
-use crate::service::hidden;
+use crate::invisible;
 use serde_json::json;
 
 /// The names a refusal quotes, as the user was shown them (`catalog/pins`).
 fn pins_error(e: CatalogError) -> RpcError {
     let e = match e {
-        CatalogError::NotInList { server, tools } => CatalogError::NotInList { server, tools: tools.iter().map(|t| hidden::visible(t).into_owned()).collect() },
+        CatalogError::NotInList { server, tools } => CatalogError::NotInList { server, tools: tools.iter().map(|t| invisible::visible(t).into_owned()).collect() },
         CatalogError::ChangedSinceReview { server, tools } => {
-            CatalogError::ChangedSinceReview { server, tools: tools.iter().map(|t| hidden::visible(t).into_owned()).collect() }
+            CatalogError::ChangedSinceReview { server, tools: tools.iter().map(|t| invisible::visible(t).into_owned()).collect() }
         }
         other => other,
     };
@@ -30,7 +30,7 @@ fn pins_error(e: CatalogError) -> RpcError {
 /// Pins as the user reviews them: names, descriptions before and after and changed paths
 /// with every hidden character shown (`\u{202E}`).
 fn shown(pins: Vec<ToolPin>) -> PinsResult {
-    PinsResult { tools: pins.into_iter().map(hidden::shown).collect() }
+    PinsResult { tools: pins.into_iter().map(invisible::shown).collect() }
 }
 
 pub fn handle_pins(ctx: &Ctx, p: ServerIdParams) -> Result<PinsResult, RpcError> {
@@ -43,7 +43,7 @@ pub fn handle_approve_tools(ctx: &Ctx, p: ApproveToolsParams) -> Result<PinsResu
     let catalog = catalog(ctx)?;
     let list = catalog.list_tools(&p.server_id, true).map(|l| l.tools).unwrap_or_default();
     let names = list.iter().map(|t| t.name.as_str());
-    let own = |n: &String| hidden::own_name(names.clone(), n).to_string();
+    let own = |n: &String| invisible::own_name(names.clone(), n).to_string();
     let tools: Vec<String> = p.tools.iter().map(own).collect();
     let fingerprints = p.fingerprints.iter().map(|(n, f)| (own(n), f.clone())).collect();
     let pins = catalog.approve_tools(&p.server_id, &tools, &fingerprints).map_err(pins_error)?;
@@ -54,6 +54,6 @@ pub fn handle_approve_tools(ctx: &Ctx, p: ApproveToolsParams) -> Result<PinsResu
 /// `tool/invoke` of a name that is not registered because its MCP tool is held: a result the
 /// model can read, instead of an unknown-tool error.
 pub fn held_invoke_result(ctx: &Ctx, name: &str) -> Option<InvokeResult> {
-    let text = crate::service::held_refusal(&ctx.snapshot(), ctx.catalog.get()?, name)?;
+    let text = ctx.service.held_refusal(&ctx.snapshot(), ctx.catalog.get()?, name)?;
     Some(InvokeResult { output: ModelOutput::error(text), is_error: true, raw: None, repaired: None, provider_output: None, ui: None, approved_by: None, cut: None })
 }

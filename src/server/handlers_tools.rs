@@ -6,8 +6,7 @@ use crate::catalog::{Catalog, CatalogError, ListToolsResult, ServerStatus};
 use crate::service::{Call, HostAbilities, InvokeError, Settings};
 use crate::service::CallAsk;
 use crate::protocol::*;
-use crate::service::hidden;
-use crate::service::{resolve, sync_mcp, SyncMode as Mode};
+use crate::service::{SyncAsk, SyncMode as Mode};
 use crate::service::Mcp;
 use serde_json::json;
 use std::sync::Arc;
@@ -43,12 +42,12 @@ pub fn handle_list_tools(ctx: &Ctx, p: ListToolsParams) -> Result<ListToolsResul
     let mut list = catalog(ctx)?.list_tools(&p.server_id, p.include_disabled).map_err(catalog_error)?;
     for t in &mut list.tools {
         for s in [Some(&mut t.name), t.title.as_mut(), Some(&mut t.description)].into_iter().flatten() {
-            if let std::borrow::Cow::Owned(o) = hidden::visible(s) {
+            if let std::borrow::Cow::Owned(o) = crate::invisible::visible(s) {
                 *s = o;
             }
         }
         for v in [Some(&mut t.input_schema), t.output_schema.as_mut(), t.annotations.as_mut()].into_iter().flatten() {
-            hidden::show(v);
+            crate::invisible::show(v);
         }
     }
     Ok(list)
@@ -72,7 +71,7 @@ pub fn handle_resolve(ctx: &Ctx, p: ResolveParams) -> Result<ResolveResult, RpcE
         McpMode::Auto => Mode::Auto,
         McpMode::Manual => Mode::Manual,
     };
-    Ok(ResolveResult { tool_ids: resolve(&ctx.snapshot(), catalog(ctx)?, mode, &p.assistant.mcp_server_ids) })
+    Ok(ResolveResult { tool_ids: ctx.service.resolve(&ctx.snapshot(), catalog(ctx)?, mode, &p.assistant.mcp_server_ids) })
 }
 
 /// `SerialRegistry`: on the blocking pool, the only writer while it runs. The new registry is
@@ -80,18 +79,14 @@ pub fn handle_resolve(ctx: &Ctx, p: ResolveParams) -> Result<ResolveResult, RpcE
 pub fn handle_sync(ctx: &Ctx, p: SyncParams) -> Result<SyncResult, RpcError> {
     let catalog = catalog(ctx)?;
     let mut reg = ctx.current();
-    let s = sync_mcp(Arc::make_mut(&mut reg), catalog, p.selected_tool_ids.as_deref(), None);
+    let s = ctx.service.sync(Arc::make_mut(&mut reg), catalog, SyncAsk { selected: p.selected_tool_ids.as_deref(), overrides: None });
     *ctx.service.registry_mut() = reg.clone();
     if s.registered.len() >= super::handlers::BIG_REGISTRATION {
         crate::os::release_freed_memory_soon();
     }
-    if let Some(semantic) = ctx.service.semantic() {
-        // Vectors for the synced tools, in the background, before a plan defers them.
-        let (semantic, registry) = (semantic.clone(), reg.clone());
-        ctx.work.spawn(move || {
-            let mcp: Vec<_> = registry.iter().filter(|r| matches!(r.entry.source, crate::service::Source::Mcp { .. })).cloned().collect();
-            semantic.want(crate::service::embedding_texts(&mcp));
-        });
+    // Vectors for the synced tools, in the background, before a plan defers them.
+    if let Some(vectors) = ctx.service.mcp_vectors(reg) {
+        ctx.work.spawn(vectors);
     }
     Ok(SyncResult { registered: s.registered, evicted: s.evicted })
 }

@@ -3,8 +3,7 @@
 //! where they run (`handle_invoke`'s executor, `Book::count`).
 
 use super::Ctx;
-use crate::service::sessions::{self, Pick};
-use crate::service::Plan;
+use crate::service::{Pick, Plan, Service};
 use crate::protocol::*;
 use crate::service::{Tally, HALF_LIFE_DAYS, WINDOW_DAYS};
 
@@ -18,7 +17,7 @@ pub(super) fn usage_pick(ctx: &Ctx, usage_key: &str, session: Option<&str>, poli
 /// After a session's first plan: its usage-driven tools are the session's from now on.
 pub(super) fn fix_session(ctx: &Ctx, session: &str, usage_key: &str, pick: &Pick, plan: &Plan) {
     if let Pick::Fresh { .. } = pick {
-        ctx.sessions.fix(session, usage_key, sessions::chosen(plan));
+        ctx.sessions.fix(session, usage_key, Service::usage_picks(plan));
     }
 }
 

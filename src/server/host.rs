@@ -22,7 +22,7 @@ pub struct Host<'a> {
 impl HostPort for Host<'_> {
     fn approval_request(&self, mut req: ApprovalRequest) {
         // The user reads the arguments: hidden characters the model sent are shown (`\u{202E}`).
-        crate::service::hidden::show(&mut req.arguments);
+        crate::invisible::show(&mut req.arguments);
         self.out.notify(ApprovalRequestNotification::METHOD, req);
     }
 

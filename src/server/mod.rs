@@ -26,7 +26,7 @@ use crate::catalog::{Catalog, CatalogEvent};
 use crate::logging::LogControl;
 use crate::protocol::error::clip;
 use crate::protocol::{ErrorCode, HostCapabilities, RpcError, Timeouts};
-use crate::service::hidden::visible;
+use crate::invisible::visible;
 use crate::service::Registry;
 use crate::transport::record::{Direction, Recorder};
 use crate::transport::{ContentLengthCodec, Frame};
@@ -80,7 +80,7 @@ pub struct Ctx {
     /// `catalog/resolveRegistryServer` read.
     pub mcp_registry: Mutex<crate::settings::McpRegistrySettings>,
     /// The usage-driven tools each session's first plan chose.
-    pub sessions: crate::service::sessions::Sessions,
+    pub sessions: crate::service::Sessions,
     /// The runtime, for the work pool's few waits on it (a plan's query vector).
     pub runtime: tokio::runtime::Handle,
 }
@@ -458,8 +458,8 @@ impl Server {
             kind => kind,
         };
         // Described for its span when telemetry is on (requests that run concurrently).
-        let span = crate::service::telemetry::is_on().then(|| crate::service::telemetry::Request {
-            face: crate::service::telemetry::Face::Sidecar,
+        let span = crate::service::Telemetry::global().is_on().then(|| crate::service::TelemetryRequest {
+            face: crate::service::TelemetryFace::Sidecar,
             method: method.clone(),
             id: id.display(),
             session: None,
@@ -557,8 +557,8 @@ impl Server {
 }
 
 /// `work` in its span (`telemetry::request`); a failure's `error.type` is its JSON-RPC code.
-fn traced(span: Option<crate::service::telemetry::Request>, work: impl std::future::Future<Output = Answer>) -> impl std::future::Future<Output = Answer> {
-    crate::service::telemetry::request(span, work, |a: &Answer| {
+fn traced(span: Option<crate::service::TelemetryRequest>, work: impl std::future::Future<Output = Answer>) -> impl std::future::Future<Output = Answer> {
+    crate::service::TelemetryRequest::traced(span, work, |a: &Answer| {
         #[derive(serde::Deserialize)]
         struct Failure {
             error: Code,

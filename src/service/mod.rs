@@ -4,47 +4,64 @@
 //! `Service` and only translates its protocol to these operations and back; what is truly one
 //! face's (LSP framing, HTTP sessions, MCP elicitation rounds) stays in that face.
 
+mod audit_log;
 mod definitions;
-pub mod semantic;
+mod entries;
+mod mcp_sync;
+mod planning;
 mod registry_install;
+mod semantic;
 mod tasks;
 pub use tasks::TaskFailure;
 
 // What the faces name of the domain: the types they translate to and from their protocol and
-// the ports they implement (as rust-analyzer's `ide` re-exports what its LSP layer names).
-// The faces reach the domain through these and the operations below, never by a domain
-// module's path (tests/layers.rs); a change behind them is a change here, not in two faces.
-pub use crate::apps;
+// the ports they implement (as rust-analyzer's `ide` re-exports what its LSP layer names), and
+// nothing else: no function, no module. Every step a face takes is a method of `Service` (in
+// this module's files: `mcp_sync`, `planning`, `entries`, `audit_log`, `semantic`) or of one of
+// these types, so a change behind them is a change here, not in two faces (tests/layers.rs).
+pub use crate::apps::ToolUi;
 pub use crate::approval::{Approvals, Decision, Grant, Grants, Lasts, Remember};
-pub use crate::audit::{read as audit_read, Audit, AuditSettings, Event as AuditEvent, Face as AuditFace};
-pub use crate::embed::{Embedded, Embedder, Purpose};
+pub use crate::audit::{Audit, AuditSettings, Event as AuditEvent, Face as AuditFace};
+pub use crate::embed::{Embedded, Embedder, Purpose, QueryVector};
 pub use crate::exposition::definitions::{Definition, Definitions};
-pub use crate::exposition::plans::PlanOptions;
-pub use crate::exposition::{meta_defs, render, sessions};
+pub use crate::exposition::plans::{PlanOptions, PlanScope};
+pub use crate::exposition::render::{Marking, RenderError, Rendered};
+pub use crate::exposition::sessions::{Pick, Promote, Sessions};
+pub use crate::exposition::{Gate, Reason};
 pub use crate::invoke::{ApprovalRequest, Call, HostAbilities, HostPort, InputAsked, InvokeError, Invoked, McpPort, Settings, TaskMade};
-pub use crate::meta::{embedding_texts, is_meta, plan_index};
-pub use crate::meta::search::query_vectors;
 pub use crate::media::{Media, MediaMode, Reader};
-pub use crate::output::{part_text, ModelOutput, Part};
-pub use crate::registry::{hidden, hidden_message, wire_name, Defer, EntrySummary, Registered, Registry, RegistryError, Source, ToolEntry, RESERVED};
+pub use crate::output::{ModelOutput, Part};
+pub use crate::registry::{Defer, EntrySummary, Registered, Registry, RegistryError, Source, ToolEntry, Warning};
 pub use crate::mcp_registry::{Entry as RegistryEntry, InputPlace, KeptSecret, McpRegistryError, RegistryInput, RegistryPage, Resolved as ResolvedServer};
 pub use crate::secret::reference::SecretRef;
-pub use crate::overrides::{check as check_overrides, key as override_key, Overrides};
-pub use crate::results::{shelf::new_ref as new_result_ref, Budget};
+pub use crate::overrides::Overrides;
+pub use crate::results::Budget;
 pub use crate::sandbox::Limits;
-pub use crate::telemetry;
-pub use crate::sync::{held_refusal, held_tool, resolve, sync as sync_mcp, Mode as SyncMode};
-pub use crate::tokenize::preload as preload_tokenizer;
+pub use crate::telemetry::{Face as TelemetryFace, Request as TelemetryRequest, Telemetry, TelemetrySettings};
+pub use crate::sync::Mode as SyncMode;
 pub use crate::upstream::{Mcp, PassThrough, Relay};
-pub use crate::usage::{key_for_scope, Tally, DEFAULT_KEY as DEFAULT_USAGE_KEY, HALF_LIFE_DAYS, WINDOW_DAYS};
+pub use crate::usage::Tally;
+pub use mcp_sync::{Snapshot, SyncAsk, Synced};
 
 pub use crate::embed::Semantic;
-use crate::exposition::plans::{PlanScope, PlanStore};
-use crate::exposition::sessions::Pick;
 pub use crate::exposition::Plan;
+
+/// The usage key of calls under no plan, and the counts' half-life and window (`usage/list`).
+pub const DEFAULT_USAGE_KEY: &str = crate::usage::DEFAULT_KEY;
+pub const HALF_LIFE_DAYS: u32 = crate::usage::HALF_LIFE_DAYS;
+pub const WINDOW_DAYS: u32 = crate::usage::WINDOW_DAYS;
+/// The meta-tools' names a face recognizes a call by.
+pub const TOOL_SEARCH: &str = crate::exposition::meta_defs::SEARCH;
+pub const TOOL_INVOKE: &str = crate::exposition::meta_defs::INVOKE;
+/// MCP Apps: the capability's extension key, and the one view format servers send.
+pub const VIEWS_EXTENSION: &str = crate::apps::EXTENSION;
+pub const VIEW_MIME: &str = crate::apps::VIEW_MIME;
+
+use crate::exposition::plans::PlanStore;
+use crate::exposition::sessions;
+use crate::sync::held_tool;
 use crate::exposition::{PlanInput, QueryPick, ToolDefinition};
 use crate::invoke::{Executor, Ran};
-use crate::registry::Warning;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use crate::usage::book::Book;

@@ -106,3 +106,26 @@ pub fn onnx_paths(model: &str, tokenizer: &str, runtime: Option<&str>) -> onnx::
 pub fn use_paths(weights: &str, tokenizer: &str) -> use_m3::UsePaths {
     use_m3::UsePaths { weights: weights.into(), tokenizer: tokenizer.into() }
 }
+
+impl super::Service {
+    /// The semantic signal a face's `search` settings ask for (`start`): `host` is the face's
+    /// way to the host's embeddings, `cache_dir` where vectors are kept.
+    pub fn start_semantic(search: &SearchSettings, host: Option<Arc<dyn Embedder>>, cache_dir: Option<PathBuf>) -> Result<Option<Arc<Semantic>>, Refused> {
+        start(search, host, cache_dir)
+    }
+
+    /// Why `search` cannot be used (`check`), naming the field under `search`.
+    pub fn check_search(search: &SearchSettings) -> Result<(), Refused> {
+        check(search)
+    }
+
+    /// Where `kind: "auto"` finds the packaged model's file, or where it looked.
+    pub fn packaged_model_file() -> Result<PathBuf, String> {
+        packaged_model_file()
+    }
+
+    /// Where `kind: "auto"` finds USE-m3's weights.
+    pub fn packaged_use_file() -> Option<PathBuf> {
+        packaged_use_file()
+    }
+}

@@ -29,6 +29,7 @@
 //! - A request cancelled before it answered leaves no span; its tool runs still report theirs.
 
 mod export;
+mod face;
 mod metrics;
 mod otlp;
 
