@@ -12,7 +12,7 @@ mod types;
 mod usage;
 
 pub use error::{ErrorCode, RpcError};
-pub use crate::catalog::{ListToolsResult, ServerConfig, ServerStatus};
+pub use crate::catalog::{ListToolsResult, ServerConfig, ServerStatus, ServerTimeouts};
 // Settings both faces read travel as they are (`crate::settings`).
 pub use crate::settings::{AuditSettings, CodeModeLimits, EmbeddingSource, ResultSettings, SearchSettings, TelemetrySettings, UsagePolicy, MAX_TIMEOUT_MS};
 pub use extras::*;
@@ -115,3 +115,7 @@ notification!(CatalogPromptsChanged, "catalog/promptsChanged", ServerChanged);
 notification!(CatalogResourceUpdated, "catalog/resourceUpdated", ResourceUpdated);
 notification!(ApprovalRequestNotification, "approval/request", ApprovalRequestParams);
 notification!(ApprovalWithdrawn, "approval/withdrawn", ApprovalWithdrawnParams);
+
+#[cfg(test)]
+#[path = "wire_tests.rs"]
+mod wire_tests;

@@ -613,9 +613,10 @@ class Timeouts(TypedDict, total=False):
     connectMs: Union[int, None]
     """Spawning or connecting to an MCP server, including its handshake."""
     listMs: Union[int, None]
-    """One whole `tools/list` of an MCP server, all pages."""
+    """One whole `tools/list` of an MCP server, all pages (and its resource and prompt lists)."""
     callMs: Union[int, None]
-    """One tool call (MCP server or host)."""
+    """One tool call (and a resource read, a prompt get, a completion); the global value
+    bounds a host tool's call too."""
     approvalMs: Union[int, None]
     """Waiting for `approval/respond`; no answer in time means the call does not run."""
     elicitationMs: Union[int, None]
@@ -1237,9 +1238,13 @@ class _PromptListRequired(TypedDict):
 
 
 class PromptList(_PromptListRequired, total=False):
+    """One page of a list of the servers' items (`catalog/listResources`,
+    `catalog/listResourceTemplates`, `catalog/listPrompts`): the items under the list's own key,
+    and where the next page is."""
     nextCursor: Union[str, None]
     pending: list[str]
-    """As in `catalog/listResources`."""
+    """Servers that offer these items but whose list is not known yet (never listed, nothing
+    cached): their items are missing, not absent."""
 
 
 class _ServerPromptRequired(TypedDict):
@@ -1321,9 +1326,12 @@ class _ResourceListRequired(TypedDict):
 
 
 class ResourceList(_ResourceListRequired, total=False):
+    """One page of a list of the servers' items (`catalog/listResources`,
+    `catalog/listResourceTemplates`, `catalog/listPrompts`): the items under the list's own key,
+    and where the next page is."""
     nextCursor: Union[str, None]
     pending: list[str]
-    """Servers that offer resources but whose list is not known yet (never listed, nothing
+    """Servers that offer these items but whose list is not known yet (never listed, nothing
     cached): their items are missing, not absent."""
 
 
@@ -1354,9 +1362,13 @@ class _ResourceTemplateListRequired(TypedDict):
 
 
 class ResourceTemplateList(_ResourceTemplateListRequired, total=False):
+    """One page of a list of the servers' items (`catalog/listResources`,
+    `catalog/listResourceTemplates`, `catalog/listPrompts`): the items under the list's own key,
+    and where the next page is."""
     nextCursor: Union[str, None]
     pending: list[str]
-    """As in `catalog/listResources`."""
+    """Servers that offer these items but whose list is not known yet (never listed, nothing
+    cached): their items are missing, not absent."""
 
 
 class _ServerResourceTemplateRequired(TypedDict):
@@ -1559,13 +1571,16 @@ Trust = Literal["pinned", "auto"]
 
 
 class ServerTimeouts(TypedDict, total=False):
-    """A server's `timeouts`; each field absent keeps the global value."""
+    """The bounds on an MCP server's work, in milliseconds: every server's in
+    `initialize.timeouts` (which carries these fields), one server's in its own `timeouts`, each
+    field there absent keeping the global value."""
     connectMs: Union[int, None]
-    """Spawn or connect plus the handshake."""
+    """Spawning or connecting to an MCP server, including its handshake."""
     listMs: Union[int, None]
-    """One whole `tools/list` (and the resource and prompt lists)."""
+    """One whole `tools/list` of an MCP server, all pages (and its resource and prompt lists)."""
     callMs: Union[int, None]
-    """One `tools/call` (and a resource read, a prompt get, a completion)."""
+    """One tool call (and a resource read, a prompt get, a completion); the global value
+    bounds a host tool's call too."""
 
 
 class ServerIdParams(TypedDict):

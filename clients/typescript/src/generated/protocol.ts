@@ -1006,11 +1006,12 @@ export interface Timeouts {
    */
   connectMs?: number | null;
   /**
-   * One whole `tools/list` of an MCP server, all pages.
+   * One whole `tools/list` of an MCP server, all pages (and its resource and prompt lists).
    */
   listMs?: number | null;
   /**
-   * One tool call (MCP server or host).
+   * One tool call (and a resource read, a prompt get, a completion); the global value
+   * bounds a host tool's call too.
    */
   callMs?: number | null;
   /**
@@ -1673,11 +1674,17 @@ export interface PromptGetParams {
     [k: string]: string;
   } | null;
 }
+/**
+ * One page of a list of the servers' items (`catalog/listResources`,
+ * `catalog/listResourceTemplates`, `catalog/listPrompts`): the items under the list's own key,
+ * and where the next page is.
+ */
 export interface PromptList {
   prompts: ServerPrompt[];
   nextCursor?: string | null;
   /**
-   * As in `catalog/listResources`.
+   * Servers that offer these items but whose list is not known yet (never listed, nothing
+   * cached): their items are missing, not absent.
    */
   pending?: string[];
 }
@@ -1762,11 +1769,16 @@ export interface ResolveResult {
    */
   toolIds: string[];
 }
+/**
+ * One page of a list of the servers' items (`catalog/listResources`,
+ * `catalog/listResourceTemplates`, `catalog/listPrompts`): the items under the list's own key,
+ * and where the next page is.
+ */
 export interface ResourceList {
   resources: ServerResource[];
   nextCursor?: string | null;
   /**
-   * Servers that offer resources but whose list is not known yet (never listed, nothing
+   * Servers that offer these items but whose list is not known yet (never listed, nothing
    * cached): their items are missing, not absent.
    */
   pending?: string[];
@@ -1792,11 +1804,17 @@ export interface ResourceParams {
   serverId: string;
   uri: string;
 }
+/**
+ * One page of a list of the servers' items (`catalog/listResources`,
+ * `catalog/listResourceTemplates`, `catalog/listPrompts`): the items under the list's own key,
+ * and where the next page is.
+ */
 export interface ResourceTemplateList {
   resourceTemplates: ServerResourceTemplate[];
   nextCursor?: string | null;
   /**
-   * As in `catalog/listResources`.
+   * Servers that offer these items but whose list is not known yet (never listed, nothing
+   * cached): their items are missing, not absent.
    */
   pending?: string[];
 }
@@ -1967,19 +1985,22 @@ export interface ServerConfig {
   proxy?: string | null;
 }
 /**
- * A server's `timeouts`; each field absent keeps the global value.
+ * The bounds on an MCP server's work, in milliseconds: every server's in
+ * `initialize.timeouts` (which carries these fields), one server's in its own `timeouts`, each
+ * field there absent keeping the global value.
  */
 export interface ServerTimeouts {
   /**
-   * Spawn or connect plus the handshake.
+   * Spawning or connecting to an MCP server, including its handshake.
    */
   connectMs?: number | null;
   /**
-   * One whole `tools/list` (and the resource and prompt lists).
+   * One whole `tools/list` of an MCP server, all pages (and its resource and prompt lists).
    */
   listMs?: number | null;
   /**
-   * One `tools/call` (and a resource read, a prompt get, a completion).
+   * One tool call (and a resource read, a prompt get, a completion); the global value
+   * bounds a host tool's call too.
    */
   callMs?: number | null;
 }
