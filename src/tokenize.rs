@@ -9,6 +9,7 @@
 //! fast (keyed by a 128-bit digest of the text, at most `COUNT_CACHE_ENTRIES` counts).
 
 mod bpe;
+pub mod split;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -35,6 +36,12 @@ impl Encoding {
 
     pub fn count(self, text: &str) -> usize {
         self.bpe().count(text)
+    }
+
+    /// The tokens of `text`'s pieces that start before byte `end`: of `text[..end]` when a
+    /// piece starts at `end` (`split`).
+    pub fn count_until(self, text: &str, end: usize) -> usize {
+        self.bpe().count_until(text, end)
     }
 
     /// Where each token of `text` ends, in bytes (`bpe::Bpe::token_ends`).

@@ -76,17 +76,20 @@ pub struct ServerConfig {
     pub proxy: Option<SecretUrl>,
 }
 
-/// A server's `timeouts`; each field absent keeps the global value.
+/// The bounds on an MCP server's work, in milliseconds: every server's in
+/// `initialize.timeouts` (which carries these fields), one server's in its own `timeouts`, each
+/// field there absent keeping the global value.
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerTimeouts {
-    /// Spawn or connect plus the handshake.
+    /// Spawning or connecting to an MCP server, including its handshake.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_ms: Option<u64>,
-    /// One whole `tools/list` (and the resource and prompt lists).
+    /// One whole `tools/list` of an MCP server, all pages (and its resource and prompt lists).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub list_ms: Option<u64>,
-    /// One `tools/call` (and a resource read, a prompt get, a completion).
+    /// One tool call (and a resource read, a prompt get, a completion); the global value
+    /// bounds a host tool's call too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_ms: Option<u64>,
 }

@@ -217,9 +217,12 @@ pub struct PlanInput<'a> {
     pub query: Option<QueryPick<'a>>,
 }
 
-/// The query-driven part of a plan's input: matches of the deferred pool, best first.
+/// The query-driven part of a plan's input: how to find the deferred pool's matches.
 pub struct QueryPick<'a> {
-    pub ranked: &'a [sessions::Promote],
+    /// The best matches among the pool's names, best first. Asked once, while planning, of the
+    /// pool left deferred after usage took its tools (and only when the pool is deferred), so
+    /// the policy runs once.
+    pub matches: &'a dyn Fn(&[String]) -> Vec<sessions::Promote>,
     /// How many may go inline (the budget is usage's: `UsagePick::budget_tokens`, else
     /// `USAGE_BUDGET_PERCENT` of the context window).
     pub max_tools: usize,
@@ -270,7 +273,7 @@ struct Slot<'a> {
     tokens: u32,
     reason: Reason,
     deferred: bool,
-    note: Option<&'a str>,
+    note: Option<String>,
 }
 
 /// Counts per namespace label. Entries come in name order, so a server's tools are mostly
@@ -411,7 +414,7 @@ pub fn plan(input: &PlanInput) -> Plan {
     let mut placements: BTreeMap<String, Placement> = slots
         .iter()
         .map(|s| {
-            let (namespace, note, ui) = (Some(s.r.entry.namespace.clone()), s.note.map(str::to_string), s.r.entry.ui.clone());
+            let (namespace, note, ui) = (Some(s.r.entry.namespace.clone()), s.note.clone(), s.r.entry.ui.clone());
             let p = Placement { namespace, reason: s.reason, deferred: s.deferred, note, ui };
             (s.r.entry.name.clone(), p)
         })
@@ -457,7 +460,7 @@ pub fn plan(input: &PlanInput) -> Plan {
 /// The most used tools, then the query's matches, back inline, within one token budget: usage
 /// first, so a session's usage-driven tools are the same whatever its messages ask. Returns
 /// how many moved.
-fn promote_all<'a>(slots: &mut [Slot<'a>], input: &PlanInput<'a>, context_window: i64) -> usize {
+fn promote_all(slots: &mut [Slot<'_>], input: &PlanInput<'_>, context_window: i64) -> usize {
     let default = (i128::from(context_window) * i128::from(USAGE_BUDGET_PERCENT) / 100) as u64;
     // A session's fixed picks carry no budget (`u64::MAX`): the query's is the default then.
     let budget = match input.usage.as_ref().and_then(|u| u.budget_tokens) {
@@ -472,9 +475,13 @@ fn promote_all<'a>(slots: &mut [Slot<'a>], input: &PlanInput<'a>, context_window
         moved += promote(slots, u.ranked, u.max_tools.unwrap_or(USAGE_MAX_TOOLS), &mut left, Reason::Usage);
         spent = before - left;
     }
-    if let Some(q) = &input.query {
-        let mut left = budget.saturating_sub(spent);
-        moved += promote(slots, q.ranked, q.max_tools, &mut left, Reason::Query);
+    if let Some(q) = input.query.as_ref().filter(|q| q.max_tools > 0) {
+        let pool: Vec<String> = slots.iter().filter(|s| s.deferred).map(|s| s.r.entry.name.clone()).collect();
+        if !pool.is_empty() {
+            let ranked = (q.matches)(&pool);
+            let mut left = budget.saturating_sub(spent);
+            moved += promote(slots, &ranked, q.max_tools, &mut left, Reason::Query);
+        }
     }
     moved
 }
@@ -482,7 +489,7 @@ fn promote_all<'a>(slots: &mut [Slot<'a>], input: &PlanInput<'a>, context_window
 /// Moves the deferred `auto` tools `ranked` names back inline, in its order, while they fit
 /// the count and what is `left` of the budget (a tool too large for it is skipped, the next
 /// may fit). Returns how many moved.
-fn promote<'a>(slots: &mut [Slot<'a>], ranked: &'a [sessions::Promote], max: usize, left: &mut u64, reason: Reason) -> usize {
+fn promote(slots: &mut [Slot<'_>], ranked: &[sessions::Promote], max: usize, left: &mut u64, reason: Reason) -> usize {
     let rank: std::collections::HashMap<&str, usize> = ranked.iter().enumerate().map(|(i, p)| (p.name.as_str(), i)).collect();
     let mut found: Vec<(usize, usize)> = slots
         .iter()
@@ -505,7 +512,11 @@ fn promote<'a>(slots: &mut [Slot<'a>], ranked: &'a [sessions::Promote], max: usi
         moved += 1;
         s.deferred = false;
         s.reason = reason;
-        s.note = Some(ranked[r].note.as_str());
+        s.note = Some(ranked[r].note.clone());
     }
     moved
 }
+
+#[cfg(test)]
+#[path = "query_tests.rs"]
+mod query_tests;

@@ -99,39 +99,47 @@ pub struct ServerPrompt {
     pub meta: Option<Value>,
 }
 
+/// One page of a list of the servers' items (`catalog/listResources`,
+/// `catalog/listResourceTemplates`, `catalog/listPrompts`): the items under the list's own key,
+/// and where the next page is.
+// Named in the schemas after its items (`ResourceList`, ...), as before it was one type.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ResourceList {
-    pub resources: Vec<ServerResource>,
+#[schemars(rename = "{L}List")]
+pub struct Page<L> {
+    #[serde(flatten)]
+    pub items: L,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
-    /// Servers that offer resources but whose list is not known yet (never listed, nothing
+    /// Servers that offer these items but whose list is not known yet (never listed, nothing
     /// cached): their items are missing, not absent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending: Vec<String>,
 }
 
+/// The items of a `ResourceList` (the schema names the list after the items).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceTemplateList {
-    pub resource_templates: Vec<ServerResourceTemplate>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// As in `catalog/listResources`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pending: Vec<String>,
+#[schemars(rename = "Resource")]
+pub struct Resources {
+    pub resources: Vec<ServerResource>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct PromptList {
-    pub prompts: Vec<ServerPrompt>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// As in `catalog/listResources`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pending: Vec<String>,
+#[schemars(rename = "ResourceTemplate")]
+pub struct ResourceTemplates {
+    pub resource_templates: Vec<ServerResourceTemplate>,
 }
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "Prompt")]
+pub struct Prompts {
+    pub prompts: Vec<ServerPrompt>,
+}
+
+pub type ResourceList = Page<Resources>;
+pub type ResourceTemplateList = Page<ResourceTemplates>;
+pub type PromptList = Page<Prompts>;
 
 /// `catalog/readResource`, `catalog/subscribeResource`, `catalog/unsubscribeResource`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -15,7 +15,7 @@ mod usage;
 
 pub use definitions::*;
 pub use error::{ErrorCode, RpcError};
-pub use crate::catalog::{ListToolsResult, ServerConfig, ServerStatus};
+pub use crate::catalog::{ListToolsResult, ServerConfig, ServerStatus, ServerTimeouts};
 // Settings both faces read travel as they are (`crate::settings`).
 pub use crate::settings::{AuditSettings, CodeModeLimits, EmbeddingSource, McpRegistrySettings, ResultSettings, SearchSettings, TelemetrySettings, UsagePolicy, MAX_TIMEOUT_MS};
 pub use extras::*;
@@ -124,3 +124,7 @@ notification!(CatalogPromptsChanged, "catalog/promptsChanged", ServerChanged);
 notification!(CatalogResourceUpdated, "catalog/resourceUpdated", ResourceUpdated);
 notification!(ApprovalRequestNotification, "approval/request", ApprovalRequestParams);
 notification!(ApprovalWithdrawn, "approval/withdrawn", ApprovalWithdrawnParams);
+
+#[cfg(test)]
+#[path = "wire_tests.rs"]
+mod wire_tests;

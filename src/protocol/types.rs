@@ -2,7 +2,7 @@
 
 pub use crate::catalog::{ElicitAction, ElicitMode, ElicitParams, ElicitResult, Root, RootsParams, RootsResult, SampleParams};
 use super::extras::{AppCall, AppsCapability, ViewRef};
-use crate::catalog::{ServerConfig, ServerState, ServerStatus, ToolPin};
+use crate::catalog::{ServerConfig, ServerState, ServerStatus, ServerTimeouts, ToolPin};
 use crate::exposition::render::{Programmatic, Rendering, SearchBy};
 use crate::exposition::{Include, Plan, ToolDefinition};
 use super::grants::Remember;
@@ -196,15 +196,10 @@ pub struct McpLimits {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Timeouts {
-    /// Spawning or connecting to an MCP server, including its handshake.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connect_ms: Option<u64>,
-    /// One whole `tools/list` of an MCP server, all pages.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub list_ms: Option<u64>,
-    /// One tool call (MCP server or host).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call_ms: Option<u64>,
+    /// `connectMs`, `listMs`, `callMs`: every MCP server's (a server's own `timeouts` are
+    /// the same fields).
+    #[serde(flatten)]
+    pub servers: ServerTimeouts,
     /// Waiting for `approval/respond`; no answer in time means the call does not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_ms: Option<u64>,

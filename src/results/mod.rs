@@ -20,7 +20,7 @@ pub mod read;
 pub mod shelf;
 
 use crate::output::{self, ModelOutput};
-use crate::tokenize::EncodingChoice;
+use crate::tokenize::{self, EncodingChoice};
 use serde_json::{json, Value};
 
 pub use shelf::Shelf;
@@ -105,6 +105,21 @@ impl Doc {
     pub fn slice(&self, from: usize, to: usize) -> &str {
         &self.text[self.byte_at(from)..self.byte_at(to.max(from))]
     }
+
+    /// The tokens of the text of tokens `from..to` followed by `tail` (a note), as the
+    /// tokenizer counts the two together: only around the ends is it counted again; between
+    /// the first and last places where the tokens split whatever surrounds them
+    /// (`tokenize::split`), the document's own tokens are the text's.
+    pub fn count_with(&self, from: usize, to: usize, tail: &str) -> usize {
+        let (start, text) = (self.byte_at(from), self.slice(from, to));
+        let enc = self.enc.name;
+        let first = if start == 0 { Some(0) } else { tokenize::split::first_fixed(text) };
+        let (Some(first), Some(last), true) = (first, tokenize::split::last_fixed(text), self.text.len() < u32::MAX as usize) else {
+            return enc.count(&format!("{text}{tail}"));
+        };
+        let known = |at: usize| self.ends.partition_point(|e| (*e as usize) <= start + at);
+        enc.count_until(text, first) + (known(last) - known(first)) + enc.count(&format!("{}{tail}", &text[last..]))
+    }
 }
 
 /// The document to page for a result: its content parts' texts, joined as the model reads
@@ -177,11 +192,10 @@ pub fn cut(output: &ModelOutput, raw: Option<&Value>, is_error: bool, budget: Bu
     // ref's digits, tokenize as they do, so the count is checked, not assumed.
     let mut shown = max.saturating_sub(NOTE_TOKENS).max(1);
     let (head, note) = loop {
-        let head = doc.slice(0, shown);
         let note = note(reference.as_deref(), shown, doc.tokens(), budget.max_tokens);
-        let over = enc.name.count(&format!("{head}{note}")).saturating_sub(max);
+        let over = doc.count_with(0, shown, &note).saturating_sub(max);
         if over == 0 || shown == 1 {
-            break (head.to_string(), note);
+            break (doc.slice(0, shown).to_string(), note);
         }
         shown = shown.saturating_sub(over.max(4)).max(1);
     };
@@ -260,12 +274,34 @@ pub fn fit(shelf: &Shelf, owner: &str, tool: &str, output: &ModelOutput, raw: Op
 }
 
 /// Whether `output` may be over the budget: only then is it worth tokenizing (`cut`, CPU work
-/// of up to seconds for megabytes, which a face runs off its reactor).
+/// of up to seconds for megabytes, which a face runs off its reactor). A token is at least a
+/// byte, so the model's text (`ModelOutput::text`) in no more bytes than the budget is within
+/// it: `cut` says so without tokenizing, and so does this without building the text.
 pub fn may_exceed(output: &ModelOutput, budget: Budget) -> bool {
-    match output {
-        ModelOutput::Text(t) | ModelOutput::ErrorText(t) => budget.is_on() && t.len() > budget.max_tokens as usize,
-        ModelOutput::Content(parts) => budget.is_on() && parts.iter().filter_map(output::Part::text).map(str::len).sum::<usize>() > budget.max_tokens as usize,
-        ModelOutput::Json(_) | ModelOutput::ErrorJson(_) => budget.is_on(),
+    let max = budget.max_tokens as usize;
+    budget.is_on()
+        && match output {
+            ModelOutput::Text(t) | ModelOutput::ErrorText(t) => t.len() > max,
+            // The text parts joined by line feeds.
+            ModelOutput::Content(parts) => parts.iter().filter_map(output::Part::text).map(|t| t.len() + 1).sum::<usize>() > max + 1,
+            // Written compact, as `text` writes it, until it is past `max` bytes.
+            ModelOutput::Json(v) | ModelOutput::ErrorJson(v) => serde_json::to_writer(Bytes { left: max }, v).is_err(),
+        }
+}
+
+/// A writer that fails once more than `left` bytes are written to it.
+struct Bytes {
+    left: usize,
+}
+
+impl std::io::Write for Bytes {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.left = self.left.checked_sub(buf.len()).ok_or(std::io::ErrorKind::WriteZero)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -279,3 +315,5 @@ pub fn keep(shelf: &Shelf, owner: &str, tool: &str, cut: Cut, budget: Budget) ->
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod count_tests;

@@ -78,10 +78,10 @@ pub fn page(shelf: &Shelf, readers: &[&str], arguments: &Value, budget: Budget) 
     let mut end = (offset + max.unwrap_or(most).min(most)).min(total);
     // The page and its note are counted together, as the model's tokenizer reads them.
     let text = loop {
-        let text = page_text(doc, &reference, &found.tool, offset, end);
-        let over = doc.encoding().name.count(&text).saturating_sub(budget.max_tokens as usize);
+        let note = page_note(doc, &reference, &found.tool, offset, end);
+        let over = doc.count_with(offset, end, &note).saturating_sub(budget.max_tokens as usize);
         if over == 0 || end <= offset + 1 {
-            break text;
+            break format!("{}{note}", doc.slice(offset, end));
         }
         end = end.saturating_sub(over.max(4)).max(offset + 1);
     };
@@ -89,17 +89,15 @@ pub fn page(shelf: &Shelf, readers: &[&str], arguments: &Value, budget: Budget) 
     Page { text, is_error: false, raw: Some(raw) }
 }
 
-/// Tokens `offset..end` of `doc` and the note that says where the next page starts.
-fn page_text(doc: &super::Doc, reference: &str, tool: &str, offset: usize, end: usize) -> String {
+/// The note after tokens `offset..end` of `doc`: where the next page starts.
+fn page_note(doc: &super::Doc, reference: &str, tool: &str, offset: usize, end: usize) -> String {
     let total = doc.tokens();
-    let mut text = doc.slice(offset, end).to_string();
     if end < total {
-        text.push_str(&format!(
+        format!(
             "\n[toolreg: tokens {offset} to {end} of {total} of the result of {tool}; {} left. Next page: tool_result_read {{\"ref\": \"{reference}\", \"offset\": {end}}}.]",
             total - end
-        ));
+        )
     } else {
-        text.push_str(&format!("\n[toolreg: tokens {offset} to {end} of {total} of the result of {tool}: the end of the result.]"));
+        format!("\n[toolreg: tokens {offset} to {end} of {total} of the result of {tool}: the end of the result.]")
     }
-    text
 }

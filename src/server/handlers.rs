@@ -70,9 +70,9 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
     let defaults = CatalogOptions::default();
     let opts = CatalogOptions {
         cache_dir: p.cache_dir.as_ref().map(std::path::PathBuf::from),
-        connect_timeout: ms(t.connect_ms, defaults.connect_timeout),
-        list_timeout: ms(t.list_ms, defaults.list_timeout),
-        call_timeout: ms(t.call_ms, defaults.call_timeout),
+        connect_timeout: ms(t.servers.connect_ms, defaults.connect_timeout),
+        list_timeout: ms(t.servers.list_ms, defaults.list_timeout),
+        call_timeout: ms(t.servers.call_ms, defaults.call_timeout),
         max_message_bytes: p.mcp.max_message_bytes.map_or(defaults.max_message_bytes, |b| b as usize),
         max_result_bytes: p.mcp.max_result_bytes.map_or(defaults.max_result_bytes, |b| b as usize),
         host_asks: HostAsks {
@@ -139,10 +139,9 @@ fn start_semantic(ctx: &Ctx, search: &SearchSettings, cache_dir: Option<&str>) -
 
 fn clamp(t: &Timeouts) -> Timeouts {
     let c = |v: Option<u64>| v.map(|ms| ms.min(MAX_TIMEOUT_MS));
+    let s = &t.servers;
     Timeouts {
-        connect_ms: c(t.connect_ms),
-        list_ms: c(t.list_ms),
-        call_ms: c(t.call_ms),
+        servers: ServerTimeouts { connect_ms: c(s.connect_ms), list_ms: c(s.list_ms), call_ms: c(s.call_ms) },
         approval_ms: c(t.approval_ms),
         elicitation_ms: c(t.elicitation_ms),
     }

@@ -90,17 +90,17 @@ fn ask_error(e: CatalogError) -> RpcError {
 
 pub fn handle_list_resources(ctx: &Ctx, p: ExtrasListParams) -> Result<ResourceList, RpcError> {
     let (resources, next_cursor, pending) = page(ctx, &p, &RESOURCES)?;
-    Ok(ResourceList { resources, next_cursor, pending })
+    Ok(Page { items: Resources { resources }, next_cursor, pending })
 }
 
 pub fn handle_list_templates(ctx: &Ctx, p: ExtrasListParams) -> Result<ResourceTemplateList, RpcError> {
     let (resource_templates, next_cursor, pending) = page(ctx, &p, &TEMPLATES)?;
-    Ok(ResourceTemplateList { resource_templates, next_cursor, pending })
+    Ok(Page { items: ResourceTemplates { resource_templates }, next_cursor, pending })
 }
 
 pub fn handle_list_prompts(ctx: &Ctx, p: ExtrasListParams) -> Result<PromptList, RpcError> {
     let (prompts, next_cursor, pending) = page(ctx, &p, &PROMPTS)?;
-    Ok(PromptList { prompts, next_cursor, pending })
+    Ok(Page { items: Prompts { prompts }, next_cursor, pending })
 }
 
 /// `ask` of a request that may ask the host first (elicitation, sampling, input rounds),

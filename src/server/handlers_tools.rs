@@ -103,7 +103,7 @@ pub async fn handle_invoke(ctx: Arc<Ctx>, p: InvokeParams) -> Result<InvokeResul
     let caps = ctx.host.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let t = ctx.timeouts.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let registry = ctx.snapshot();
-    let host = Host { out: &ctx.out, call_timeout: Duration::from_millis(t.call_ms.unwrap_or(300_000)) };
+    let host = Host { out: &ctx.out, call_timeout: Duration::from_millis(t.servers.call_ms.unwrap_or(300_000)) };
     let mcp = Mcp(ctx.catalog.get(), None);
     let settings = Settings {
         abilities: HostAbilities { approval: caps.approval, host_tools: caps.host_tools, repair: caps.repair },

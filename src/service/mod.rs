@@ -357,26 +357,19 @@ impl Service {
     /// (`exposition::plan`), the usage-driven tools, and `tool_exec` when code mode is on.
     pub fn plan(&self, registry: &Registry, ask: &PlanAsk<'_>) -> Planned {
         let (active, warnings) = registry.select_active(ask.scope);
-        let mut input = PlanInput {
+        // With a query, the pool the plan defers is searched for it while planning, and the
+        // best matches go inline.
+        let matches = ask.query.map(|q| move |pool: &[String]| self.best_matches(registry, pool, q));
+        let input = PlanInput {
             active: &active,
             context_window: ask.context_window,
             model: ask.model,
             client_tools: ask.client_tools,
             usage: ask.usage.map(Pick::input),
             views: ask.views,
-            query: None,
+            query: ask.query.zip(matches.as_ref()).map(|(q, matches)| QueryPick { matches, max_tools: q.max_tools }),
         };
         let mut plan = crate::exposition::plan(&input);
-        // With a query, the pool this plan defers is searched for it, and the plan is made
-        // again with the best matches inline (the policy's gates are the same both times).
-        let matches = match ask.query {
-            Some(q) if q.max_tools > 0 && plan.decision.deferred => self.best_matches(registry, &plan, q),
-            _ => Vec::new(),
-        };
-        if let (Some(q), false) = (ask.query, matches.is_empty()) {
-            input.query = Some(QueryPick { ranked: &matches, max_tools: q.max_tools });
-            plan = crate::exposition::plan(&input);
-        }
         if let Some(limits) = ask.code {
             crate::code_mode::offer(&mut plan, &active, limits);
         }
@@ -387,12 +380,12 @@ impl Service {
         Planned { plan, active, warnings }
     }
 
-    /// The deferred tools of `plan` that best match the query, best first, with their notes:
-    /// a few more than may move, since a `defer: always` one or one over the budget is passed.
-    fn best_matches(&self, registry: &Registry, plan: &Plan, q: &PlanQuery) -> Vec<sessions::Promote> {
-        let pool: Vec<String> = plan.deferred_names().map(str::to_string).collect();
+    /// The tools of a plan's deferred `pool` that best match the query, best first, with their
+    /// notes: a few more than may move, since a `defer: always` one or one over the budget is
+    /// passed.
+    fn best_matches(&self, registry: &Registry, pool: &[String], q: &PlanQuery) -> Vec<sessions::Promote> {
         let semantic = self.semantic().map(|s| (&**s, q.vector.clone()));
-        let names = crate::meta::best_matches(registry, &pool, &q.text, q.max_tools * 2 + 8, semantic);
+        let names = crate::meta::best_matches(registry, pool, &q.text, q.max_tools * 2 + 8, semantic);
         names
             .into_iter()
             .enumerate()

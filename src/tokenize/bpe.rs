@@ -51,11 +51,18 @@ impl Bpe {
 
     /// The number of tokens `text` encodes to, special tokens read as ordinary text.
     pub fn count(&self, text: &str) -> usize {
+        self.count_until(text, usize::MAX)
+    }
+
+    /// The tokens of the pieces of `text` that start before byte `end`.
+    pub fn count_until(&self, text: &str, end: usize) -> usize {
         self.regex
             .find_iter(text)
+            // As tiktoken: a piece the regex engine cannot match is a bug, not an input error.
+            .map(|m| m.expect("tiktoken's pattern matches"))
+            .take_while(|m| m.start() < end)
             .map(|m| {
-                // As tiktoken: a piece the regex engine cannot match is a bug, not an input error.
-                let piece = m.expect("tiktoken's pattern matches").as_str().as_bytes();
+                let piece = m.as_str().as_bytes();
                 if self.ranks.contains_key(piece) {
                     1
                 } else if piece.len() < 100 {

@@ -126,7 +126,76 @@ class CancelParams(TypedDict):
 
 
 # `OAuthConfig.grant`.
+CatalogResolveRegistryServerGrant = Literal["authorizationCode", "clientCredentials", "jwtBearer", "enterpriseManaged"]
+
+
+# `OAuthConfig.grant`.
 CatalogSetServersGrant = Literal["authorizationCode", "clientCredentials", "jwtBearer", "enterpriseManaged"]
+
+
+class CatalogSetServersOAuthConfig(TypedDict, total=False):
+    """`ServerConfig.oauth`: an OAuth client registered with the server's authorization server
+    out of band, and choices for the authorization flow. Every field is optional; without
+    `clientId` the client registers itself (client ID metadata document, else dynamic
+    client registration)."""
+    clientId: Union[str, None]
+    """A pre-registered client ID; preferred over every other registration."""
+    clientSecret: Union[str, None]
+    """Its secret, for a confidential client (sent as the authorization server asks:
+    `client_secret_basic` or `client_secret_post`)."""
+    scopes: Union[list[str], None]
+    """Scopes to request instead of the ones the server names (its `WWW-Authenticate`
+    challenge, else its `scopes_supported`)."""
+    redirectPort: Union[int, None]
+    """The loopback port of the redirect URI `http://127.0.0.1:<port>/callback` (RFC 8252);
+    default: any free port (a client registered dynamically keeps its port)."""
+    clientMetadataUrl: Union[str, None]
+    """An HTTPS URL of a client ID metadata document describing this app, used as the client
+    ID when the authorization server supports it (`client_id_metadata_document_supported`)."""
+    grant: Union["CatalogSetServersGrant", None]
+    """How tokens are obtained (default `authorizationCode`: the user signs in). The others need
+    no user (`grant.rs`): `clientCredentials` (SEP-1046; `clientId` with `clientSecret` or
+    `privateKey`), `jwtBearer` (workload identity, RFC 7523: `assertion`), and
+    `enterpriseManaged` (SEP-990: `idp`'s ID token exchanged for an identity assertion grant)."""
+    privateKey: Union["Credential", None]
+    """A PKCS#8 PEM private key (P-256 or RSA): the client authenticates at the token endpoint
+    with a signed assertion (`private_key_jwt`) instead of a secret."""
+    signingAlgorithm: Union[str, None]
+    """`ES256` or `RS256`; default: the key's kind."""
+    assertion: Union["Credential", None]
+    """`jwtBearer`: the JWT presented as the grant (a workload's identity token)."""
+    idp: Union["IdpConfig", None]
+    """`enterpriseManaged`: the enterprise identity provider and the user's ID token."""
+    dpop: Union[bool, None]
+    """Sender-constrained tokens (DPoP, RFC 9449): `true` always, `false` never; default: when
+    the authorization server advertises ES256 for DPoP or the server challenges with DPoP."""
+
+
+Credential = Union[str, "CredentialEnv", "CredentialFile"]
+
+
+class CredentialEnv(TypedDict):
+    """`{"env": "NAME"}`: the value of an environment variable of this process."""
+    env: str
+
+
+class CredentialFile(TypedDict):
+    """`{"file": "/path"}`: a file's contents, surrounding whitespace removed."""
+    file: str
+
+
+class _IdpConfigRequired(TypedDict):
+    tokenEndpoint: str
+    """The identity provider's token endpoint."""
+    idToken: "Credential"
+    """The user's ID token from the identity provider (the enterprise sign-in the host did)."""
+
+
+class IdpConfig(_IdpConfigRequired, total=False):
+    """`OAuthConfig.idp`: where an ID token becomes an identity assertion grant (RFC 8693)."""
+    clientId: Union[str, None]
+    """This app's client at the identity provider, when it authenticates there."""
+    clientSecret: Union["Credential", None]
 
 
 class CatalogStatusResult(TypedDict):
@@ -288,19 +357,6 @@ class CreateMessageResult(_CreateMessageResultRequired, total=False):
     """`host/sample` result: the MCP `CreateMessageResult` (`{role, content, model, stopReason?}`),
     passed to the MCP server as the host gives it."""
     stopReason: Union[str, None]
-
-
-Credential = Union[str, "CredentialEnv", "CredentialFile"]
-
-
-class CredentialEnv(TypedDict):
-    """`{"env": "NAME"}`: the value of an environment variable of this process."""
-    env: str
-
-
-class CredentialFile(TypedDict):
-    """`{"file": "/path"}`: a file's contents, surrounding whitespace removed."""
-    file: str
 
 
 class Decision(TypedDict):
@@ -617,20 +673,6 @@ class RepairToolCallResult(TypedDict):
     arguments: Any
 
 
-class _IdpConfigRequired(TypedDict):
-    tokenEndpoint: str
-    """The identity provider's token endpoint."""
-    idToken: "Credential"
-    """The user's ID token from the identity provider (the enterprise sign-in the host did)."""
-
-
-class IdpConfig(_IdpConfigRequired, total=False):
-    """`OAuthConfig.idp`: where an ID token becomes an identity assertion grant (RFC 8693)."""
-    clientId: Union[str, None]
-    """This app's client at the identity provider, when it authenticates there."""
-    clientSecret: Union["Credential", None]
-
-
 # The parts of a plan that grow with the whole pool, returned only on request.
 Include = Union[Literal["perTool"], Literal["deferred"]]
 
@@ -685,9 +727,10 @@ class Timeouts(TypedDict, total=False):
     connectMs: Union[int, None]
     """Spawning or connecting to an MCP server, including its handshake."""
     listMs: Union[int, None]
-    """One whole `tools/list` of an MCP server, all pages."""
+    """One whole `tools/list` of an MCP server, all pages (and its resource and prompt lists)."""
     callMs: Union[int, None]
-    """One tool call (MCP server or host)."""
+    """One tool call (and a resource read, a prompt get, a completion); the global value
+    bounds a host tool's call too."""
     approvalMs: Union[int, None]
     """Waiting for `approval/respond`; no answer in time means the call does not run."""
     elicitationMs: Union[int, None]
@@ -1045,7 +1088,7 @@ class OAuthConfig(TypedDict, total=False):
     clientMetadataUrl: Union[str, None]
     """An HTTPS URL of a client ID metadata document describing this app, used as the client
     ID when the authorization server supports it (`client_id_metadata_document_supported`)."""
-    grant: Union["CatalogSetServersGrant", None]
+    grant: Union["CatalogResolveRegistryServerGrant", None]
     """How tokens are obtained (default `authorizationCode`: the user signs in). The others need
     no user (`grant.rs`): `clientCredentials` (SEP-1046; `clientId` with `clientSecret` or
     `privateKey`), `jwtBearer` (workload identity, RFC 7523: `assertion`), and
@@ -1350,9 +1393,13 @@ class _PromptListRequired(TypedDict):
 
 
 class PromptList(_PromptListRequired, total=False):
+    """One page of a list of the servers' items (`catalog/listResources`,
+    `catalog/listResourceTemplates`, `catalog/listPrompts`): the items under the list's own key,
+    and where the next page is."""
     nextCursor: Union[str, None]
     pending: list[str]
-    """As in `catalog/listResources`."""
+    """Servers that offer these items but whose list is not known yet (never listed, nothing
+    cached): their items are missing, not absent."""
 
 
 class _ServerPromptRequired(TypedDict):
@@ -1507,7 +1554,7 @@ class ServerConfig(_ServerConfigRequired, total=False):
     from a registry (`catalog/resolveRegistryServer`, `toolreg add`) starts with."""
     approval: "ApprovalPolicy"
     """Which of the server's tools ask the user before they run, besides `approvalTools`."""
-    oauth: Union["OAuthConfig", None]
+    oauth: Union["CatalogSetServersOAuthConfig", None]
     """OAuth for an `http` server (MCP authorization): a pre-registered client and flow
     choices. Without it a server that answers 401 is still authorized, with a client this
     sidecar registers (client ID metadata document or dynamic registration)."""
@@ -1591,13 +1638,16 @@ class SandboxPolicy(TypedDict, total=False):
 
 
 class ServerTimeouts(TypedDict, total=False):
-    """A server's `timeouts`; each field absent keeps the global value."""
+    """The bounds on an MCP server's work, in milliseconds: every server's in
+    `initialize.timeouts` (which carries these fields), one server's in its own `timeouts`, each
+    field there absent keeping the global value."""
     connectMs: Union[int, None]
-    """Spawn or connect plus the handshake."""
+    """Spawning or connecting to an MCP server, including its handshake."""
     listMs: Union[int, None]
-    """One whole `tools/list` (and the resource and prompt lists)."""
+    """One whole `tools/list` of an MCP server, all pages (and its resource and prompt lists)."""
     callMs: Union[int, None]
-    """One `tools/call` (and a resource read, a prompt get, a completion)."""
+    """One tool call (and a resource read, a prompt get, a completion); the global value
+    bounds a host tool's call too."""
 
 
 class _ResourceListRequired(TypedDict):
@@ -1605,9 +1655,12 @@ class _ResourceListRequired(TypedDict):
 
 
 class ResourceList(_ResourceListRequired, total=False):
+    """One page of a list of the servers' items (`catalog/listResources`,
+    `catalog/listResourceTemplates`, `catalog/listPrompts`): the items under the list's own key,
+    and where the next page is."""
     nextCursor: Union[str, None]
     pending: list[str]
-    """Servers that offer resources but whose list is not known yet (never listed, nothing
+    """Servers that offer these items but whose list is not known yet (never listed, nothing
     cached): their items are missing, not absent."""
 
 
@@ -1638,9 +1691,13 @@ class _ResourceTemplateListRequired(TypedDict):
 
 
 class ResourceTemplateList(_ResourceTemplateListRequired, total=False):
+    """One page of a list of the servers' items (`catalog/listResources`,
+    `catalog/listResourceTemplates`, `catalog/listPrompts`): the items under the list's own key,
+    and where the next page is."""
     nextCursor: Union[str, None]
     pending: list[str]
-    """As in `catalog/listResources`."""
+    """Servers that offer these items but whose list is not known yet (never listed, nothing
+    cached): their items are missing, not absent."""
 
 
 class _ServerResourceTemplateRequired(TypedDict):
