@@ -230,8 +230,9 @@ impl Service {
     /// (`route::call`), each tool it runs counted under the request's usage key. An answer
     /// over the result budget is cut, and its whole kept for its owner to read with
     /// `tool_result_read`, which is answered there (it reads the shelf, never a tool).
-    pub async fn call<H: HostPort>(&self, req: CallAsk<'_, H>) -> Result<Invoked, InvokeError> {
-        pipeline::call(self, req).await
+    /// (The pipeline's own future, not one around it: a debug build's stack holds it once.)
+    pub fn call<'a, H: HostPort>(&'a self, req: CallAsk<'a, H>) -> impl std::future::Future<Output = Result<Invoked, InvokeError>> + 'a {
+        pipeline::call(self, req)
     }
 
     /// The plan over what `ask.scope` makes active: the policy and its gates
