@@ -3,8 +3,9 @@
 //! the result into model-ready output.
 //!
 //! This module knows no meta-tools: `route` sends a meta-tool to `meta`, and both the direct
-//! path and `tool_invoke` reach execution through the one `Execute` port, which `Executor`
-//! implements. A tool's own failure, refused approval, arguments that cannot be repaired or a
+//! path and `tool_invoke` reach execution through the one `Execute` port, which the service's
+//! call pipeline implements over `Executor` (`service::pipeline`: what every run gets around
+//! it). A tool's own failure, refused approval, arguments that cannot be repaired or a
 //! schema that does not compile are results the model can read (`is_error`), not protocol
 //! errors; only a call that names no tool, an unknown plan, or a cancelled call is an
 //! `InvokeError`. The host and the MCP catalog are reached through the `HostPort` / `McpPort`
@@ -155,7 +156,6 @@ pub struct Invoked {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ran {
     pub name: String,
-    pub via: crate::usage::Via,
     /// Who let a gated call run: the face's approver (`host`, `client`, `config`) or `grant`
     /// (a remembered approval); `None`: it needed no approval.
     pub approved_by: Option<&'static str>,
@@ -216,6 +216,8 @@ pub enum Prepared {
 
 /// The port through which a call reaches execution: the direct path (`route`) and
 /// `tool_invoke` (`meta`) both use it, so both validate, repair, ask and run alike.
+/// `service::pipeline::Runs` implements it over an `Executor`, with what every run gets
+/// around it (its span and audit record, its usage count).
 pub trait Execute: Sync {
     /// Validates, repairs when needed (deterministic fixes first, then the host once).
     /// Only a cancelled call fails.
@@ -229,13 +231,7 @@ pub trait Execute: Sync {
     fn asks_approval(&self, entry: &ToolEntry) -> bool;
     /// The call's cancellation.
     fn cancel(&self) -> &CancellationToken;
-    /// Counts a tool that ran (usage; names only). `route` calls it where each call ends, so a
-    /// direct call, `tool_invoke` and a script's `tools.call` all count, each once.
-    fn counted(&self, _ran: &Ran) {}
 }
-
-/// Where the calls an executor runs are counted: a face's usage book under its key.
-pub type Counter<'a> = &'a (dyn Fn(&Ran) + Sync);
 
 /// What the model reads when a tool's schema does not compile: the tool cannot run at all.
 pub fn bad_schema(entry: &ToolEntry, error: &str) -> Invoked {
@@ -304,7 +300,7 @@ fn check_host_repair(validators: &Validators, tool: &Registered, fixed: Value) -
 }
 
 /// One call's access to execution: the two ports, the shared caches, the session's settings
-/// and the call's cancellation. Used only through `Execute`.
+/// and the call's cancellation. Reached only through `Execute` (`service::pipeline::Runs`).
 pub struct Executor<'a, H, M> {
     host: &'a H,
     mcp: &'a M,
@@ -312,7 +308,6 @@ pub struct Executor<'a, H, M> {
     approvals: &'a Arc<Approvals>,
     settings: Settings,
     cancel: CancellationToken,
-    counter: Option<Counter<'a>>,
     /// Where each run and approval is recorded, and who answers approvals (`audit`).
     audit: Audit,
     approver: &'static str,
@@ -336,7 +331,7 @@ fn apply_defaults(schema: &Value, args: &mut Value) {
 
 impl<'a, H: HostPort, M: McpPort> Executor<'a, H, M> {
     pub fn new(host: &'a H, mcp: &'a M, validators: &'a Validators, approvals: &'a Arc<Approvals>, settings: Settings, cancel: CancellationToken) -> Self {
-        Executor { host, mcp, validators, approvals, settings, cancel, counter: None, audit: Audit::off(), approver: "", grants: None, media: Default::default() }
+        Executor { host, mcp, validators, approvals, settings, cancel, audit: Audit::off(), approver: "", grants: None, media: Default::default() }
     }
 
     /// Records each tool this executor's call runs, and each approval, in `audit`;
@@ -355,15 +350,11 @@ impl<'a, H: HostPort, M: McpPort> Executor<'a, H, M> {
     pub fn media(self, media: crate::media::Media) -> Self {
         Executor { media, ..self }
     }
-
-    /// Counts each tool this executor's call runs with `counter`.
-    pub fn counting(self, counter: Counter<'a>) -> Self {
-        Executor { counter: Some(counter), ..self }
-    }
 }
 
-impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
-    async fn prepare(&self, tool: &Arc<Registered>, raw: Value) -> Result<Prepared, InvokeError> {
+impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
+    /// `Execute::prepare` for the port's implementor (`service::pipeline::Runs`).
+    pub async fn prepare(&self, tool: &Arc<Registered>, raw: Value) -> Result<Prepared, InvokeError> {
         if let Some(why) = &tool.refused {
             return Ok(Prepared::BadSchema { error: why.clone() });
         }
@@ -413,62 +404,8 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
         Ok(Prepared::Invalid { errors })
     }
 
-    async fn run_prepared(&self, tool: &Registered, arguments: Value, repaired: Option<Repair>, call_id: &str, reached: Reached) -> Result<Invoked, InvokeError> {
-        let telemetry = crate::telemetry::global();
-        if !self.audit.is_on() && !telemetry.is_on() {
-            return self.run(tool, arguments, repaired, call_id, &mut None).await;
-        }
-        let (started, at) = (std::time::Instant::now(), std::time::SystemTime::now());
-        let recorded = self.audit.wants_arguments().then(|| arguments.clone());
-        let mut stopped = None;
-        let done = self.run(tool, arguments, repaired, call_id, &mut stopped).await;
-        let outcome = match (&done, stopped) {
-            (Ok(_), Some(stop)) => stop,
-            (Ok(d), None) if d.is_error => audit::Outcome::Error,
-            (Ok(_), None) => audit::Outcome::Ok,
-            (Err(InvokeError::Cancelled), _) => audit::Outcome::Cancelled,
-            (Err(_), _) => audit::Outcome::Error,
-        };
-        let raw = done.as_ref().ok().and_then(|d| d.raw.as_ref());
-        let (server, upstream_tool) = match &tool.entry.source {
-            Source::Mcp { server_id, tool_name } => (Some(server_id.clone()), Some(tool_name.clone())),
-            Source::Builtin | Source::Host => (None, None),
-        };
-        telemetry.ran(crate::telemetry::Run {
-            tool: &tool.entry.name,
-            upstream: server.as_deref().zip(upstream_tool.as_deref()),
-            call_id,
-            reached,
-            outcome,
-            failure: match &done {
-                Err(InvokeError::Rpc { code, .. }) => Some(code.to_string()),
-                Err(InvokeError::InputRequired(_)) => Some("input_required".into()),
-                Err(InvokeError::Task(_)) => Some("task".into()),
-                Err(InvokeError::UnknownTool(_) | InvokeError::PlanRequired(_) | InvokeError::UnknownPlan(_)) => Some("unknown_tool".into()),
-                _ => None,
-            },
-            started: at,
-            took: started.elapsed(),
-        });
-        if !self.audit.is_on() {
-            return done;
-        }
-        self.audit.record(audit::Event::Call {
-            call_id: call_id.to_string(),
-            tool: tool.entry.name.clone(),
-            server,
-            upstream_tool,
-            reached,
-            outcome,
-            duration_ms: started.elapsed().as_millis() as u64,
-            result_bytes: raw.map(json_len),
-            arguments: recorded,
-            result: raw.filter(|_| self.audit.wants_results()).cloned(),
-        });
-        done
-    }
-
-    fn asks_approval(&self, entry: &ToolEntry) -> bool {
+    /// `Execute::asks_approval`.
+    pub fn asks_approval(&self, entry: &ToolEntry) -> bool {
         entry.approval
             || match &entry.source {
                 // A server no longer configured: the call fails without running, nothing to ask.
@@ -477,38 +414,15 @@ impl<H: HostPort, M: McpPort> Execute for Executor<'_, H, M> {
             }
     }
 
-    fn cancel(&self) -> &CancellationToken {
+    /// The call's cancellation.
+    pub fn cancel(&self) -> &CancellationToken {
         &self.cancel
     }
 
-    fn counted(&self, ran: &Ran) {
-        if let Some(count) = self.counter {
-            count(ran);
-        }
-    }
-}
-
-/// The length of `v` as JSON, counted without building the text.
-fn json_len(v: &Value) -> u64 {
-    struct Count(u64);
-    impl std::io::Write for Count {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0 += b.len() as u64;
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    let _ = serde_json::to_writer(&mut c, v);
-    c.0
-}
-
-impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
-    /// `run_prepared` itself; `stopped` says why a refusal it returns did not run (held,
-    /// denied), for the audit log.
-    async fn run(&self, tool: &Registered, mut arguments: Value, repaired: Option<Repair>, call_id: &str, stopped: &mut Option<audit::Outcome>) -> Result<Invoked, InvokeError> {
+    /// Runs arguments that `prepare` accepted (`Execute::run_prepared` without what
+    /// `service::pipeline` puts around it); `stopped` says why a refusal it returns did not
+    /// run (held, denied), for the audit log.
+    pub async fn run(&self, tool: &Registered, mut arguments: Value, repaired: Option<Repair>, call_id: &str, stopped: &mut Option<audit::Outcome>) -> Result<Invoked, InvokeError> {
         let entry = &tool.entry;
         apply_defaults(&entry.input_schema, &mut arguments);
         // A tool its pin holds (changed since synced) could not run: refuse before asking.
@@ -556,7 +470,7 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
             (true, true) => Some("grant"),
             (true, false) => Some(self.approver),
         };
-        done.ran = Some(Ran { name: entry.name.clone(), via: crate::usage::Via::Direct, approved_by });
+        done.ran = Some(Ran { name: entry.name.clone(), approved_by });
         Ok(done)
     }
 

@@ -59,8 +59,7 @@ pub async fn call(
             cold_servers: mcp.cold_servers(),
             semantic: semantic.cloned(),
         };
-        // `tool_invoke` of a deferred tool: counted as the meta-tool saw it (after a search?).
-        return meta::run(meta_call, exec).await.inspect(|done| counted(exec, done));
+        return meta::run(meta_call, exec).await;
     }
     let Some(tool) = registry.get(&call.name) else {
         return Err(InvokeError::UnknownTool(call.name));
@@ -99,18 +98,11 @@ fn app_refusal(entry: &crate::registry::ToolEntry, server: &str) -> Option<Strin
     None
 }
 
-/// Counts the tool a call ran, if it reached one (usage).
-fn counted(exec: &impl Execute, done: &Invoked) {
-    if let Some(ran) = &done.ran {
-        exec.counted(ran);
-    }
-}
-
-/// The direct path of one registered tool: prepare (validate, repair), then run (pins,
-/// approval, the owner), counted (a script's `tools.call` too).
+/// The direct path of one registered tool (a script's `tools.call` too): prepare (validate,
+/// repair), then run (pins, approval, the owner).
 async fn direct(exec: &impl Execute, tool: &Arc<Registered>, arguments: Value, call_id: &str, reached: Reached) -> Result<Invoked, InvokeError> {
     match exec.prepare(tool, arguments).await? {
-        Prepared::Ready { arguments, repaired } => exec.run_prepared(tool, arguments, repaired, call_id, reached).await.inspect(|done| counted(exec, done)),
+        Prepared::Ready { arguments, repaired } => exec.run_prepared(tool, arguments, repaired, call_id, reached).await,
         Prepared::BadSchema { error } => Ok(invoke::bad_schema(&tool.entry, &error)),
         Prepared::Invalid { errors } => {
             let tool = tool.clone();

@@ -49,30 +49,11 @@ fn plan_in(s: &mut Sidecar, session: &str) -> String {
 /// `tool/invoke` of `read_file` (under `plan`), answering an `approval/request` with `answer`
 /// (`approval/respond`'s decision and remember). The result, and whether the user was asked.
 fn invoke(s: &mut Sidecar, plan: Option<&str>, answer: Value) -> (Value, bool) {
-    let id = json!(s.next_id());
     let mut params = json!({"name": READ, "arguments": {"path": "/etc/hostname"}});
     if let Some(p) = plan {
         params["planId"] = json!(p);
     }
-    s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tool/invoke", "params": params}));
-    let (mut asked, mut responding, mut result) = (false, None, None);
-    while result.is_none() || responding.is_some() {
-        let m = s.recv();
-        if m["method"] == "approval/request" {
-            asked = true;
-            let mut p = answer.clone();
-            p["approvalId"] = m["params"]["approvalId"].clone();
-            let respond = json!(s.next_id());
-            s.send(&json!({"jsonrpc": "2.0", "id": respond, "method": "approval/respond", "params": p}));
-            responding = Some(respond);
-        } else if m.get("id") == Some(&id) && m.get("method").is_none() {
-            result = Some(m.get("result").cloned().unwrap_or_else(|| panic!("tool/invoke failed: {m}")));
-        } else if responding.is_some() && m.get("id") == responding.as_ref() {
-            assert!(m.get("error").is_none(), "approval/respond failed: {m}");
-            responding = None;
-        }
-    }
-    (result.unwrap(), asked)
+    invoke_answering(s, params, &answer)
 }
 
 fn grants(s: &mut Sidecar) -> Vec<Value> {

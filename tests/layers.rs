@@ -568,3 +568,39 @@ fn a_face_may_name_types_constants_and_methods_of_the_service() {
         assert_eq!(check(&src, &with_line(&src, &files, file, line)).0, Vec::<Violation>::new(), "{file} with {line:?}");
     }
 }
+
+/// The hooks of a call's cross-cutting steps (issue 51 §2), and the modules that define them
+/// (which may name their own): every other caller is the call pipeline, where the order of
+/// the steps is written once.
+const CALL_STEPS: &[(&str, &str)] = &[
+    ("note_tool(", "telemetry/"),
+    ("telemetry::Run {", "telemetry/"),
+    ("Event::Call {", "audit/"),
+    ("Via::Search", "usage/"),
+    ("media_budget::fit(", "results/"),
+    ("results::cut(", "results/"),
+    ("results::keep(", "results/"),
+    ("read::page(", "results/"),
+    ("native_media::provider_output(", "exposition/native_media.rs"),
+];
+const PIPELINE: &str = "service/pipeline.rs";
+
+#[test]
+fn a_calls_cross_cutting_steps_are_called_from_the_call_pipeline_only() {
+    let (src, files) = source_tree();
+    let (mut stray, mut piped) = (Vec::new(), Vec::new());
+    for (file, text) in &files {
+        let rel = file.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        let code = code_only(text);
+        for (hook, owner) in CALL_STEPS.iter().filter(|(hook, _)| code.contains(hook)) {
+            if rel == PIPELINE {
+                piped.push(*hook);
+            } else if !rel.starts_with(owner) {
+                stray.push(format!("{rel}: {hook}"));
+            }
+        }
+    }
+    assert!(stray.is_empty(), "a call's step called outside {PIPELINE} (add it there, as a step):\n{}", stray.join("\n"));
+    let gone: Vec<&str> = CALL_STEPS.iter().map(|(h, _)| *h).filter(|h| !piped.contains(h)).collect();
+    assert!(gone.is_empty(), "{PIPELINE} no longer calls {gone:?}: keep CALL_STEPS with the pipeline");
+}

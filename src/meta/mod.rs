@@ -465,8 +465,8 @@ fn invoke_gate(registry: &Registry, plan: &PlanScope, name: &str) -> Result<Arc<
 }
 
 async fn invoke_tool(exec: &impl Execute, registry: Arc<Registry>, plan: Arc<PlanScope>, a: NameArgs, outer_call_id: &str) -> Result<Invoked, InvokeError> {
-    let (name, gate_plan) = (a.name.clone(), plan.clone());
-    let tool = match off_reactor(exec.cancel(), move || invoke_gate(&registry, &gate_plan, &name)).await? {
+    let name = a.name.clone();
+    let tool = match off_reactor(exec.cancel(), move || invoke_gate(&registry, &plan, &name)).await? {
         Ok(tool) => tool,
         Err(answer) => return Ok(answer),
     };
@@ -494,12 +494,7 @@ async fn invoke_tool(exec: &impl Execute, registry: Arc<Registry>, plan: Arc<Pla
     };
     // Nested calls carry a derived id so the host can tell them apart.
     let call_id = format!("{outer_call_id}::{}", a.name);
-    let mut done = exec.run_prepared(&tool, arguments, repaired, &call_id, crate::audit::Reached::ToolInvoke).await?;
-    if let Some(ran) = &mut done.ran {
-        let searched = plan.found.lock().unwrap_or_else(|e| e.into_inner()).contains(&ran.name);
-        ran.via = if searched { crate::usage::Via::Search } else { crate::usage::Via::Invoke };
-    }
-    Ok(done)
+    exec.run_prepared(&tool, arguments, repaired, &call_id, crate::audit::Reached::ToolInvoke).await
 }
 
 #[cfg(test)]

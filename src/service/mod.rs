@@ -8,6 +8,7 @@ mod audit_log;
 mod definitions;
 mod entries;
 mod mcp_sync;
+mod pipeline;
 mod planning;
 mod registry_install;
 mod semantic;
@@ -59,9 +60,7 @@ pub const VIEW_MIME: &str = crate::apps::VIEW_MIME;
 
 use crate::exposition::plans::PlanStore;
 use crate::exposition::sessions;
-use crate::sync::held_tool;
 use crate::exposition::{PlanInput, QueryPick, ToolDefinition};
-use crate::invoke::{Executor, Ran};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use crate::usage::book::Book;
@@ -149,20 +148,6 @@ pub const MAX_QUERY_TOOLS: usize = crate::meta::MAX_LIMIT;
 /// The start of a query this long is what is searched: a pasted document is not a request.
 pub const QUERY_CHARS: usize = 2_000;
 
-/// Where a cut result is kept (its owner) and whose results a call may read: the face's own
-/// owner (a gateway session), else the plan's session, else the plan; any plan also reads
-/// what the host's calls made under no plan left (`results::shelf`).
-fn owners(face: Option<String>, plan: Option<&PlanScope>) -> (String, Vec<String>) {
-    use crate::results::shelf::HOST;
-    let owner = match (face, plan) {
-        (Some(o), _) => return (o.clone(), vec![o]),
-        (None, Some(p)) => p.session.as_ref().map_or_else(|| format!("plan:{}", p.id), |s| format!("session:{s}")),
-        (None, None) => HOST.to_string(),
-    };
-    let readers = if owner == HOST { vec![owner.clone()] } else { vec![owner.clone(), HOST.to_string()] };
-    (owner, readers)
-}
-
 /// A plan over the active entries, before a face renders it.
 pub struct Planned {
     pub plan: Plan,
@@ -231,22 +216,6 @@ impl Service {
         }
     }
 
-    /// A call of a held tool, refused before it ran (its pin holds it).
-    pub fn audit_held(&self, call_id: &str, tool: &str, server: &str, upstream_tool: &str) {
-        self.audit().record(AuditEvent::Call {
-            call_id: call_id.to_string(),
-            tool: tool.to_string(),
-            server: Some(server.to_string()),
-            upstream_tool: Some(upstream_tool.to_string()),
-            reached: crate::audit::Reached::Direct,
-            outcome: crate::audit::Outcome::Held,
-            duration_ms: 0,
-            result_bytes: None,
-            arguments: None,
-            result: None,
-        });
-    }
-
     /// The registry as it is now.
     pub fn registry(&self) -> Arc<Registry> {
         self.registry.read().unwrap_or_else(|e| e.into_inner()).clone()
@@ -282,75 +251,14 @@ impl Service {
         format!("{}{}", self.call_prefix, self.call_seq.fetch_add(1, Ordering::Relaxed) + 1)
     }
 
-    /// Runs one call: the direct path, a meta-tool scoped to its plan, or a `tool_exec` script
-    /// (`route::call`), each tool it runs counted under the request's usage key.
-    /// An answer over the result budget is cut, and its whole kept for its owner to read with
-    /// `tool_result_read`, which is answered here (it reads the shelf, never a tool).
-    pub async fn call<H: HostPort>(&self, req: CallAsk<'_, H>) -> Result<Invoked, InvokeError> {
-        let budget = self.budget();
-        let plan = req.call.plan_id.as_deref().and_then(|id| self.plans.get(id));
-        let (owner, readers) = owners(req.results_owner, plan.as_deref());
-        if budget.is_on() && req.call.name == crate::results::read::READ {
-            let readers: Vec<&str> = readers.iter().map(String::as_str).collect();
-            let page = crate::results::read::page(&self.results, &readers, &req.call.arguments, budget);
-            let output = if page.is_error { ModelOutput::ErrorText(page.text) } else { ModelOutput::Text(page.text) };
-            return Ok(Invoked { output, is_error: page.is_error, raw: page.raw, repaired: None, provider_output: None, ran: None, cut: None });
-        }
-        let cancel = req.cancel.clone();
-        let reader = plan.as_deref().map_or(Reader::Unknown, |p| p.render.reader(p.model.as_deref()));
-        let media = Media { mode: budget.media, reader };
-        let usage_key = req.usage_key;
-        let count = |ran: &Ran| self.usage.count(&usage_key, &ran.name, ran.via);
-        let exec = Executor::new(req.host, req.mcp, &self.validators, &self.approvals, req.settings, req.cancel)
-            .media(media)
-            .counting(&count)
-            .auditing(self.audit(), req.approver)
-            .remembering(&self.grants, req.session.or_else(|| plan.as_ref().and_then(|p| p.session.as_ref()).map(|s| format!("plan:{s}"))));
-        let tool = req.call.name.clone();
-        let call_id = req.call.call_id.clone();
-        let mut done = match crate::route::call(&exec, req.mcp, req.registry, &self.plans, self.semantic(), req.call).await {
-            Ok(done) => {
-                crate::telemetry::note_tool(&tool, &call_id, done.is_error);
-                done
-            }
-            Err(InvokeError::UnknownTool(name)) => {
-                crate::telemetry::note_tool(&name, &call_id, true);
-                // A held MCP tool is not registered: the face says why; the log says held.
-                let catalog = req.mcp.0.filter(|_| self.audit().is_on());
-                if let Some((server, upstream)) = catalog.and_then(|c| held_tool(req.registry, c, &name)) {
-                    self.audit_held(&call_id, &name, &server, &upstream);
-                }
-                return Err(InvokeError::UnknownTool(name));
-            }
-            Err(e) => {
-                crate::telemetry::note_tool(&tool, &call_id, true);
-                return Err(e);
-            }
-        };
-        // Images count against the budget by the reader's rule; the text gets what they leave.
-        let mut budget = budget;
-        if budget.is_on() && !done.output.media().is_empty() {
-            let (output, used) = crate::results::media_budget::fit(std::mem::replace(&mut done.output, ModelOutput::Text(String::new())), reader, budget.max_tokens);
-            done.output = output;
-            budget.max_tokens = budget.max_tokens.saturating_sub(u32::try_from(used).unwrap_or(u32::MAX));
-        }
-        // A natively rendered search answers the provider, not the model's text: never cut.
-        if done.provider_output.is_none() && crate::results::may_exceed(&done.output, budget) {
-            let enc = plan.as_ref().map_or_else(|| self.budget.read().unwrap_or_else(|e| e.into_inner()).1, |p| p.encoding);
-            // Tokenizing megabytes takes up to seconds: on the blocking pool, off the reactor.
-            let (output, raw, is_error, reference) = (done.output.clone(), done.raw.clone(), done.is_error, crate::results::shelf::new_ref());
-            let cut = crate::invoke::off_reactor(&cancel, move || crate::results::cut(&output, raw.as_ref(), is_error, budget, enc, &reference)).await?;
-            if let Some(cut) = cut {
-                let (output, cut) = crate::results::keep(&self.results, &owner, &tool, cut, budget);
-                done.output = output;
-                done.cut = Some(cut);
-            }
-        }
-        // Media go to a native plan's provider its own way.
-        if let (None, Some(plan)) = (&done.provider_output, plan.as_deref()) {
-            done.provider_output = crate::exposition::native_media::provider_output(plan.render, &call_id, &done.output);
-        }
-        Ok(done)
+    /// Runs one call through the call pipeline (`pipeline`: every step around the core, in
+    /// order): the direct path, a meta-tool scoped to its plan, or a `tool_exec` script
+    /// (`route::call`), each tool it runs counted under the request's usage key. An answer
+    /// over the result budget is cut, and its whole kept for its owner to read with
+    /// `tool_result_read`, which is answered there (it reads the shelf, never a tool).
+    /// (The pipeline's own future, not one around it: a debug build's stack holds it once.)
+    pub fn call<'a, H: HostPort>(&'a self, req: CallAsk<'a, H>) -> impl std::future::Future<Output = Result<Invoked, InvokeError>> + 'a {
+        pipeline::call(self, req)
     }
 
     /// The plan over what `ask.scope` makes active: the policy and its gates

@@ -1,8 +1,9 @@
 //! OpenTelemetry export (issue 43 §4): a span per request of either face and per tool run
 //! (for an MCP tool, the upstream call), and metrics of calls, errors, latency, approvals and
 //! the tokens deferral kept out of the context, sent over OTLP/HTTP (protobuf) to a collector.
-//! Knows no JSON-RPC: the faces wrap a request (`request`), `service` names the tool a request
-//! called (`note_tool`), `invoke` reports each run (`Telemetry::ran`) where it also audits it.
+//! Knows no JSON-RPC: the faces wrap a request (`request`); the service's call pipeline
+//! (`service/pipeline.rs`) names the tool a request called (`note_tool`) and reports each run
+//! (`Telemetry::ran`) where it also audits it.
 //!
 //! Names follow OpenTelemetry's semantic conventions for MCP and GenAI tool calls where they
 //! exist: a gateway request is a SERVER span `{mcp.method.name} {target}` (`tools/call
@@ -182,7 +183,7 @@ pub fn note_tool(tool: &str, call_id: &str, is_error: bool) {
     });
 }
 
-/// One tool run as `invoke` saw it.
+/// One tool run as the call pipeline saw it.
 pub struct Run<'a> {
     /// The wire name.
     pub tool: &'a str,

@@ -80,3 +80,28 @@ pub fn runner(executed: &mut Vec<Value>) -> impl FnMut(&mut Sidecar, &Value) + '
         _ => {}
     }
 }
+
+/// `tool/invoke` with `params`, answering an `approval/request` with `answer` (`approval/respond`'s
+/// decision and remember): the result, and whether the user was asked.
+pub fn invoke_answering(s: &mut Sidecar, params: Value, answer: &Value) -> (Value, bool) {
+    let id = json!(s.next_id());
+    s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tool/invoke", "params": params}));
+    let (mut asked, mut responding, mut result) = (false, None, None);
+    while result.is_none() || responding.is_some() {
+        let m = s.recv();
+        if m["method"] == "approval/request" {
+            asked = true;
+            let mut p = answer.clone();
+            p["approvalId"] = m["params"]["approvalId"].clone();
+            let respond = json!(s.next_id());
+            s.send(&json!({"jsonrpc": "2.0", "id": respond, "method": "approval/respond", "params": p}));
+            responding = Some(respond);
+        } else if m.get("id") == Some(&id) && m.get("method").is_none() {
+            result = Some(m.get("result").cloned().unwrap_or_else(|| panic!("tool/invoke failed: {m}")));
+        } else if responding.is_some() && m.get("id") == responding.as_ref() {
+            assert!(m.get("error").is_none(), "approval/respond failed: {m}");
+            responding = None;
+        }
+    }
+    (result.unwrap(), asked)
+}

@@ -10,7 +10,7 @@ mod host;
 #[allow(unused_imports)] // not every test frames by hand
 pub use frames::frame;
 #[allow(unused_imports)] // not every test plays the host
-pub use host::{answer, call, invoke_cancelled_at, method, pump, runner, send_req, text_result};
+pub use host::{answer, call, invoke_answering, invoke_cancelled_at, method, pump, runner, send_req, text_result};
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
