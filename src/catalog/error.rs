@@ -80,7 +80,7 @@ impl CatalogError {
 }
 
 /// `value` with every string (keys kept) passed through `ServerConfig::redact`.
-fn redact_strings(config: &ServerConfig, value: Value) -> Value {
+pub(super) fn redact_strings(config: &ServerConfig, value: Value) -> Value {
     match value {
         Value::String(s) => Value::String(config.redact(&s)),
         Value::Array(a) => Value::Array(a.into_iter().map(|v| redact_strings(config, v)).collect()),

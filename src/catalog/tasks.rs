@@ -59,6 +59,38 @@ impl Catalog {
             .unwrap_or_else(|_| Err(CatalogError::timed_out(method, timeout)))
             .map_err(|e| e.redacted(&config))?;
         let meta = conn.caller_meta(&tasks_capabilities());
-        conn.send_meta(ask.request(task_id), method, deadline, timeout, meta).await.map_err(|e| e.redacted(&config))
+        let answer = conn.send_meta(ask.request(task_id), method, deadline, timeout, meta).await.map_err(|e| e.redacted(&config))?;
+        Ok(failure_redacted(&config, answer))
+    }
+}
+
+/// A failed task's `error`, inlined in a `tasks/get` answer, is the server's error as a
+/// rejected call's is: its strings lose the server's secrets before anyone sees them.
+fn failure_redacted(config: &super::ServerConfig, mut answer: Value) -> Value {
+    if let Some(error) = answer.get_mut("error") {
+        *error = super::error::redact_strings(config, error.take());
+    }
+    answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::config::tests::http;
+
+    #[test]
+    fn a_failed_tasks_inlined_error_loses_the_servers_secrets() {
+        let cfg = http("https://u:pw77@h/mcp?token=tok77", "Bearer sk-77");
+        let answer = json!({
+            "taskId": "t1", "status": "failed",
+            "error": {"code": -32603, "message": "upstream said Bearer sk-77", "data": {"url": "https://u:pw77@h/mcp?token=tok77"}},
+        });
+        let shown = failure_redacted(&cfg, answer).to_string();
+        for secret in ["sk-77", "pw77", "tok77"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        assert!(shown.contains("\"status\":\"failed\"") && shown.contains("-32603"), "{shown}");
+        let done = json!({"taskId": "t2", "status": "completed", "result": {"content": [{"type": "text", "text": "sk-77"}]}});
+        assert_eq!(failure_redacted(&cfg, done.clone()), done, "a result is the tool's own output, as a call's is");
     }
 }
