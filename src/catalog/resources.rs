@@ -1,11 +1,12 @@
-//! A server's resources, resource templates and prompts (the "extras" beside its tools), and
-//! the requests that use them: `resources/read`, `prompts/get`, `completion/complete`,
-//! `resources/subscribe` / `unsubscribe`.
+//! A server's resources, resource templates, prompts and skills (the "extras" beside its
+//! tools), and the requests that use them: `resources/read`, `prompts/get`,
+//! `completion/complete`, `resources/subscribe` / `unsubscribe`, `resources/directory/read`.
 //!
 //! Invariants:
 //! - The lists are fetched with the tools, in the same refresh (`refresh.rs`), only as far as
 //!   the server's capabilities declare them, and kept last-known-good the same way: a failed
-//!   fetch keeps the old lists; they persist in the cache file beside the tools.
+//!   fetch keeps the old lists; they persist in the cache file beside the tools. Skills
+//!   (SEP-2640) are listed entries only (`skills/list`): no skill file is read to list them.
 //! - Items stay the server's own JSON objects (`Resource`, `ResourceTemplate`, `Prompt`): the
 //!   catalog names no server but its own, so collisions between servers are the reader's
 //!   business (the gateway's `resources.rs`).
@@ -22,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     ClientRequest, CompleteRequest, GetPromptRequest, ListPromptsRequest, ListResourceTemplatesRequest, ListResourcesRequest,
-    PaginatedRequestParams, ReadResourceRequest,
+    ListSkillsRequest, PaginatedRequestParams, ReadResourceDirectoryRequest, ReadResourceRequest,
 };
 // Legacy-only in 2026-07-28; 2025-11-25 servers still subscribe this way.
 #[allow(deprecated)]
@@ -44,7 +45,7 @@ const MAX_PAGES: usize = 1000;
 
 /// What the server declared it offers beyond tools.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct Features {
     pub resources: bool,
     pub subscribe: bool,
@@ -52,6 +53,9 @@ pub struct Features {
     pub prompts: bool,
     pub prompts_list_changed: bool,
     pub completions: bool,
+    /// The skills extension (`io.modelcontextprotocol/skills`), and its `directoryRead`.
+    pub skills: bool,
+    pub directory_read: bool,
 }
 
 /// A server's last-known-good resources, templates and prompts, as the server sent them.
@@ -66,16 +70,19 @@ pub struct Extras {
     pub templates: Vec<Value>,
     #[serde(default)]
     pub prompts: Vec<Value>,
+    /// `skills/list`'s entries, every page.
+    #[serde(default)]
+    pub skills: Vec<Value>,
 }
 
 impl Extras {
-    /// Whether the resources (or templates) and whether the prompts differ from `before`
-    /// (nothing known before: whichever the server offers).
+    /// Whether the resources (or templates, or skills: their files are resources) and whether
+    /// the prompts differ from `before` (nothing known before: whichever the server offers).
     pub fn differs_from(&self, before: Option<&Extras>) -> (bool, bool) {
         match before {
             None => (self.features.resources, self.features.prompts),
             Some(b) => (
-                self.resources != b.resources || self.templates != b.templates || self.features.resources != b.features.resources,
+                self.resources != b.resources || self.templates != b.templates || self.skills != b.skills || self.features.resources != b.features.resources,
                 self.prompts != b.prompts || self.features.prompts != b.features.prompts,
             ),
         }
@@ -91,6 +98,8 @@ pub enum Ask {
     Complete,
     Subscribe,
     Unsubscribe,
+    /// `resources/directory/read` (the skills extension's `directoryRead`).
+    ReadDirectory,
 }
 
 impl Ask {
@@ -101,6 +110,7 @@ impl Ask {
             Ask::Complete => "completion/complete",
             Ask::Subscribe => "resources/subscribe",
             Ask::Unsubscribe => "resources/unsubscribe",
+            Ask::ReadDirectory => "resources/directory/read",
         }
     }
 
@@ -111,6 +121,7 @@ impl Ask {
             Ask::GetPrompt => f.prompts,
             Ask::Complete => f.completions,
             Ask::Subscribe | Ask::Unsubscribe => f.subscribe,
+            Ask::ReadDirectory => f.directory_read,
         }
     }
 
@@ -123,15 +134,17 @@ impl Ask {
             Ask::Subscribe => ClientRequest::SubscribeRequest(SubscribeRequest::new(serde_json::from_value(params)?)),
             #[allow(deprecated)]
             Ask::Unsubscribe => ClientRequest::UnsubscribeRequest(UnsubscribeRequest::new(serde_json::from_value(params)?)),
+            Ask::ReadDirectory => ClientRequest::ReadResourceDirectoryRequest(ReadResourceDirectoryRequest::new(serde_json::from_value(params)?)),
         })
     }
 }
 
 #[derive(Clone, Copy)]
-enum Kind {
+pub(super) enum Kind {
     Resources,
     Templates,
     Prompts,
+    Skills,
 }
 
 impl Kind {
@@ -140,6 +153,7 @@ impl Kind {
             Kind::Resources => "resources/list",
             Kind::Templates => "resources/templates/list",
             Kind::Prompts => "prompts/list",
+            Kind::Skills => "skills/list",
         }
     }
 
@@ -148,6 +162,7 @@ impl Kind {
             Kind::Resources => "resources",
             Kind::Templates => "resourceTemplates",
             Kind::Prompts => "prompts",
+            Kind::Skills => "skills",
         }
     }
 
@@ -157,6 +172,7 @@ impl Kind {
             Kind::Resources => ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(params)),
             Kind::Templates => ClientRequest::ListResourceTemplatesRequest(ListResourceTemplatesRequest::with_param(params)),
             Kind::Prompts => ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(params)),
+            Kind::Skills => ClientRequest::ListSkillsRequest(ListSkillsRequest::with_param(params)),
         }
     }
 }
@@ -175,6 +191,8 @@ impl Connection {
             prompts: prompts.is_some(),
             prompts_list_changed: prompts.and_then(|p| p.list_changed) == Some(true),
             completions: caps.completions.is_some(),
+            skills: caps.supports_skills(),
+            directory_read: caps.supports_directory_read(),
         }
     }
 
@@ -193,10 +211,13 @@ impl Connection {
         if features.prompts {
             extras.prompts = self.list_all(Kind::Prompts, timeout).await?;
         }
+        if features.skills {
+            extras.skills = self.list_all(Kind::Skills, timeout).await?;
+        }
         Ok(Some(extras))
     }
 
-    async fn list_all(&self, kind: Kind, timeout: Duration) -> Result<Vec<Value>, CatalogError> {
+    pub(super) async fn list_all(&self, kind: Kind, timeout: Duration) -> Result<Vec<Value>, CatalogError> {
         let deadline = Instant::now() + timeout;
         let mut items = Vec::new();
         let mut seen = std::collections::HashSet::new();
@@ -384,10 +405,11 @@ mod tests {
         let e: Extras = serde_json::from_value(serde_json::json!({})).unwrap();
         assert_eq!(e, Extras::default());
         let full = Extras {
-            features: Features { resources: true, subscribe: true, ..Features::default() },
+            features: Features { resources: true, subscribe: true, skills: true, ..Features::default() },
             resources: vec![serde_json::json!({"uri": "test://a", "name": "a"})],
             templates: vec![],
             prompts: vec![serde_json::json!({"name": "p"})],
+            skills: vec![serde_json::json!({"uri": "skill://a/SKILL.md"})],
         };
         let back: Extras = serde_json::from_value(serde_json::to_value(&full).unwrap()).unwrap();
         assert_eq!(back, full);
@@ -397,7 +419,11 @@ mod tests {
     fn requests_are_offered_only_as_declared() {
         let f = Features { resources: true, prompts: false, completions: true, ..Features::default() };
         assert!(Ask::ReadResource.offered(&f) && Ask::Complete.offered(&f));
-        assert!(!Ask::GetPrompt.offered(&f) && !Ask::Subscribe.offered(&f));
+        assert!(!Ask::GetPrompt.offered(&f) && !Ask::Subscribe.offered(&f) && !Ask::ReadDirectory.offered(&f));
+        assert!(Ask::ReadDirectory.offered(&Features { directory_read: true, ..f }));
+        // A cache file written before skills were known still reads.
+        let old: Features = serde_json::from_value(serde_json::json!({"resources": true, "subscribe": false})).unwrap();
+        assert!(old.resources && !old.skills);
         assert!(Ask::ReadResource.request(serde_json::json!({"uri": "test://a"})).is_ok());
         assert!(Ask::GetPrompt.request(serde_json::json!({"nope": 1})).is_err());
     }

@@ -3,27 +3,25 @@
 //! frontmatter, and each file's `sha256:` digest and size).
 //!
 //! Invariants:
-//! - Nothing is fetched ahead of need: listing reads `skills/list` only; a skill's files are
-//!   read when the host loads that skill (`load_skill`), never on connection or listing.
+//! - Nothing is fetched ahead of need: listing (here, or the background refresh that keeps a
+//!   server's entries last-known-good with its other extras, `resources.rs`) reads
+//!   `skills/list` only; a skill's files are read when the host loads that skill
+//!   (`load_skill`), or a gateway client reads them, never on connection or listing.
 //! - Nothing unverified is used: each file read is checked against its entry (size first,
 //!   then digest) and `SKILL.md`'s frontmatter against the entry's, field by field, before the
 //!   next file is read; the first mismatch fails the load and nothing of it is returned.
 //! - Bounded as any request: all of a listing's pages within the list timeout, each read
 //!   within the call timeout.
 
-use std::time::Instant;
-
 use data_encoding::BASE64;
-use rmcp::model::{ClientRequest, ListSkillsRequest, PaginatedRequestParams, SkillResource};
+use rmcp::model::SkillResource;
 use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::error::CatalogError;
 use super::frontmatter;
-use super::resources::Ask;
+use super::resources::{Ask, Kind};
 use super::Catalog;
-
-const MAX_PAGES: usize = 100;
 
 /// A skill loaded and verified: its `SKILL.md` first, then its other files, as the server
 /// sent them (`{uri, mimeType?, text | blob}`).
@@ -45,7 +43,6 @@ impl Catalog {
             return Err(CatalogError::NeedsAuth(why));
         }
         let timeout = config.timeouts.list(self.inner.shared.opts.list_timeout);
-        let deadline = Instant::now() + timeout;
         let conn = tokio::time::timeout(timeout, server.connection())
             .await
             .unwrap_or_else(|_| Err(CatalogError::timed_out("skills/list", timeout)))
@@ -54,20 +51,7 @@ impl Catalog {
         if !offered {
             return Err(CatalogError::NotOffered { server: server_id.to_owned(), method: "skills/list".into() });
         }
-        let mut skills = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_PAGES {
-            let request = ClientRequest::ListSkillsRequest(ListSkillsRequest::with_param(PaginatedRequestParams::default().with_cursor(cursor.take())));
-            let page = conn.send(request, "skills/list", deadline, timeout).await.map_err(|e| e.redacted(&config))?;
-            if let Some(Value::Array(list)) = page.get("skills") {
-                skills.extend(list.iter().cloned());
-            }
-            match page.get("nextCursor").and_then(Value::as_str) {
-                Some(next) if !next.is_empty() => cursor = Some(next.to_owned()),
-                _ => return Ok(skills),
-            }
-        }
-        Err(CatalogError::Mcp(format!("skills/list has more than {MAX_PAGES} pages")))
+        conn.list_all(Kind::Skills, timeout).await.map_err(|e| e.redacted(&config))
     }
 
     /// The skill whose `SKILL.md` is `uri`, from a fresh `skills/list` entry, each file read

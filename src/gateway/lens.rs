@@ -116,13 +116,15 @@ impl Lens {
         self.shelf.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// Takes `next` when it differs; says whether (resources or templates, prompts) changed.
+    /// Takes `next` when it differs; says whether (resources, templates or skills, prompts)
+    /// changed.
     pub(crate) fn replace_shelf(&self, next: Shelf) -> Option<(bool, bool)> {
         let mut cur = self.shelf.write().unwrap_or_else(|e| e.into_inner());
         if **cur == next {
             return None;
         }
-        let changed = (cur.resources != next.resources || cur.templates != next.templates, cur.prompts != next.prompts);
+        let resources = cur.resources != next.resources || cur.templates != next.templates || cur.skills.listed != next.skills.listed;
+        let changed = (resources, cur.prompts != next.prompts);
         *cur = Arc::new(next);
         Some(changed)
     }

@@ -46,6 +46,7 @@ mod seal;
 mod search;
 mod session;
 mod shelf;
+mod skills;
 mod sse_poll;
 mod tasks;
 mod terminal_auth;

@@ -179,11 +179,11 @@ pub(crate) fn accepted(requested: &SubscriptionFilter, shelf: &Shelf) -> Subscri
     accepted.build()
 }
 
-fn invalid(message: String) -> ErrorData {
+pub(super) fn invalid(message: String) -> ErrorData {
     ErrorData::invalid_params(message, None)
 }
 
-fn failed(route: &Route, method: &str, e: CatalogError) -> ErrorData {
+pub(super) fn failed(route: &Route, method: &str, e: CatalogError) -> ErrorData {
     // A code that means something to the caller (-32602: e.g. no such resource, SEP-2164) is
     // kept with its data, as for tools/call.
     if let CatalogError::Rpc { code, message, data } = e {
@@ -192,14 +192,14 @@ fn failed(route: &Route, method: &str, e: CatalogError) -> ErrorData {
     ErrorData::internal_error(format!("{method} on MCP server {}: {e}", route.server), Some(json!({"server": route.server})))
 }
 
-fn parse<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> Result<T, ErrorData> {
+pub(super) fn parse<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> Result<T, ErrorData> {
     serde_json::from_value(v).map_err(|e| ErrorData::internal_error(format!("the upstream's {what} result could not be read: {e}"), None))
 }
 
 /// A list result from the shelf, after the warm-up wait of `tools/list`: all in one page,
 /// complete, `ttlMs: 0, cacheScope: private` as `tools/list` says (answered from memory, a
 /// change is announced, what is listed depends on the gateway's config).
-async fn listed<T: serde::de::DeserializeOwned>(gw: &Gateway, lens: &Lens, field: &str, pick: fn(&Shelf) -> &[Value]) -> Result<T, ErrorData> {
+pub(super) async fn listed<T: serde::de::DeserializeOwned>(gw: &Gateway, lens: &Lens, field: &str, pick: fn(&Shelf) -> &[Value]) -> Result<T, ErrorData> {
     gw.listing_when_warm(lens).await;
     let shelf = lens.shelf();
     parse(field, json!({field: pick(&shelf), "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}))

@@ -114,6 +114,7 @@ impl ServerHandler for Session {
     fn get_info(&self) -> InitializeResult {
         let mut capabilities = super::resources::capabilities(&self.lens);
         super::tasks::declare(&mut capabilities);
+        super::skills::declare(&mut capabilities, &self.lens.shelf());
         serde_json::from_value(json!({
             "protocolVersion": "2025-11-25",
             "capabilities": capabilities,
@@ -236,6 +237,18 @@ impl ServerHandler for Session {
     #[allow(deprecated)]
     async fn unsubscribe(&self, request: UnsubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
         super::resources::unsubscribe(&self.gw, &self.lens, request.uri, Subscribed::Session(context.peer)).await
+    }
+
+    async fn list_skills(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<rmcp::model::ListSkillsResult, ErrorData> {
+        super::skills::list(&self.gw, &self.lens).await
+    }
+
+    async fn get_skill(&self, request: rmcp::model::GetSkillRequestParams, _context: RequestContext<RoleServer>) -> Result<rmcp::model::GetSkillResult, ErrorData> {
+        super::skills::get(&self.gw, &self.lens, request).await
+    }
+
+    async fn read_resource_directory(&self, request: rmcp::model::ReadResourceDirectoryRequestParams, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {
+        super::skills::read_directory(&self.gw, &self.lens, request).await
     }
 
     async fn list_prompts(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListPromptsResult, ErrorData> {

@@ -1,5 +1,5 @@
-//! Every upstream's resources, resource templates and prompts as one set, with names that
-//! never silently pick one server: the naming and routing rule of `toolreg mcp`.
+//! Every upstream's resources, resource templates, prompts and skills as one set, with names
+//! that never silently pick one server: the naming and routing rule of `toolreg mcp`.
 //!
 //! The rule (documented in docs/gateway.md, "Resources, prompts and completion"):
 //! - A prompt name, resource URI or template URI that only one server offers is listed as is.
@@ -8,9 +8,12 @@
 //!   `toolreg://<serverId>/<upstream URI>` (the id percent-encoded), which reverses exactly.
 //!   A `ui://` URI (an MCP Apps view) keeps its scheme, since hosts fetch views by it:
 //!   `ui://toolreg/<serverId>/<rest of the upstream URI>`. A tool's `_meta.ui.resourceUri`
-//!   is listed in the form that reaches its own server (`listed_uri`).
+//!   is listed in the form that reaches its own server (`listed_uri`). A `skill://` URI keeps
+//!   its scheme as well (`skill://toolreg/<serverId>/<rest>`): clients expect skills there.
+//!   Skills are named per skill, not per file (`skills.rs`).
 //! - Any qualified URI of a known server reaches that server, listed or not (a template
 //!   expanded by the client). An unqualified URI goes to the server listing it, else to the
+//!   server of the listed skill whose directory holds it, else to the
 //!   one server whose templates' literal prefix it matches, else to the only server with
 //!   resources; a URI two servers could answer is refused with the qualified forms to use.
 //!
@@ -23,10 +26,14 @@ use serde_json::Value;
 
 use crate::catalog::{Extras, Features};
 
+mod skills;
+
+pub use skills::Skills;
+
 const SCHEME: &str = "toolreg://";
-/// MCP Apps views: hosts read only `ui://` URIs as views.
-const UI_SCHEME: &str = "ui://";
-const UI_QUALIFIED: &str = "ui://toolreg/";
+/// Schemes a qualified URI keeps, as `<scheme>toolreg/<id>/<rest>`: MCP Apps views (hosts
+/// read only `ui://` URIs as views) and skills (`skill://`, where clients look for them).
+const KEPT_SCHEMES: &[&str] = &["ui://", "skill://"];
 /// Unreserved characters stay as they are in a server id; the rest is percent-encoded.
 const ID_SET: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
 
@@ -45,6 +52,7 @@ pub struct Shelf {
     pub resources: Vec<Value>,
     pub templates: Vec<Value>,
     pub prompts: Vec<Value>,
+    pub skills: Skills,
     prompt_routes: HashMap<String, Route>,
     resource_routes: HashMap<String, Route>,
     template_routes: HashMap<String, Route>,
@@ -61,18 +69,21 @@ pub fn qualified_prompt(server: &str, name: &str) -> String {
 
 pub fn qualified_uri(server: &str, uri: &str) -> String {
     let id = utf8_percent_encode(server, ID_SET);
-    match uri.strip_prefix(UI_SCHEME) {
-        Some(rest) => format!("{UI_QUALIFIED}{id}/{rest}"),
+    match KEPT_SCHEMES.iter().find_map(|scheme| uri.strip_prefix(scheme).map(|rest| (scheme, rest))) {
+        Some((scheme, rest)) => format!("{scheme}toolreg/{id}/{rest}"),
         None => format!("{SCHEME}{id}/{uri}"),
     }
 }
 
-/// `toolreg://<id>/<rest>` as (id, rest), `ui://toolreg/<id>/<rest>` as (id, `ui://<rest>`).
+/// `toolreg://<id>/<rest>` as (id, rest), `ui://toolreg/<id>/<rest>` as (id, `ui://<rest>`),
+/// and so for the other kept schemes.
 fn unqualify(uri: &str) -> Option<(String, String)> {
     let decode = |id: &str| percent_decode_str(id).decode_utf8().ok().map(|id| id.into_owned());
-    if let Some(qualified) = uri.strip_prefix(UI_QUALIFIED) {
-        let (id, rest) = qualified.split_once('/')?;
-        return Some((decode(id)?, format!("{UI_SCHEME}{rest}")));
+    for scheme in KEPT_SCHEMES {
+        if let Some(qualified) = uri.strip_prefix(scheme).and_then(|r| r.strip_prefix("toolreg/")) {
+            let (id, rest) = qualified.split_once('/')?;
+            return Some((decode(id)?, format!("{scheme}{rest}")));
+        }
     }
     let (id, rest) = uri.strip_prefix(SCHEME)?.split_once('/')?;
     Some((decode(id)?, rest.to_owned()))
@@ -112,6 +123,8 @@ impl Shelf {
             any.prompts |= f.prompts;
             any.prompts_list_changed |= f.prompts_list_changed;
             any.completions |= f.completions;
+            any.skills |= f.skills;
+            any.directory_read |= f.directory_read;
             let prefixes = names(&extras.templates, "uriTemplate").iter().map(|t| literal_prefix(t).to_owned()).filter(|p| !p.is_empty()).collect();
             shelf.servers.insert(id.clone(), (*f, prefixes));
             place(&mut shelf.prompts, &mut shelf.prompt_routes, id, &extras.prompts, "name", &prompt_owners, qualified_prompt);
@@ -120,6 +133,7 @@ impl Shelf {
         }
         shelf.shared_prompts = prompt_owners.into_iter().filter(|(_, ids)| ids.len() > 1).collect();
         shelf.shared_uris = uri_owners.into_iter().filter(|(_, ids)| ids.len() > 1).collect();
+        shelf.skills = Skills::build(servers);
         shelf
     }
 
@@ -147,6 +161,9 @@ impl Shelf {
         if let Some(route) = self.resource_routes.get(uri) {
             return Ok(route.clone());
         }
+        if let [server] = self.skills.holders(uri, false)[..] {
+            return Ok(Route { server: server.to_owned(), own: uri.to_owned() });
+        }
         let by_template: Vec<&String> =
             self.servers.iter().filter(|(_, (_, prefixes))| prefixes.iter().any(|p| uri.starts_with(p.as_str()))).map(|(id, _)| id).collect();
         let candidates: Vec<&String> = match self.shared_uris.get(uri) {
@@ -164,6 +181,23 @@ impl Shelf {
                     many.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
                     forms.join(" or ")
                 ))
+            }
+        }
+    }
+
+    /// The server and own URI of a directory (`resources/directory/read`): a qualified URI's
+    /// server, else the one server whose listed skills are in it or hold it, else as any
+    /// resource URI is routed.
+    pub fn directory(&self, uri: &str) -> Result<Route, String> {
+        if let Some((server, own)) = unqualify(uri).filter(|(id, _)| self.servers.contains_key(id)) {
+            return Ok(Route { server, own });
+        }
+        match self.skills.holders(uri, true)[..] {
+            [] => self.resource(uri),
+            [server] => Ok(Route { server: server.to_owned(), own: uri.to_owned() }),
+            ref many => {
+                let forms: Vec<String> = many.iter().map(|id| qualified_uri(id, uri)).collect();
+                Err(format!("directory {uri:?} holds skills of several servers ({}): read {}", many.join(", "), forms.join(" or ")))
             }
         }
     }
@@ -227,6 +261,7 @@ mod tests {
             resources: vec![json!({"uri": "demo://resource/static/document/a.md", "name": "a"})],
             templates: vec![json!({"uriTemplate": "demo://resource/dynamic/text/{id}", "name": "t"})],
             prompts: vec![json!({"name": "simple-prompt"})],
+            skills: vec![],
         }
     }
 
@@ -236,6 +271,7 @@ mod tests {
             resources: vec![json!({"uri": "test://static-text", "name": "s"})],
             templates: vec![],
             prompts: vec![json!({"name": "test_simple_prompt"})],
+            skills: vec![],
         }
     }
 
@@ -283,6 +319,7 @@ mod tests {
             resources: vec![json!({"uri": view, "name": "view", "mimeType": "text/html;profile=mcp-app"})],
             templates: vec![],
             prompts: vec![],
+            skills: vec![],
         }
     }
 

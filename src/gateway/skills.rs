@@ -1,0 +1,64 @@
+//! The skills extension (`io.modelcontextprotocol/skills`, SEP-2640) on `toolreg mcp`: the
+//! upstreams' skills offered to the gateway's client, over the shelf (`shelf/skills.rs`).
+//!
+//! Invariants:
+//! - Declared when some upstream of the lens declares it (and resources, which skills are
+//!   made of), with `directoryRead: true` when some upstream of the lens serves
+//!   `resources/directory/read`.
+//! - `skills/list` and `skills/get` answer from the shelf (the catalog's last-known-good
+//!   `skills/list` entries), never from an upstream; a URI no listed skill has is -32602.
+//! - A skill's files are resources: `resources/read` reaches them as any resource
+//!   (`resources.rs`). `resources/directory/read` goes to the server whose skill holds the
+//!   directory, within the call timeout; its children are named as the client named the
+//!   directory (qualified when it was).
+
+use rmcp::model::{GetSkillRequestParams, GetSkillResult, ListResourcesResult, ListSkillsResult, ReadResourceDirectoryRequestParams, ResultType, SKILLS_EXTENSION_ID};
+use rmcp::ErrorData;
+use serde_json::{json, Value};
+
+use super::resources::{failed, invalid, listed, parse};
+use super::shelf::{qualified_uri, Shelf};
+use super::{Gateway, Lens};
+use crate::catalog::Ask;
+
+/// Adds the extension to the gateway's capabilities when the lens's upstreams offer it.
+pub fn declare(capabilities: &mut Value, shelf: &Shelf) {
+    let f = shelf.features;
+    if f.skills && f.resources {
+        let settings = if f.directory_read { json!({"directoryRead": true}) } else { json!({}) };
+        capabilities["extensions"][SKILLS_EXTENSION_ID] = settings;
+    }
+}
+
+pub(crate) async fn list(gw: &Gateway, lens: &Lens) -> Result<ListSkillsResult, ErrorData> {
+    listed(gw, lens, "skills", |s| &s.skills.listed).await
+}
+
+pub(crate) async fn get(gw: &Gateway, lens: &Lens, request: GetSkillRequestParams) -> Result<GetSkillResult, ErrorData> {
+    gw.listing_when_warm(lens).await;
+    let shelf = lens.shelf();
+    let skill = shelf.skills.get(&request.uri).map_err(|why| ErrorData::invalid_params(why, Some(json!({"uri": request.uri}))))?;
+    parse("skills/get", json!({"skill": skill, "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}))
+}
+
+pub(crate) async fn read_directory(gw: &Gateway, lens: &Lens, request: ReadResourceDirectoryRequestParams) -> Result<ListResourcesResult, ErrorData> {
+    gw.listing_when_warm(lens).await;
+    let shelf = lens.shelf();
+    let route = shelf.directory(&request.uri).map_err(invalid)?;
+    if !shelf.server_features(&route.server).directory_read {
+        return Err(invalid(format!("MCP server {} does not serve resources/directory/read", route.server)));
+    }
+    let mut params = serde_json::to_value(&request).unwrap_or_else(|_| json!({}));
+    params["uri"] = json!(route.own);
+    let mut v = gw.catalog.ask(&route.server, Ask::ReadDirectory, params).await.map_err(|e| failed(&route, Ask::ReadDirectory.method(), e))?;
+    if request.uri != route.own {
+        for child in v["resources"].as_array_mut().into_iter().flatten() {
+            if let Some(uri) = child["uri"].as_str().map(|u| qualified_uri(&route.server, u)) {
+                child["uri"] = json!(uri);
+            }
+        }
+    }
+    let mut result: ListResourcesResult = parse(Ask::ReadDirectory.method(), v)?;
+    result.result_type = Some(ResultType::COMPLETE);
+    Ok(result)
+}
