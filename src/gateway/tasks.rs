@@ -3,7 +3,8 @@
 //! `_meta`) has its capabilities passed to the upstream server, which decides whether a call
 //! becomes a task. Such a task reaches the client under an id of the gateway's, bound to the
 //! client (`Service::task_adopt`); `tasks/get`, `tasks/update` and `tasks/cancel` go to the
-//! server that made it (`Service::task_request`). rmcp answers -32021 for `tasks/*` from a
+//! server that made it (`Service::task_request`), and a completed task's result takes a direct
+//! call's result steps (`Service::task_result`). rmcp answers -32021 for `tasks/*` from a
 //! client that did not declare the extension, -32601 for the removed `tasks/result` and
 //! `tasks/list`, and checks `Mcp-Name` against the task id.
 
@@ -38,6 +39,22 @@ pub fn created(session: &Session, context: &RequestContext<RoleServer>, made: &T
     Ok(CallToolResponse::Task(result))
 }
 
+/// An upstream's refusal of `tool`'s call as the client gets it: a -32021 that asks for the
+/// tasks extension (the tool runs only as a task) says so, naming the tool and the extension,
+/// in its message and its `data` (`tool`, beside the server's `requiredCapabilities`); any
+/// other error goes as the server sent it.
+pub fn refused(tool: &str, code: i32, message: String, data: Option<Value>) -> ErrorData {
+    let tasks = rmcp::model::TASKS_EXTENSION_ID;
+    let needs_tasks = data.as_ref().and_then(|d| d.pointer("/requiredCapabilities/extensions")).is_some_and(|e| e.get(tasks).is_some());
+    if code != ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY.0 || !needs_tasks {
+        return ErrorData::new(ErrorCode(code), message, data);
+    }
+    let mut data = data.unwrap_or_else(|| json!({}));
+    data["tool"] = json!(tool);
+    let readable = format!("{tool} runs only as a task: declare the {tasks} extension (in the client's capabilities, or in the request's _meta from 2026-07-28) to call it ({message})");
+    ErrorData::new(ErrorCode(code), readable, Some(data))
+}
+
 async fn ask(session: &Session, context: &RequestContext<RoleServer>, id: &str, ask: TaskAsk) -> Result<Value, ErrorData> {
     let owner = owner(session, context);
     session.lens.service.task_request(&session.gw.catalog, &owner, id, &ask).await.map_err(|f| match f {
@@ -47,9 +64,26 @@ async fn ask(session: &Session, context: &RequestContext<RoleServer>, id: &str, 
     })
 }
 
+/// The task as its server tells it; a completed one's result as a direct call's would reach
+/// the client (cut to the result budget, its media per `results.media`).
 pub async fn get(session: &Session, context: &RequestContext<RoleServer>, id: &str) -> Result<GetTaskResult, ErrorData> {
-    let answer = ask(session, context, id, TaskAsk::Get).await?;
+    let mut answer = ask(session, context, id, TaskAsk::Get).await?;
+    if answer["status"] == "completed" {
+        if let Some(raw) = answer.get_mut("result").map(Value::take).filter(Value::is_object) {
+            answer["result"] = result_for(session, context, id, raw).await?;
+        }
+    }
     serde_json::from_value(answer).map_err(|e| ErrorData::internal_error(format!("tasks/get: the server's answer: {e}"), None))
+}
+
+/// A completed task's `raw` result through the service's result steps, said as MCP.
+async fn result_for(session: &Session, context: &RequestContext<RoleServer>, id: &str, raw: Value) -> Result<Value, ErrorData> {
+    // Whose a cut whole is: the session's, or (no session) the holder of its random ref.
+    let stateless = context.protocol_version().is_some_and(|v| !v.has_initialize());
+    let results_owner = if stateless { super::session::STATELESS } else { session.owner.as_str() };
+    let service = &session.lens.service;
+    let done = service.task_result(&owner(session, context), id, raw, results_owner, &context.ct).await.map_err(|e| ErrorData::internal_error(format!("tasks/get: the task's result: {e}"), None))?;
+    serde_json::to_value(super::session::to_result_for(done, service.budget().media)).map_err(|e| ErrorData::internal_error(format!("tasks/get: the task's result: {e}"), None))
 }
 
 pub async fn update(session: &Session, context: &RequestContext<RoleServer>, id: &str, responses: InputResponses) -> Result<(), ErrorData> {
