@@ -126,3 +126,76 @@ fn a_completed_tasks_result_is_cut_and_its_media_handled_as_a_direct_calls() {
         assert!(more["result"]["content"][0]["text"].as_str().unwrap().contains("Paragraph"), "{more}");
     }
 }
+
+/// A 2026-07-28 `subscriptions/listen` stream over HTTP, read as its events arrive.
+struct Listen {
+    stream: std::net::TcpStream,
+    got: String,
+}
+
+impl Listen {
+    fn open(addr: &str, path: &str, id: &str, filter: Value) -> Listen {
+        use std::io::Write;
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": tasks(),
+            "io.modelcontextprotocol/clientInfo": {"name": "toolreg-test", "version": "0"}});
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {"notifications": filter, "_meta": meta}}).to_string();
+        let req = format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nAuthorization: Bearer {TOKEN}\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\n\r\n{body}",
+            body.len()
+        );
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream.write_all(req.as_bytes()).unwrap();
+        stream.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+        Listen { stream, got: String::new() }
+    }
+
+    /// The `notifications/tasks` received so far, reading until `until`.
+    fn tasks_until(&mut self, until: Instant) -> Vec<Value> {
+        use std::io::Read;
+        let mut buf = [0u8; 65536];
+        while Instant::now() < until {
+            match self.stream.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => self.got.push_str(&String::from_utf8_lossy(&buf[..n])),
+                Err(_) => {}
+            }
+            if self.got.contains("\"status\":\"completed\"") {
+                break;
+            }
+        }
+        let notes = self.got.lines().filter_map(|l| l.strip_prefix("data: ")).filter_map(|l| serde_json::from_str::<Value>(l).ok());
+        notes.filter(|n| n["method"] == "notifications/tasks").collect()
+    }
+}
+
+/// A listen stream that names its tasks (SEP-2663's `taskIds`) is told `notifications/tasks`
+/// as they change, under the gateway's ids, a completed one with its result; a stream of another
+/// owner (a profile's path) naming the same id, or an id never given, is told nothing.
+#[test]
+fn a_listen_stream_is_told_of_the_tasks_it_named_and_only_its_owners() {
+    let dir = tempfile::tempdir().unwrap();
+    let fx = fixture("fx", &["--modern", "--tasks", "--tasks-poll-ms", "100"]);
+    let config = write_config(dir.path(), &json!({"servers": [fx], "gateway": {"defer": "never", "toolNames": "upstream",
+        "profiles": {"p": {"servers": ["fx"]}}}}));
+    let (_gw, addr) = spawn_http(&config, &[("TOOLREG_MCP_TOKEN", TOKEN)]);
+    let (_, made) = rpc_2026_declaring(&addr, "/mcp", TOKEN, "tools/call", json!({"name": "slow_compute", "arguments": {"seconds": 1, "label": "heard"}}), tasks());
+    let id = made["result"]["taskId"].as_str().unwrap_or_else(|| panic!("{made}")).to_owned();
+
+    let never = "f".repeat(64);
+    let mut theirs = Listen::open(&addr, "/mcp/p", "listen-p", json!({"taskIds": [id]}));
+    let mut mine = Listen::open(&addr, "/mcp", "listen-1", json!({"taskIds": [id, never]}));
+    let told = mine.tasks_until(Instant::now() + Duration::from_secs(20));
+    assert!(!told.is_empty(), "never told: {}", mine.got);
+    for note in &told {
+        assert_eq!(note["params"]["taskId"], json!(id), "only the named task, under the gateway's id: {note}");
+        assert_eq!(note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "listen-1", "{note}");
+    }
+    let last = told.last().unwrap();
+    assert_eq!(last["params"]["status"], "completed", "{}", mine.got);
+    assert_eq!(last["params"]["result"]["content"][0]["text"], "computed heard in 1 s", "{last}");
+    // Another owner's stream, open as long, heard nothing of it.
+    let heard = theirs.tasks_until(Instant::now() + Duration::from_millis(500));
+    assert!(theirs.got.contains("notifications/subscriptions/acknowledged") && heard.is_empty(), "{}", theirs.got);
+    // The first status told was the task's own at the time, before it completed.
+    assert_eq!(told[0]["params"]["status"], "working", "{told:?}");
+}

@@ -173,6 +173,8 @@ impl ServerHandler for Session {
         let stream = Subscribed::Stream(self.gw.resources.next_stream(), context.sink().clone());
         let uris = context.accepted().resource_subscriptions.clone().unwrap_or_default();
         let _leave = Unsubscribing { gw: self.gw.clone(), lens: self.lens.clone(), uris: uris.clone(), stream: stream.clone() };
+        // The tasks it named, followed while it is open (`tasks::follow_listened`).
+        let _tasks = super::tasks::follow_listened(self, &context);
         for uri in uris {
             // Acknowledged already: a refusal now can only be logged.
             if let Err(e) = super::resources::subscribe(&self.gw, &self.lens, uri.clone(), stream.clone()).await {
