@@ -11,7 +11,7 @@ use serde_json::Value;
 
 /// At most this many task ids are followed per stream; the rest are not told of.
 pub const MAX_IDS: usize = 100;
-/// A listen request's body larger than this is passed on unread (rmcp judges it).
+/// A listen request's body larger than this reaches rmcp empty, refused as a bad body is.
 const MAX_BODY: usize = 256 * 1024;
 
 /// The ids a listen request named, as it named them.
@@ -30,7 +30,7 @@ pub async fn read(req: hyper::Request<Incoming>) -> hyper::Request<Body> {
     let (mut parts, body) = req.into_parts();
     let bytes = match Limited::new(body, MAX_BODY).collect().await {
         Ok(b) => b.to_bytes(),
-        // Unread or too large: rmcp answers an empty body as it answers any bad one.
+        // Unreadable or too large: rmcp refuses the empty body as it refuses any bad one.
         Err(_) => Bytes::new(),
     };
     if let Some(ids) = serde_json::from_slice::<Value>(&bytes).ok().as_ref().and_then(task_ids) {

@@ -216,3 +216,21 @@ pub async fn update(session: &Session, context: &RequestContext<RoleServer>, id:
 pub async fn cancel(session: &Session, context: &RequestContext<RoleServer>, id: &str) -> Result<(), ErrorData> {
     ask(session, context, id, TaskAsk::Cancel).await.map(|_| ())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_refusal_asking_for_the_tasks_extension_is_reworded() {
+        let sampling = json!({"requiredCapabilities": {"sampling": {}}});
+        let other = refused("ask", -32021, "needs sampling".into(), Some(sampling.clone()));
+        assert_eq!((other.message.as_ref(), other.data), ("needs sampling", Some(sampling)));
+        let tasks = json!({"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}});
+        let invalid = refused("job", -32602, "bad".into(), Some(tasks.clone()));
+        assert_eq!(invalid.data, Some(tasks.clone()), "another code goes as it came");
+        let job = refused("job", -32021, "Missing required client capability".into(), Some(tasks));
+        assert_eq!(job.data.as_ref().unwrap()["tool"], "job");
+        assert!(job.message.starts_with("job runs only as a task") && job.message.ends_with("(Missing required client capability)"), "{}", job.message);
+    }
+}
