@@ -23,7 +23,7 @@
 # test_trigger_tool_change, test_trigger_prompt_change and test_custom_header; with `--modern`, the
 # test_input_required_result_* tools of mrtr.rs and test_streaming_elicitation; with `--tasks`,
 # for the extension scenarios, the tasks tools of tasks.rs: greet, slow_compute, confirm_delete,
-# multi_input, failing_job, protocol_error_job, test_tool_with_task, made tasks upstream and
+# multi_input, failing_job, protocol_error_job, test_tool_with_task, report, made tasks upstream and
 # handed on by the gateway)
 # listed under their upstream names (`toolNames: upstream`). It also serves the suite's resources
 # (test://static-text, test://static-binary, test://watched-resource with subscribe/unsubscribe, the

@@ -169,6 +169,12 @@ impl Invoked {
     pub fn text(text: impl Into<String>, raw: Option<Value>) -> Invoked {
         Invoked { output: ModelOutput::Text(text.into()), is_error: false, raw, repaired: None, provider_output: None, ran: None, cut: None }
     }
+
+    /// A tool's `CallToolResult` (JSON) as the model reads it under `media`'s policy.
+    pub fn of_result(raw: Value, media: &crate::media::Media) -> Invoked {
+        let (output, is_error) = output::for_model(&raw, media);
+        Invoked { output, is_error, raw: Some(raw), repaired: None, provider_output: None, ran: None, cut: None }
+    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -619,7 +625,6 @@ impl<H: HostPort, M: McpPort> Executor<'_, H, M> {
                 }
             }
         };
-        let (output, is_error) = output::for_model(&raw, &self.media);
-        Ok(Invoked { output, is_error, raw: Some(raw), repaired: None, provider_output: None, ran: None, cut: None })
+        Ok(Invoked::of_result(raw, &self.media))
     }
 }

@@ -148,7 +148,8 @@ pub async fn serve(gw: Arc<Gateway>, addr: SocketAddr, token: String) -> i32 {
                         // page learns nothing from a 401; but rmcp runs them only inside
                         // `handle`, so a request failing both gets the Host/Origin refusal.
                         let response = if authorized(req.headers().get(hyper::header::AUTHORIZATION), &tokens) {
-                            service.handle(req).await
+                            // A listen's `taskIds`, which rmcp would drop (`listen_tasks`).
+                            service.handle(super::listen_tasks::read(req).await).await
                         } else {
                             let probe = service.handle(strip(req)).await;
                             if probe.status() == hyper::StatusCode::FORBIDDEN || probe.status() == hyper::StatusCode::MISDIRECTED_REQUEST {

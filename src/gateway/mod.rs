@@ -31,6 +31,7 @@ pub mod check;
 mod client_host;
 pub mod config;
 mod http;
+mod listen_tasks;
 mod listing;
 mod passthru;
 mod add_cli;

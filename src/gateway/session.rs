@@ -18,7 +18,7 @@ use crate::service::CallAsk;
 use crate::service::{MediaMode, ModelOutput, Part};
 use crate::service::{Mcp, PassThrough, Relay};
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CancelTaskParams, GetTaskParams, GetTaskResult, UpdateTaskParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, DiscoverResult, ErrorCode,
+    CacheScope, CallToolRequestParams, CancelTaskParams, GetTaskParams, GetTaskResult, UpdateTaskParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, DiscoverResult,
     GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ResultType,
     SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
@@ -174,6 +174,8 @@ impl ServerHandler for Session {
         let stream = Subscribed::Stream(self.gw.resources.next_stream(), context.sink().clone());
         let uris = context.accepted().resource_subscriptions.clone().unwrap_or_default();
         let _leave = Unsubscribing { gw: self.gw.clone(), lens: self.lens.clone(), uris: uris.clone(), stream: stream.clone() };
+        // The tasks it named, followed while it is open (`tasks::follow_listened`).
+        let _tasks = super::tasks::follow_listened(self, &context);
         for uri in uris {
             // Acknowledged already: a refusal now can only be logged.
             if let Err(e) = super::resources::subscribe(&self.gw, &self.lens, uri.clone(), stream.clone()).await {
@@ -461,7 +463,7 @@ impl Session {
                 });
                 passthru::ask(gw, &name, asked, approved.as_deref()).map(|r| Step::Done(r.into()))
             }
-            Err(InvokeError::Rpc { code, message, data }) => Err(ErrorData::new(ErrorCode(code), message, data)),
+            Err(InvokeError::Rpc { code, message, data }) => Err(super::tasks::refused(&called, code, message, data)),
             // The upstream made a task of it (the client declared the tasks extension).
             Err(InvokeError::Task(made)) => super::tasks::created(self, context, &made).map(Step::Done),
             Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
@@ -524,7 +526,7 @@ fn to_result(done: Invoked) -> CallToolResult {
 
 /// `to_result`, with the upstream's images and audio named, not passed, under `media:
 /// "placeholder"` (the gateway config's `results.media`).
-fn to_result_for(done: Invoked, media: MediaMode) -> CallToolResult {
+pub(super) fn to_result_for(done: Invoked, media: MediaMode) -> CallToolResult {
     let mut result = call_result(done, media);
     result.result_type = Some(ResultType::COMPLETE);
     result
@@ -532,7 +534,7 @@ fn to_result_for(done: Invoked, media: MediaMode) -> CallToolResult {
 
 /// The owner of results cut for 2026-07-28 clients, which have no session: their refs are
 /// random and unguessable, so holding one is the right to read it.
-const STATELESS: &str = "stateless";
+pub(super) const STATELESS: &str = "stateless";
 
 fn call_result(done: Invoked, media: MediaMode) -> CallToolResult {
     // Cut to the budget: the tool's result cut the same way, or the cut text.

@@ -16,6 +16,10 @@
 //!  6. cut           text over what the images left is cut, its whole kept for its owner.
 //!  7. native media  a native plan's media go to its provider in the provider's own shape.
 //!
+//! A task's result (`task_result`): the result a server's task (SEP-2663) ends with, inlined in
+//! a completed task's `tasks/get` answer, takes the steps after the route that a direct call's
+//! takes (media budget, cut), so it reaches the caller as that call's result would.
+//!
 //! Around each run (`Runs::run_prepared`): every tool a call runs (itself, `tool_invoke`'s, a
 //! script's `tools.call`s), after `prepare` validated and repaired its arguments:
 //!  1. observe       a telemetry span and the audit log's call record, with how it ended.
@@ -69,6 +73,16 @@ pub(super) async fn call<H: HostPort>(service: &Service, ask: CallAsk<'_, H>) ->
     let left = fit_media(&mut done, reader, budget);
     cut(service, &mut done, left, plan.as_deref(), &owner, &tool, &cancel).await?;
     native_media(&mut done, plan.as_deref(), &call_id);
+    Ok(done)
+}
+
+/// A task's result (`CallToolResult` JSON) of `tool`, through the media budget and the cut,
+/// its whole kept for `owner` when cut. No plan: a task is the gateway's, whose clients have none.
+pub(super) async fn task_result(service: &Service, raw: Value, owner: &str, tool: &str, cancel: &CancellationToken) -> Result<Invoked, InvokeError> {
+    let budget = service.budget();
+    let mut done = Invoked::of_result(raw, &Media { mode: budget.media, reader: Reader::Unknown });
+    let left = fit_media(&mut done, Reader::Unknown, budget);
+    cut(service, &mut done, left, None, owner, tool, cancel).await?;
     Ok(done)
 }
 

@@ -1,13 +1,15 @@
 //! The tasks extension (SEP-2663) on the gateway face: a task an upstream server made of a call
 //! is handed to the caller under an id of ours (`tasks::Book`), and the caller's `tasks/get`,
-//! `tasks/update` and `tasks/cancel` go to that server under its own id.
+//! `tasks/update` and `tasks/cancel` go to that server under its own id; a completed task's result
+//! reaches the caller as a direct call's would (`task_result`).
 
 use super::Service;
 use crate::catalog::{Catalog, CatalogError, TaskAsk};
-use crate::invoke::TaskMade;
+use crate::invoke::{InvokeError, Invoked, TaskMade};
 use crate::tasks::Route;
 use serde_json::Value;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// Why a task request got no answer from its server.
 #[derive(Debug)]
@@ -27,7 +29,7 @@ impl Service {
             return Err(format!("the MCP server {} made a task of {} without a taskId", made.server_id, made.tool));
         };
         let ttl = made.task.get("ttlMs").and_then(Value::as_u64).map(Duration::from_millis);
-        let route = Route { server_id: made.server_id.clone(), upstream_id: upstream_id.to_owned() };
+        let route = Route { server_id: made.server_id.clone(), upstream_id: upstream_id.to_owned(), tool: made.tool.clone() };
         let id = self.tasks.adopt(owner, route, ttl)?;
         let mut task = made.task.clone();
         task["taskId"] = Value::String(id);
@@ -45,5 +47,13 @@ impl Service {
             answer["taskId"] = Value::String(id.to_owned());
         }
         Ok(answer)
+    }
+
+    /// The result a completed task of `owner`'s (`id`) ended with, `raw` as its server inlined
+    /// it, through the steps a direct call's result takes (`pipeline::task_result`): fitted and
+    /// cut to the result budget, the whole kept for `results_owner`.
+    pub async fn task_result(&self, owner: &str, id: &str, raw: Value, results_owner: &str, cancel: &CancellationToken) -> Result<Invoked, InvokeError> {
+        let tool = self.tasks.route(owner, id).map_or_else(|| "task".to_owned(), |r| r.tool);
+        super::pipeline::task_result(self, raw, results_owner, &tool, cancel).await
     }
 }

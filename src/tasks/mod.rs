@@ -24,6 +24,8 @@ pub struct Route {
     pub server_id: String,
     /// The task's id at its server.
     pub upstream_id: String,
+    /// The server's tool the task runs.
+    pub tool: String,
 }
 
 struct Entry {
@@ -75,7 +77,7 @@ mod tests {
     use super::*;
 
     fn route() -> Route {
-        Route { server_id: "fx".into(), upstream_id: "u1".into() }
+        Route { server_id: "fx".into(), upstream_id: "u1".into(), tool: "slow".into() }
     }
 
     #[test]

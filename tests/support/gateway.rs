@@ -243,10 +243,11 @@ pub fn rpc_2026_declaring(addr: &str, path: &str, token: &str, method: &str, par
     let _ = s.read_to_end(&mut got);
     let raw = String::from_utf8_lossy(&got).into_owned();
     let status: u16 = raw.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or_else(|| panic!("no status line: {raw:?}"));
-    if status != 200 {
-        return (status, Value::Null);
-    }
     let body = raw.split("\r\n\r\n").nth(1).unwrap_or_default();
+    if status != 200 {
+        // A refusal's JSON-RPC error when it has one (-32021 goes out with 400).
+        return (status, serde_json::from_str(body.trim()).unwrap_or(Value::Null));
+    }
     let json = body.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(body);
     (status, serde_json::from_str(json.trim()).unwrap_or_else(|e| panic!("{e}: {raw}")))
 }
