@@ -1061,7 +1061,8 @@ class OAuthConfig(TypedDict, total=False):
     idp: Union["IdpConfig", None]
     """`enterpriseManaged`: the enterprise identity provider and the user's ID token."""
     dpop: Union[bool, None]
-    """Sender-constrained tokens (DPoP, RFC 9449): `true` always, `false` never; default: when
+    """Sender-constrained tokens (DPoP, RFC 9449), for every grant: `true` always, and a token
+    the authorization server issues as a bearer token is refused; `false` never; default: when
     the authorization server advertises ES256 for DPoP or the server challenges with DPoP."""
 
 

@@ -1499,7 +1499,8 @@ export interface OAuthConfig {
    */
   idp?: IdpConfig | null;
   /**
-   * Sender-constrained tokens (DPoP, RFC 9449): `true` always, `false` never; default: when
+   * Sender-constrained tokens (DPoP, RFC 9449), for every grant: `true` always, and a token
+   * the authorization server issues as a bearer token is refused; `false` never; default: when
    * the authorization server advertises ES256 for DPoP or the server challenges with DPoP.
    */
   dpop?: boolean | null;
