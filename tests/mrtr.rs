@@ -7,58 +7,23 @@
 //! (`--answers-file`).
 mod support;
 use serde_json::{json, Value};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::*;
-
-enum Via {
-    Stdio,
-    Http,
-}
-
-struct Session {
-    s: Sidecar,
-    names: Vec<String>,
-    rounds: PathBuf,
-    _http: Option<HttpFixture>,
-    _dir: tempfile::TempDir,
-}
-
-/// A host that must not be asked anything.
-fn silent(_: &mut Sidecar, m: &Value) {
-    assert!(!method(m).starts_with("host/"), "the host should not be asked: {m}");
-}
+use support::modern::{silent, Session, Via};
 
 fn session(via: Via, caps: Value, timeouts: Value) -> Session {
-    let dir = tempfile::tempdir().unwrap();
-    let rounds = dir.path().join("rounds.jsonl");
-    let flags = ["--modern", "--answers-file", rounds.to_str().unwrap()];
-    let (transport, http) = match via {
-        Via::Stdio => (json!({"type": "stdio", "command": fixture_mcp(), "args": flags}), None),
-        Via::Http => {
-            let f = HttpFixture::start(dir.path(), &flags);
-            (json!({"type": "http", "url": f.url.trim()}), Some(f))
-        }
-    };
-    let mut s = Sidecar::spawn();
-    s.ok("initialize", json!({"clientInfo": {"name": "mrtr-test"}, "capabilities": caps, "timeouts": timeouts}));
-    s.notify("initialized", json!({}));
-    let servers = json!({"servers": [{"id": "fx", "name": "fixture", "enabled": true, "transport": transport}]});
-    call(&mut s, "catalog/setServers", servers, &mut silent);
-    let st = call(&mut s, "catalog/refresh", json!({"serverId": "fx"}), &mut silent);
-    assert_eq!((&st["result"]["state"], &st["result"]["protocolVersion"]), (&json!("ready"), &json!("2026-07-28")), "{st}");
-    let sync = call(&mut s, "registry/syncMcp", json!({}), &mut silent);
-    let names = sync["result"]["registered"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_owned()).collect();
-    Session { s, names, rounds, _http: http, _dir: dir }
+    let flags = |dir: &Path| vec!["--answers-file".to_owned(), rounds_file(dir).to_str().unwrap().to_owned()];
+    let initialize = json!({"clientInfo": {"name": "mrtr-test"}, "capabilities": caps, "timeouts": timeouts});
+    Session::start(via, flags, initialize, json!({}))
+}
+
+/// Where the fixture logs the rounds it receives.
+fn rounds_file(dir: &Path) -> PathBuf {
+    dir.join("rounds.jsonl")
 }
 
 impl Session {
-    /// The registered name of the fixture's `tool` (the registry renders it: `mcp__fixture__mrtrEndless`).
-    fn wire(&self, tool: &str) -> String {
-        let key = |n: &str| n.replace('_', "").to_lowercase();
-        self.names.iter().find(|n| key(n.rsplit("__").next().unwrap()) == key(tool)).unwrap_or_else(|| panic!("no {tool} in {:?}", self.names)).clone()
-    }
-
     /// `tool/invoke` of a fixture tool: the response.
     fn invoke(&mut self, tool: &str, call_id: &str, on: &mut dyn FnMut(&mut Sidecar, &Value)) -> Value {
         let name = self.wire(tool);
@@ -74,7 +39,7 @@ impl Session {
 
     /// The rounds the fixture received: `{tool, inputResponses, requestState}`.
     fn rounds(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.rounds).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+        std::fs::read_to_string(rounds_file(self.dir.path())).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
     }
 
     fn done(self) {

@@ -202,21 +202,27 @@ fn insufficient_scope_steps_up_and_the_call_fails_fast_meanwhile() {
     assert_eq!(fx.events().iter().filter(|e| *e == "register").count(), 1, "the registration is reused");
 }
 
-#[test]
-fn tokens_are_refreshed_before_they_expire() {
-    let dir = tempfile::tempdir().unwrap();
-    let fx = OAuthFixture::start(dir.path(), &["--oauth-token-ttl-s", "4"]);
-    let mut h = Host::start(json!({"openUrl": true}), HashMap::new(), &dir.path().join("sidecar.log"));
+/// A server the user authorized, whose tokens live 4 s (the fixture's `flags` as well), called
+/// in the last half of its first token's life: the host and the fixture's events. Then (rmcp:
+/// less than min(30 s, ttl / 2) left, counted in whole seconds) the client refreshes instead of
+/// sending the token. 3.2 s after it was received, whole seconds elapsed are at least 3 whatever
+/// the fractions: 1 s left of 4, below 2.
+fn call_late_in_a_tokens_life(dir: &Path, flags: &[&str]) -> (Host, Vec<String>) {
+    let fx = OAuthFixture::start(dir, &[&["--oauth-token-ttl-s", "4"], flags].concat());
+    let mut h = Host::start(json!({"openUrl": true}), HashMap::new(), &dir.join("sidecar.log"));
     h.set_server(&fx.http.url, None);
     h.wait_state("web", "ready");
     h.ok("registry/syncMcp", json!({}));
-    // In the last half of a short token's life (rmcp: less than min(30 s, ttl / 2) left, counted
-    // in whole seconds) the client refreshes instead of sending it. 3.2 s after it was received,
-    // whole seconds elapsed are at least 3 whatever the fractions: 1 s left of 4, below 2.
     std::thread::sleep(Duration::from_millis(3200));
     let r = h.ok("tool/invoke", json!({"name": "mcp__web__echo", "arguments": {"text": "hi"}}));
     assert_eq!(r["isError"], false, "{r}");
-    let events = fx.events();
+    (h, fx.events())
+}
+
+#[test]
+fn tokens_are_refreshed_before_they_expire() {
+    let dir = tempfile::tempdir().unwrap();
+    let (h, events) = call_late_in_a_tokens_life(dir.path(), &[]);
     assert!(events.iter().any(|e| e == "token refresh_token"), "{events:?}");
     assert_eq!(events.iter().filter(|e| e.starts_with("authorize")).count(), 1, "{events:?}");
     assert_eq!(h.opened.len(), 1);
@@ -236,4 +242,119 @@ fn a_pre_registered_client_is_used_and_its_secret_never_printed() {
     drop(h);
     support::oauth::assert_no_token("the log", &std::fs::read_to_string(&log).unwrap());
     support::oauth::assert_no_token("the status", &status.to_string());
+}
+
+/// Polls `catalog/status` until the server's error contains `needle`.
+fn wait_error(h: &mut Host, id: &str, needle: &str) -> Value {
+    let start = Instant::now();
+    loop {
+        let st = h.status(id);
+        if st["error"].as_str().is_some_and(|e| e.contains(needle)) {
+            return st;
+        }
+        assert!(start.elapsed() < TIMEOUT, "{id} never failed with {needle:?}: {st}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The thumbprints of the keys the fixture's events name after `prefix` (`token client_credentials`,
+/// `mcp`), one per event; `None` for an event of a token not bound to a key.
+fn keys(events: &[String], prefix: &str) -> Vec<Option<String>> {
+    events
+        .iter()
+        .filter_map(|e| e.strip_prefix(prefix))
+        .filter(|rest| rest.is_empty() || rest.starts_with(" dpop="))
+        .map(|rest| rest.strip_prefix(" dpop=").map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn a_grant_without_a_user_gets_a_dpop_bound_token_and_proves_its_key_on_every_request() {
+    let dir = tempfile::tempdir().unwrap();
+    // Every proof must carry the server's nonce; tokens live 4 s and come without a refresh token.
+    let fx = OAuthFixture::start(dir.path(), &["--oauth-dpop", "--oauth-client", "svc:S3CRET-svc", "--oauth-token-ttl-s", "4"]);
+    let log = dir.path().join("sidecar.log");
+    let mut h = Host::start(json!({"secrets": true}), HashMap::new(), &log);
+    h.set_server(&fx.http.url, Some(json!({"grant": "clientCredentials", "clientId": "svc", "clientSecret": "S3CRET-svc", "dpop": true})));
+    h.wait_state("web", "ready");
+    h.ok("registry/syncMcp", json!({}));
+    let r = h.ok("tool/invoke", json!({"name": "mcp__web__echo", "arguments": {"text": "hi"}}));
+    assert_eq!(r["isError"], false, "{r}");
+    let events = fx.events();
+    // The token request proved a key, once more with the authorization server's nonce; the
+    // token is bound to it, and the server took it only as DPoP with proofs of that key (after
+    // its own nonce).
+    let grants = keys(&events, "token client_credentials");
+    let Some(Some(key)) = grants.first().cloned() else { panic!("no bound grant: {events:?}") };
+    let nonce_at = events.iter().position(|e| e == "token use_dpop_nonce").unwrap_or_else(|| panic!("no nonce retry: {events:?}"));
+    assert!(nonce_at < events.iter().position(|e| e.starts_with("token client_credentials")).unwrap(), "{events:?}");
+    assert!(events.iter().any(|e| e == "mcp use_dpop_nonce"), "{events:?}");
+    let used = keys(&events, "mcp");
+    assert!(!used.is_empty() && used.iter().all(|k| k.as_ref() == Some(&key)), "{events:?}");
+    assert!(!events.iter().any(|e| e.contains("dpop-invalid") || e == "mcp bearer"), "{events:?}");
+    // The key is kept with the token, as the token is.
+    let saved: Value = serde_json::from_str(&h.secrets["toolreg/oauth/web"]).unwrap();
+    assert!(saved["credentials"]["token_response"]["token_type"].as_str().unwrap().eq_ignore_ascii_case("dpop"), "{saved}");
+    let dpop_key = saved["dpopKey"].as_str().expect("the DPoP key saved").to_owned();
+
+    // The token expires (rmcp: less than min(30 s, ttl / 2) left, in whole seconds; 3.2 s after
+    // it came at least 3 have passed) and there is no refresh token: a new grant, same key.
+    std::thread::sleep(Duration::from_millis(3200));
+    let start = Instant::now();
+    loop {
+        let r = h.ok("tool/invoke", json!({"name": "mcp__web__echo", "arguments": {"text": "again"}}));
+        if r["isError"] == false {
+            break;
+        }
+        assert!(start.elapsed() < TIMEOUT, "never served again: {r}");
+        h.wait_state("web", "ready");
+    }
+    let events = fx.events();
+    let grants = keys(&events, "token client_credentials");
+    assert!(grants.len() >= 2 && grants.iter().all(|k| k.as_ref() == Some(&key)), "{events:?}");
+    assert!(keys(&events, "mcp").iter().all(|k| k.as_ref() == Some(&key)), "{events:?}");
+    drop(h);
+    let text = std::fs::read_to_string(&log).unwrap();
+    support::oauth::assert_no_token("the log", &text);
+    assert!(!text.contains(&dpop_key), "the DPoP key reached the log");
+}
+
+#[test]
+fn a_bearer_token_where_dpop_is_required_is_refused_and_never_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    // An authorization server that knows nothing of DPoP: its tokens are bearer tokens.
+    let fx = OAuthFixture::start(dir.path(), &["--oauth-client", "svc:S3CRET-svc"]);
+    let log = dir.path().join("sidecar.log");
+    let mut h = Host::start(json!({"secrets": true}), HashMap::new(), &log);
+    let oauth = json!({"grant": "clientCredentials", "clientId": "svc", "clientSecret": "S3CRET-svc", "dpop": true});
+    h.set_server(&fx.http.url, Some(oauth));
+    let st = wait_error(&mut h, "web", "oauth.dpop requires DPoP");
+    assert_eq!(st["state"], "needsAuth", "{st}");
+    assert!(st["error"].as_str().unwrap().to_lowercase().contains("a \"bearer\" token, not a dpop-bound one"), "{st}");
+    let events = fx.events();
+    assert_eq!(events.iter().filter(|e| *e == "token client_credentials").count(), 1, "{events:?}");
+    // No request carried the token: every one the server saw was refused for having none.
+    assert!(events.iter().filter(|e| e.starts_with("mcp")).all(|e| e == "mcp 401"), "{events:?}");
+    assert!(!events.is_empty());
+    let saved = h.secrets.get("toolreg/oauth/web").map(|s| serde_json::from_str::<Value>(s).unwrap());
+    assert!(saved.as_ref().is_none_or(|s| s.get("credentials").is_none()), "the refused token was kept: {saved:?}");
+
+    // Left to the servers (no `dpop`), the same grant is served with the bearer token.
+    h.set_server(&fx.http.url, Some(json!({"grant": "clientCredentials", "clientId": "svc", "clientSecret": "S3CRET-svc"})));
+    h.wait_state("web", "ready");
+    assert!(fx.events().iter().any(|e| e == "mcp bearer"), "{:?}", fx.events());
+    drop(h);
+    support::oauth::assert_no_token("the log", &std::fs::read_to_string(&log).unwrap());
+}
+
+#[test]
+fn a_user_authorized_dpop_bound_token_is_refreshed_with_a_proof_of_the_same_key() {
+    let dir = tempfile::tempdir().unwrap();
+    // No `dpop` in the configuration: the authorization server's metadata asks for it.
+    let (_h, events) = call_late_in_a_tokens_life(dir.path(), &["--oauth-dpop"]);
+    let Some(Some(key)) = keys(&events, "token authorization_code").first().cloned() else { panic!("no bound token: {events:?}") };
+    let refreshed = keys(&events, "token refresh_token");
+    assert!(!refreshed.is_empty() && refreshed.iter().all(|k| k.as_ref() == Some(&key)), "{events:?}");
+    assert!(keys(&events, "mcp").iter().all(|k| k.as_ref() == Some(&key)), "{events:?}");
+    assert!(!events.iter().any(|e| e.contains("dpop-invalid") || e == "mcp bearer"), "{events:?}");
 }

@@ -10,51 +10,15 @@ mod support;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use support::*;
-
-enum Via {
-    Stdio,
-    Http,
-}
-
-struct Session {
-    s: Sidecar,
-    names: Vec<String>,
-    _http: Option<HttpFixture>,
-    _dir: tempfile::TempDir,
-}
-
-fn silent(_: &mut Sidecar, m: &Value) {
-    assert!(!method(m).starts_with("host/"), "the host should not be asked: {m}");
-}
+use support::modern::{silent, Session, Via};
 
 fn session(via: Via, timeouts: Value) -> Session {
-    let dir = tempfile::tempdir().unwrap();
-    let flags = ["--modern", "--tasks", "--tasks-poll-ms", "100"];
-    let (transport, http) = match via {
-        Via::Stdio => (json!({"type": "stdio", "command": fixture_mcp(), "args": flags}), None),
-        Via::Http => {
-            let f = HttpFixture::start(dir.path(), &flags);
-            (json!({"type": "http", "url": f.url.trim()}), Some(f))
-        }
-    };
-    let mut s = Sidecar::spawn();
-    s.ok("initialize", json!({"clientInfo": {"name": "tasks-test"}, "capabilities": {"elicitation": true}}));
-    s.notify("initialized", json!({}));
-    let servers = json!({"servers": [{"id": "fx", "name": "fixture", "enabled": true, "transport": transport, "timeouts": timeouts}]});
-    call(&mut s, "catalog/setServers", servers, &mut silent);
-    let st = call(&mut s, "catalog/refresh", json!({"serverId": "fx"}), &mut silent);
-    assert_eq!((&st["result"]["state"], &st["result"]["protocolVersion"]), (&json!("ready"), &json!("2026-07-28")), "{st}");
-    let sync = call(&mut s, "registry/syncMcp", json!({}), &mut silent);
-    let names = sync["result"]["registered"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_owned()).collect();
-    Session { s, names, _http: http, _dir: dir }
+    let flags = |_: &std::path::Path| ["--tasks", "--tasks-poll-ms", "100"].map(str::to_owned).to_vec();
+    let initialize = json!({"clientInfo": {"name": "tasks-test"}, "capabilities": {"elicitation": true}});
+    Session::start(via, flags, initialize, json!({"timeouts": timeouts}))
 }
 
 impl Session {
-    fn wire(&self, tool: &str) -> String {
-        let key = |n: &str| n.replace('_', "").to_lowercase();
-        self.names.iter().find(|n| key(n.rsplit("__").next().unwrap()) == key(tool)).unwrap_or_else(|| panic!("no {tool} in {:?}", self.names)).clone()
-    }
-
     fn params(&self, tool: &str, arguments: Value, call_id: &str) -> Value {
         json!({"name": self.wire(tool), "arguments": arguments, "callId": call_id})
     }

@@ -7,7 +7,9 @@
 Stdlib only. Each schema file is one method: `title` is the method name, `x-kind` (`request` or
 `notification`) and `x-direction` (`hostToSidecar` or `sidecarToHost`) say what it is,
 `properties.params` / `properties.result` reference `$defs`.
-All `$defs` are merged (a name two files define differently is prefixed with the method's name).
+All `$defs` are merged (a name two files define differently is prefixed with the method's name;
+a definition equal to one already merged, its references compared through the names they were
+merged under, is that one).
 """
 from __future__ import annotations
 
@@ -54,6 +56,26 @@ def rename_refs(node, renames):
     return node
 
 
+def merged_names(defs, local, method):
+    """The name each of a file's `$defs` takes in the merged `defs`: the same definition merged
+    before (under its name, or prefixed by the file that merged it), else its own name when free,
+    else prefixed with `method`. A definition's references name the others by their merged names,
+    so the names are settled together, until none changes."""
+    renames: dict[str, str] = {}
+    for _ in range(len(local) + 2):
+        changed = False
+        for n, d in local.items():
+            mine = stable(rename_refs(d, renames))
+            same = [k for k in defs if (k == n or k.endswith(n)) and stable(defs[k]) == mine]
+            target = n if n in same else same[0] if same else n if n not in defs else pascal(method) + n
+            if renames.get(n, n) != target:
+                renames[n] = target
+                changed = True
+        if not changed:
+            break
+    return {n: t for n, t in renames.items() if t != n}
+
+
 class Gen:
     def __init__(self):
         self.defs: dict[str, object] = {}
@@ -80,7 +102,7 @@ class Gen:
             if direction not in ("hostToSidecar", "sidecarToHost"):
                 sys.exit(f"gen.py: {f.name}: x-direction must be 'hostToSidecar' or 'sidecarToHost', got {direction!r}")
             local = schema.get("$defs", {})
-            renames = {n: pascal(method) + n for n, d in local.items() if n in self.defs and stable(self.defs[n]) != stable(rename_refs(d, {}))}
+            renames = merged_names(self.defs, local, method)
             for n, d in local.items():
                 self.defs[renames.get(n, n)] = rename_refs(d, renames)
             props = rename_refs(schema.get("properties", {}), renames)

@@ -109,7 +109,8 @@ pub struct OAuthConfig {
     /// `enterpriseManaged`: the enterprise identity provider and the user's ID token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idp: Option<IdpConfig>,
-    /// Sender-constrained tokens (DPoP, RFC 9449): `true` always, `false` never; default: when
+    /// Sender-constrained tokens (DPoP, RFC 9449), for every grant: `true` always, and a token
+    /// the authorization server issues as a bearer token is refused; `false` never; default: when
     /// the authorization server advertises ES256 for DPoP or the server challenges with DPoP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dpop: Option<bool>,

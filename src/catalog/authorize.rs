@@ -23,7 +23,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::transport::auth::{AuthClient, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore as _, OAuthClientConfig, StoredCredentials};
+use rmcp::transport::auth::{AuthClient, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest, AuthorizationSession, CredentialStore as _, OAuthClientConfig, StoredCredentials};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
@@ -258,19 +258,74 @@ impl ServerAuth {
         why
     }
 
+    /// Discovery from the challenge, and the manager a flow's token requests go through. With
+    /// DPoP wanted (`dpop::wanted`; the authorization server's metadata is only read for it when
+    /// `oauth.dpop` is unset), that manager proves a key: the one the tokens are bound to, else
+    /// a new one, kept only once a token is bound to it (`keep_key`).
+    async fn discover(&self, oauth: &OAuthConfig, challenge: &str) -> Result<(AuthorizationManager, AuthorizationMetadata, Option<Arc<Dpop>>), String> {
+        let resolve = |manager: AuthorizationManager| async move {
+            let resolution = manager.resolve_metadata_from_challenge(Some(challenge)).await.map_err(|e| format!("discovery: {e}"))?;
+            Ok::<_, String>((manager, resolution.metadata))
+        };
+        let mut plain = None;
+        let wanted = match oauth.dpop {
+            Some(w) => w,
+            None => {
+                let (manager, metadata) = resolve(self.plain_manager().await).await?;
+                let w = dpop::wanted(None, &metadata.additional_fields, challenge);
+                plain = Some((manager, metadata));
+                w
+            }
+        };
+        let current = lock(&self.dpop).clone();
+        let key = match (wanted, current) {
+            (false, _) => None,
+            (true, Some(k)) => Some(k),
+            (true, None) => Some(Dpop::generate()?),
+        };
+        let (mut manager, metadata) = match (&key, plain) {
+            (Some(k), _) => resolve(self.manager_with(k.clone()).await).await?,
+            (None, Some(found)) => found,
+            (None, None) => resolve(self.plain_manager().await).await?,
+        };
+        manager.set_metadata(metadata.clone());
+        Ok((manager, metadata, key))
+    }
+
+    /// After a token response: the key its request proved becomes the tokens' key when the
+    /// token is bound to it, else there is none (a bearer token is sent as one); `Err` when
+    /// `oauth.dpop` requires DPoP and the token is not bound (`dpop::bound`).
+    async fn keep_key(&self, token_response: &serde_json::Value, proved: Option<Arc<Dpop>>, required: bool) -> Result<(), String> {
+        let bound = dpop::bound(token_response, required)?;
+        let key = proved.filter(|_| bound);
+        let current = lock(&self.dpop).clone();
+        let same = match (&current, &key) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        if !same {
+            let saved = key.as_ref().map(|k| k.saved());
+            if let Err(e) = self.store.update(|s| s.dpop_key = saved).await {
+                tracing::warn!(server = %self.server_id, error = %e, "DPoP key kept in memory only");
+            }
+            *lock(&self.dpop) = key;
+        }
+        Ok(())
+    }
+
     /// A grant that needs no user (`grant.rs`); on success the token is in the store and the
     /// manager every session uses.
     async fn grant(&self, challenge: String) -> Result<(), String> {
         let oauth = self.oauth.clone().unwrap_or_default();
-        let mut manager = self.manager().await;
-        let resolution = manager.resolve_metadata_from_challenge(Some(&challenge)).await.map_err(|e| format!("discovery: {e}"))?;
-        let metadata = resolution.metadata.clone();
-        manager.set_metadata(resolution.metadata);
+        let (mut manager, metadata, key) = self.discover(&oauth, &challenge).await?;
         let scopes = match &oauth.scopes {
             Some(s) => s.clone(),
             None => manager.select_initial_scopes(&[]).await,
         };
-        let (client_id, token) = super::grant::obtain(&oauth, &metadata, &self.url, &scopes).await?;
+        let (client_id, token) = super::grant::obtain(&oauth, &metadata, &self.url, &scopes, key.as_deref()).await?;
+        let response = serde_json::to_value(&token).unwrap_or_default();
+        // Before the token is kept: a bearer token where DPoP is required is not used at all.
+        self.keep_key(&response, key, oauth.dpop == Some(true)).await?;
         // A grant without a client ID (a workload's assertion alone) still needs one to key the
         // stored tokens and the refresh check.
         let client_id = if client_id.is_empty() { CLIENT_NAME.to_owned() } else { client_id };
@@ -280,7 +335,7 @@ impl ServerAuth {
         config.client_secret = oauth.client_secret.as_ref().map(|s| s.expose().to_owned());
         manager.configure_client(config).map_err(|e| format!("OAuth client: {e}"))?;
         // The granted scopes (`scope`), else the requested ones (RFC 6749 §5.1).
-        let granted = serde_json::to_value(&token).ok().and_then(|v| v.get("scope")?.as_str().map(|s| s.split(' ').map(str::to_owned).collect())).unwrap_or(scopes);
+        let granted = response.get("scope").and_then(|s| s.as_str()).map(|s| s.split(' ').map(str::to_owned).collect()).unwrap_or(scopes);
         let stored = StoredCredentials::new(client_id, Some(token), granted, Some(super::jwt::now())).with_issuer(metadata.issuer.clone());
         self.store.save(stored).await.map_err(|e| format!("tokens: {e}"))?;
         let client = self.http_client().await;
@@ -308,32 +363,9 @@ impl ServerAuth {
         let port = listener.local_addr().map_err(|e| e.to_string())?.port();
         let redirect_uri = format!("http://127.0.0.1:{port}/callback");
 
-        let mut manager = self.manager().await;
-        let mut resolution = manager.resolve_metadata_from_challenge(Some(&challenge)).await.map_err(|e| format!("discovery: {e}"))?;
-        // DPoP: a key (the one the tokens were bound to, else a new one) and a manager whose
-        // token requests prove it; the new key is kept only once it has a token.
-        let mut new_dpop = None;
-        if dpop::wanted(oauth.dpop, &resolution.metadata.additional_fields, &challenge) {
-            let current = lock(&self.dpop).clone();
-            let key = match current {
-                Some(k) => k,
-                None => {
-                    let k = Dpop::generate()?;
-                    new_dpop = Some(k.clone());
-                    k
-                }
-            };
-            manager = self.manager_with(key).await;
-            resolution = manager.resolve_metadata_from_challenge(Some(&challenge)).await.map_err(|e| format!("discovery: {e}"))?;
-        }
-        let cimd = resolution
-            .metadata
-            .additional_fields
-            .get("client_id_metadata_document_supported")
-            .and_then(|v| v.as_bool())
-            .unwrap_or(false);
-        let issuer = resolution.metadata.issuer.clone();
-        manager.set_metadata(resolution.metadata);
+        let (mut manager, metadata, key) = self.discover(&oauth, &challenge).await?;
+        let cimd = metadata.additional_fields.get("client_id_metadata_document_supported").and_then(|v| v.as_bool()).unwrap_or(false);
+        let issuer = metadata.issuer.clone();
 
         // Scopes (spec 2025-11-25): the host's, else the challenge's, else the resource's
         // `scopes_supported`, else none; a step-up keeps what was granted before.
@@ -414,15 +446,14 @@ impl ServerAuth {
             .await
             .map_err(|e| format!("token request: {e}"))?;
 
+        // rmcp kept the tokens in the store: a bearer token where DPoP is required goes again.
+        let response = self.store.saved().await.credentials.and_then(|c| serde_json::to_value(c.token_response?).ok()).unwrap_or_default();
+        if let Err(e) = self.keep_key(&response, key, oauth.dpop == Some(true)).await {
+            let _ = self.store.clear().await;
+            return Err(e);
+        }
         // Every session of this server sends through this manager from now on.
         let client = self.http_client().await;
-        if let Some(key) = new_dpop {
-            let saved = key.saved();
-            if let Err(e) = self.store.update(|s| s.dpop_key = Some(saved)).await {
-                tracing::warn!(server = %self.server_id, error = %e, "DPoP key kept in memory only");
-            }
-            *lock(&self.dpop) = Some(key);
-        }
         *client.auth_manager.lock().await = session.auth_manager;
         Ok(())
     }

@@ -4,14 +4,20 @@
 //! key, naming the method and URL, and for the server the token's hash); a `use_dpop_nonce`
 //! answer is retried once with the nonce the server gave.
 //!
+//! - `Dpop::token_request`: a token request with a proof and the nonce retry, for the grants
+//!   that need no user (`grant.rs`) and for `DpopOAuth`.
 //! - `DpopOAuth`: the OAuth client's HTTP (rmcp's `OAuthHttpClient`) with proofs on token
-//!   requests. It is its own reqwest client: rmcp's address-filtering one cannot be wrapped, so
+//!   requests (authorization code, refresh). It is its own reqwest client: rmcp's address-filtering one cannot be wrapped, so
 //!   a DPoP server's discovery is not filtered by address (the catalog's `proxy` is not used
 //!   for OAuth either way).
 //! - `DpopHttp`: the MCP session's HTTP (rmcp's `StreamableHttpClient`), `Authorization: DPoP`
 //!   and a proof on each request once the server's tokens are bound; plain bearer before.
 //!   rmcp's client does not show us a 401's `DPoP-Nonce` header, so on a `use_dpop_nonce`
 //!   challenge one `ping` is sent to learn it (the server refused the request unprocessed).
+//! - `bound`: whether a token response is DPoP-bound. The authorization server may answer with
+//!   a bearer token instead (RFC 9449 §5, `token_type: Bearer`): it is then used as one, unless
+//!   the configuration requires DPoP (`oauth.dpop: true`), where it is refused (fail closed: the
+//!   operator asked for sender-constrained tokens, and a bearer token is not one).
 //!
 //! Invariant: the key and tokens never print; proofs are built per request and not logged.
 
@@ -79,6 +85,61 @@ impl Dpop {
         }
         self.key.sign(json!({"typ": "dpop+jwt", "jwk": self.jwk}), &claims)
     }
+
+    /// A token request at `url`, sent by `send` with the proof it is given; once more with the
+    /// authorization server's nonce when it answers `use_dpop_nonce` (RFC 9449 §8).
+    pub async fn token_request<F, Fut>(&self, url: &str, send: F) -> Result<http::Response<Vec<u8>>, String>
+    where
+        F: Fn(HeaderValue) -> Fut,
+        Fut: std::future::Future<Output = Result<http::Response<Vec<u8>>, String>>,
+    {
+        let mut tried_nonce = false;
+        loop {
+            let nonce = lock(&self.as_nonce).clone();
+            let response = send(header(&self.proof("POST", url, None, nonce)?)?).await?;
+            let fresh = response.headers().get("dpop-nonce").and_then(|v| v.to_str().ok()).map(str::to_owned);
+            if let Some(n) = &fresh {
+                *lock(&self.as_nonce) = Some(n.clone());
+            }
+            let asks_nonce = response.status() == http::StatusCode::BAD_REQUEST
+                && serde_json::from_slice::<Value>(response.body()).ok().is_some_and(|v| v["error"] == "use_dpop_nonce");
+            if asks_nonce && fresh.is_some() && !tried_nonce {
+                tried_nonce = true;
+                continue;
+            }
+            return Ok(response);
+        }
+    }
+}
+
+/// Whether the token in a token response (`token_type`, compared without case) is bound to the
+/// key its request proved (module doc); `Err` when it is not and `required`.
+pub(crate) fn bound(token_response: &Value, required: bool) -> Result<bool, String> {
+    let token_type = token_response.get("token_type").and_then(Value::as_str).unwrap_or_default();
+    if token_type.eq_ignore_ascii_case("dpop") {
+        return Ok(true);
+    }
+    if required {
+        let shown: String = token_type.chars().filter(|c| c.is_ascii_alphanumeric()).take(20).collect();
+        return Err(format!(
+            "the authorization server issued a {} token, not a DPoP-bound one, and oauth.dpop requires DPoP (RFC 9449); the token was not used",
+            if shown.is_empty() { "untyped".to_owned() } else { format!("{shown:?}") }
+        ));
+    }
+    Ok(false)
+}
+
+/// A reqwest answer as an `http::Response`, its body bounded.
+pub(crate) async fn read_response(response: reqwest::Response) -> Result<http::Response<Vec<u8>>, String> {
+    let mut out = http::Response::builder().status(response.status());
+    for (k, v) in response.headers() {
+        out = out.header(k, v);
+    }
+    let body = response.bytes().await.map_err(|e| crate::secret::redact_urls_in(&e.to_string()).into_owned())?;
+    if body.len() > MAX_BODY {
+        return Err("an OAuth response is too large".into());
+    }
+    out.body(body.to_vec()).map_err(|e| e.to_string())
 }
 
 /// Whether a server's authorization uses DPoP: the configuration's `dpop`, else yes when the
@@ -112,44 +173,14 @@ impl DpopOAuth {
         Ok(DpopOAuth { dpop, follow: build(reqwest::redirect::Policy::limited(10))?, stop: build(reqwest::redirect::Policy::none())? })
     }
 
-    async fn send(&self, request: &http::Request<Vec<u8>>, policy: OAuthHttpRedirectPolicy, proof: Option<String>) -> Result<http::Response<Vec<u8>>, String> {
+    async fn send(&self, request: &http::Request<Vec<u8>>, policy: OAuthHttpRedirectPolicy, proof: Option<HeaderValue>) -> Result<http::Response<Vec<u8>>, String> {
         let client = if policy == OAuthHttpRedirectPolicy::Stop { &self.stop } else { &self.follow };
         let mut builder = client.request(request.method().clone(), request.uri().to_string()).headers(request.headers().clone()).body(request.body().clone());
         if let Some(p) = proof {
-            builder = builder.header("dpop", header(&p)?);
+            builder = builder.header("dpop", p);
         }
         let response = builder.send().await.map_err(|e| crate::secret::redact_urls_in(&e.to_string()).into_owned())?;
-        let mut out = http::Response::builder().status(response.status());
-        for (k, v) in response.headers() {
-            out = out.header(k, v);
-        }
-        let body = response.bytes().await.map_err(|e| e.to_string())?;
-        if body.len() > MAX_BODY {
-            return Err("an OAuth response is too large".into());
-        }
-        out.body(body.to_vec()).map_err(|e| e.to_string())
-    }
-
-    /// A token request: a proof, and once more with the authorization server's nonce when it
-    /// answers `use_dpop_nonce` (RFC 9449 §8).
-    async fn token_request(&self, request: &http::Request<Vec<u8>>, policy: OAuthHttpRedirectPolicy) -> Result<http::Response<Vec<u8>>, String> {
-        let url = request.uri().to_string();
-        let mut tried_nonce = false;
-        loop {
-            let nonce = lock(&self.dpop.as_nonce).clone();
-            let response = self.send(request, policy, Some(self.dpop.proof("POST", &url, None, nonce)?)).await?;
-            let fresh = response.headers().get("dpop-nonce").and_then(|v| v.to_str().ok()).map(str::to_owned);
-            if let Some(n) = &fresh {
-                *lock(&self.dpop.as_nonce) = Some(n.clone());
-            }
-            let asks_nonce = response.status() == http::StatusCode::BAD_REQUEST
-                && serde_json::from_slice::<Value>(response.body()).ok().is_some_and(|v| v["error"] == "use_dpop_nonce");
-            if asks_nonce && fresh.is_some() && !tried_nonce {
-                tried_nonce = true;
-                continue;
-            }
-            return Ok(response);
-        }
+        read_response(response).await
     }
 }
 
@@ -159,7 +190,12 @@ impl OAuthHttpClient for DpopOAuth {
             let policy = request.redirect_policy;
             let req = request.request;
             let is_token_request = req.method() == http::Method::POST && form_has_grant(req.body());
-            let result = if is_token_request { self.token_request(&req, policy).await } else { self.send(&req, policy, None).await };
+            let result = if is_token_request {
+                let url = req.uri().to_string();
+                self.dpop.token_request(&url, |proof| self.send(&req, policy, Some(proof))).await
+            } else {
+                self.send(&req, policy, None).await
+            };
             result.map_err(|e| e.into())
         })
     }
@@ -347,6 +383,18 @@ mod tests {
         assert_ne!(claims_of(&again).1["jti"], claims["jti"]);
         let restored = Dpop::restore(&dpop.saved()).unwrap();
         assert_eq!(restored.jwk, dpop.jwk);
+    }
+
+    #[test]
+    fn a_bearer_token_is_used_as_one_unless_dpop_is_required() {
+        assert_eq!(bound(&json!({"token_type": "DPoP"}), true), Ok(true));
+        assert_eq!(bound(&json!({"token_type": "dpop"}), false), Ok(true));
+        assert_eq!(bound(&json!({"token_type": "Bearer"}), false), Ok(false));
+        let refused = bound(&json!({"token_type": "Bearer"}), true).unwrap_err();
+        assert!(refused.contains("\"Bearer\" token") && refused.contains("oauth.dpop"), "{refused}");
+        // What the server wrote is quoted only as a short word.
+        let odd = bound(&json!({"token_type": "x\u{1b}[2J".repeat(20)}), true).unwrap_err();
+        assert!(!odd.contains('\u{1b}') && odd.len() < 200, "{odd}");
     }
 
     #[test]

@@ -12,6 +12,11 @@
 //! Each is one request per token endpoint, no retry and no fallback to another grant: a refused
 //! grant is an error the server shows until it is restarted (`authorize.rs` blocks it).
 //!
+//! With DPoP (`dpop.rs`), the request at the server's authorization server carries a proof of
+//! the key (retried once with its nonce on `use_dpop_nonce`); the identity provider's exchange
+//! of `enterpriseManaged` does not: what it issues is a grant for that authorization server, not
+//! a token presented to the server.
+//!
 //! Invariant: no credential, assertion or token reaches an error or a log line; an error quotes
 //! the authorization server's `error` code and (cut short) its description only.
 
@@ -22,6 +27,7 @@ use rmcp::transport::auth::{AuthorizationMetadata, OAuthTokenResponse};
 use serde_json::{json, Value};
 
 use super::auth::{Grant, OAuthConfig};
+use super::dpop::{self, Dpop};
 use super::jwt::{self, SigningKey};
 use crate::secret::Secret;
 
@@ -31,13 +37,11 @@ const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
 const ID_TOKEN: &str = "urn:ietf:params:oauth:token-type:id_token";
 const CLIENT_ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
-/// A response longer than this is not a token response.
-const MAX_BODY: usize = 1 << 20;
 
 /// A token from the grant `oauth.grant` names (not `authorizationCode`), for `resource` at the
-/// authorization server `metadata` describes; `scopes` may be empty. Returns the client ID the
-/// token belongs to with it.
-pub(crate) async fn obtain(oauth: &OAuthConfig, metadata: &AuthorizationMetadata, resource: &str, scopes: &[String]) -> Result<(String, OAuthTokenResponse), String> {
+/// authorization server `metadata` describes; `scopes` may be empty; the token request proves
+/// `dpop` when given. Returns the client ID the token belongs to with it.
+pub(crate) async fn obtain(oauth: &OAuthConfig, metadata: &AuthorizationMetadata, resource: &str, scopes: &[String], dpop: Option<&Dpop>) -> Result<(String, OAuthTokenResponse), String> {
     let http = reqwest::Client::builder()
         .timeout(TOKEN_TIMEOUT)
         .redirect(reqwest::redirect::Policy::none())
@@ -64,8 +68,14 @@ pub(crate) async fn obtain(oauth: &OAuthConfig, metadata: &AuthorizationMetadata
     }
     form.push(("resource", resource.to_owned()));
     let client_id = oauth.client_id.clone().unwrap_or_default();
-    let auth = client_auth(oauth, metadata, &mut form)?;
-    let body = post(&http, &metadata.token_endpoint, &form, auth.as_ref(), "the authorization server").await?;
+    // Built for each attempt: a client assertion's `jti` is single-use (RFC 7523 §3), and a
+    // nonce retry is another attempt.
+    let request = || {
+        let mut form = form.clone();
+        let auth = client_auth(oauth, metadata, &mut form)?;
+        Ok((form, auth))
+    };
+    let body = post(&http, &metadata.token_endpoint, request, dpop, "the authorization server").await?;
     let token: OAuthTokenResponse = serde_json::from_slice(&body).map_err(|_| "the authorization server's token response is not valid".to_owned())?;
     Ok((client_id, token))
 }
@@ -95,7 +105,7 @@ async fn identity_assertion(http: &reqwest::Client, oauth: &OAuthConfig, metadat
         }
         _ => None,
     };
-    let body = post(http, &idp.token_endpoint, &form, basic.as_ref(), "the identity provider").await?;
+    let body = post(http, &idp.token_endpoint, || Ok((form.clone(), basic.clone())), None, "the identity provider").await?;
     let v: Value = serde_json::from_slice(&body).map_err(|_| "the identity provider's answer is not JSON".to_owned())?;
     if v.get("issued_token_type").and_then(Value::as_str).is_some_and(|t| t != ID_JAG) {
         return Err("the identity provider issued another kind of token than an identity assertion grant".into());
@@ -147,10 +157,41 @@ fn basic(id: &str, secret: &Secret) -> Secret {
     Secret::new(format!("Basic {}", BASE64.encode(format!("{}:{}", enc(id), enc(secret.expose())).as_bytes())))
 }
 
-/// One form POST to a token endpoint; the body of a 2xx answer, else the server's error.
-async fn post(http: &reqwest::Client, endpoint: &str, form: &[(&str, String)], authorization: Option<&Secret>, who: &str) -> Result<Vec<u8>, String> {
+type Form<'a> = Vec<(&'a str, String)>;
+
+/// One form POST to a token endpoint, with a DPoP proof when `dpop` is given: `request` gives
+/// each attempt's form and Basic header. The body of a 2xx answer, else the server's error.
+async fn post<'a>(
+    http: &reqwest::Client,
+    endpoint: &str,
+    request: impl Fn() -> Result<(Form<'a>, Option<Secret>), String>,
+    dpop: Option<&Dpop>,
+    who: &str,
+) -> Result<Vec<u8>, String> {
+    let send = |proof: Option<http::HeaderValue>| {
+        let built = build(http, endpoint, &request, proof);
+        async move {
+            let failed = |e: String| format!("{who}'s token endpoint: {e}");
+            let response = built?.send().await.map_err(|e| failed(crate::secret::redact_urls_in(&e.to_string()).into_owned()))?;
+            dpop::read_response(response).await.map_err(failed)
+        }
+    };
+    let response = match dpop {
+        Some(d) => d.token_request(endpoint, |proof| send(Some(proof))).await?,
+        None => send(None).await?,
+    };
+    let (status, bytes) = (response.status(), response.body());
+    if !status.is_success() {
+        return Err(refusal(who, status.as_u16(), bytes));
+    }
+    Ok(response.into_body())
+}
+
+/// One attempt's request.
+fn build<'a>(http: &reqwest::Client, endpoint: &str, request: &impl Fn() -> Result<(Form<'a>, Option<Secret>), String>, proof: Option<http::HeaderValue>) -> Result<reqwest::RequestBuilder, String> {
+    let (form, authorization) = request()?;
     let body = form_urlencoded::Serializer::new(String::new()).extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str()))).finish();
-    let mut request = http
+    let mut builder = http
         .post(endpoint)
         .header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
         .header(http::header::ACCEPT, "application/json")
@@ -158,18 +199,12 @@ async fn post(http: &reqwest::Client, endpoint: &str, form: &[(&str, String)], a
     if let Some(a) = authorization {
         let mut value = http::HeaderValue::from_str(a.expose()).map_err(|_| "the client credentials cannot be sent in a header".to_owned())?;
         value.set_sensitive(true);
-        request = request.header(http::header::AUTHORIZATION, value);
+        builder = builder.header(http::header::AUTHORIZATION, value);
     }
-    let response = request.send().await.map_err(|e| format!("{who}'s token endpoint: {}", crate::secret::redact_urls_in(&e.to_string())))?;
-    let status = response.status();
-    let bytes = response.bytes().await.map_err(|e| format!("{who}'s token endpoint: {}", crate::secret::redact_urls_in(&e.to_string())))?;
-    if bytes.len() > MAX_BODY {
-        return Err(format!("{who}'s token response is too large"));
+    if let Some(p) = proof {
+        builder = builder.header("dpop", p);
     }
-    if !status.is_success() {
-        return Err(refusal(who, status.as_u16(), &bytes));
-    }
-    Ok(bytes.to_vec())
+    Ok(builder)
 }
 
 /// `{who} refused the grant: invalid_grant (description)`, from an RFC 6749 §5.2 error body.

@@ -4,6 +4,7 @@
 pub mod catalogs;
 pub mod frames;
 pub mod gateway;
+pub mod modern;
 pub mod oauth;
 mod host;
 

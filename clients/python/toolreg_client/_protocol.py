@@ -129,75 +129,6 @@ class CancelParams(TypedDict):
 CatalogResolveRegistryServerGrant = Literal["authorizationCode", "clientCredentials", "jwtBearer", "enterpriseManaged"]
 
 
-# `OAuthConfig.grant`.
-CatalogSetServersGrant = Literal["authorizationCode", "clientCredentials", "jwtBearer", "enterpriseManaged"]
-
-
-class CatalogSetServersOAuthConfig(TypedDict, total=False):
-    """`ServerConfig.oauth`: an OAuth client registered with the server's authorization server
-    out of band, and choices for the authorization flow. Every field is optional; without
-    `clientId` the client registers itself (client ID metadata document, else dynamic
-    client registration)."""
-    clientId: Union[str, None]
-    """A pre-registered client ID; preferred over every other registration."""
-    clientSecret: Union[str, None]
-    """Its secret, for a confidential client (sent as the authorization server asks:
-    `client_secret_basic` or `client_secret_post`)."""
-    scopes: Union[list[str], None]
-    """Scopes to request instead of the ones the server names (its `WWW-Authenticate`
-    challenge, else its `scopes_supported`)."""
-    redirectPort: Union[int, None]
-    """The loopback port of the redirect URI `http://127.0.0.1:<port>/callback` (RFC 8252);
-    default: any free port (a client registered dynamically keeps its port)."""
-    clientMetadataUrl: Union[str, None]
-    """An HTTPS URL of a client ID metadata document describing this app, used as the client
-    ID when the authorization server supports it (`client_id_metadata_document_supported`)."""
-    grant: Union["CatalogSetServersGrant", None]
-    """How tokens are obtained (default `authorizationCode`: the user signs in). The others need
-    no user (`grant.rs`): `clientCredentials` (SEP-1046; `clientId` with `clientSecret` or
-    `privateKey`), `jwtBearer` (workload identity, RFC 7523: `assertion`), and
-    `enterpriseManaged` (SEP-990: `idp`'s ID token exchanged for an identity assertion grant)."""
-    privateKey: Union["Credential", None]
-    """A PKCS#8 PEM private key (P-256 or RSA): the client authenticates at the token endpoint
-    with a signed assertion (`private_key_jwt`) instead of a secret."""
-    signingAlgorithm: Union[str, None]
-    """`ES256` or `RS256`; default: the key's kind."""
-    assertion: Union["Credential", None]
-    """`jwtBearer`: the JWT presented as the grant (a workload's identity token)."""
-    idp: Union["IdpConfig", None]
-    """`enterpriseManaged`: the enterprise identity provider and the user's ID token."""
-    dpop: Union[bool, None]
-    """Sender-constrained tokens (DPoP, RFC 9449): `true` always, `false` never; default: when
-    the authorization server advertises ES256 for DPoP or the server challenges with DPoP."""
-
-
-Credential = Union[str, "CredentialEnv", "CredentialFile"]
-
-
-class CredentialEnv(TypedDict):
-    """`{"env": "NAME"}`: the value of an environment variable of this process."""
-    env: str
-
-
-class CredentialFile(TypedDict):
-    """`{"file": "/path"}`: a file's contents, surrounding whitespace removed."""
-    file: str
-
-
-class _IdpConfigRequired(TypedDict):
-    tokenEndpoint: str
-    """The identity provider's token endpoint."""
-    idToken: "Credential"
-    """The user's ID token from the identity provider (the enterprise sign-in the host did)."""
-
-
-class IdpConfig(_IdpConfigRequired, total=False):
-    """`OAuthConfig.idp`: where an ID token becomes an identity assertion grant (RFC 8693)."""
-    clientId: Union[str, None]
-    """This app's client at the identity provider, when it authenticates there."""
-    clientSecret: Union["Credential", None]
-
-
 class CatalogStatusResult(TypedDict):
     servers: list["ServerStatus"]
 
@@ -357,6 +288,19 @@ class CreateMessageResult(_CreateMessageResultRequired, total=False):
     """`host/sample` result: the MCP `CreateMessageResult` (`{role, content, model, stopReason?}`),
     passed to the MCP server as the host gives it."""
     stopReason: Union[str, None]
+
+
+Credential = Union[str, "CredentialEnv", "CredentialFile"]
+
+
+class CredentialEnv(TypedDict):
+    """`{"env": "NAME"}`: the value of an environment variable of this process."""
+    env: str
+
+
+class CredentialFile(TypedDict):
+    """`{"file": "/path"}`: a file's contents, surrounding whitespace removed."""
+    file: str
 
 
 class Decision(TypedDict):
@@ -671,6 +615,20 @@ HostRepairToolCallResult = Union["RepairToolCallResult", None]
 class RepairToolCallResult(TypedDict):
     """`null` when the host gives up."""
     arguments: Any
+
+
+class _IdpConfigRequired(TypedDict):
+    tokenEndpoint: str
+    """The identity provider's token endpoint."""
+    idToken: "Credential"
+    """The user's ID token from the identity provider (the enterprise sign-in the host did)."""
+
+
+class IdpConfig(_IdpConfigRequired, total=False):
+    """`OAuthConfig.idp`: where an ID token becomes an identity assertion grant (RFC 8693)."""
+    clientId: Union[str, None]
+    """This app's client at the identity provider, when it authenticates there."""
+    clientSecret: Union["Credential", None]
 
 
 # The parts of a plan that grow with the whole pool, returned only on request.
@@ -1103,7 +1061,8 @@ class OAuthConfig(TypedDict, total=False):
     idp: Union["IdpConfig", None]
     """`enterpriseManaged`: the enterprise identity provider and the user's ID token."""
     dpop: Union[bool, None]
-    """Sender-constrained tokens (DPoP, RFC 9449): `true` always, `false` never; default: when
+    """Sender-constrained tokens (DPoP, RFC 9449), for every grant: `true` always, and a token
+    the authorization server issues as a bearer token is refused; `false` never; default: when
     the authorization server advertises ES256 for DPoP or the server challenges with DPoP."""
 
 
@@ -1554,7 +1513,7 @@ class ServerConfig(_ServerConfigRequired, total=False):
     from a registry (`catalog/resolveRegistryServer`, `toolreg add`) starts with."""
     approval: "ApprovalPolicy"
     """Which of the server's tools ask the user before they run, besides `approvalTools`."""
-    oauth: Union["CatalogSetServersOAuthConfig", None]
+    oauth: Union["OAuthConfig", None]
     """OAuth for an `http` server (MCP authorization): a pre-registered client and flow
     choices. Without it a server that answers 401 is still authorized, with a client this
     sidecar registers (client ID metadata document or dynamic registration)."""

@@ -5,7 +5,8 @@
 // Each schema file describes one method: `title` is the method name, `x-kind` (`request` or
 // `notification`) and `x-direction` (`hostToSidecar` or `sidecarToHost`) say what it is,
 // `properties.params` / `properties.result` reference the types in `$defs`. All `$defs` are merged into one namespace (a name that two
-// files define differently is prefixed with the method's PascalCase name).
+// files define differently is prefixed with the method's PascalCase name; a definition equal to one already merged, its references
+// compared through the names they were merged under, is that one).
 import { compile } from 'json-schema-to-typescript';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -25,6 +26,27 @@ const SHAPE_KEYS = ['type', '$ref', 'oneOf', 'anyOf', 'allOf', 'enum', 'const', 
 // Normalizes one schema node for json-schema-to-typescript: a `$ref` with sibling keywords (e.g.
 // `default`) is reduced to the bare `$ref` so that it names the shared type instead of a numbered
 // copy; a schema that says nothing about its shape (`true`, `{description}`) is `unknown`.
+// The name each of a file's `$defs` takes in the merged `defs`: the same definition merged before (under its name, or prefixed by
+// the file that merged it), else its own name when free, else prefixed with `method`. A definition's references name the others by
+// their merged names, so the names are settled together, until none changes.
+function mergedNames(defs, local, method) {
+  const renames = {};
+  for (let round = 0; round < Object.keys(local).length + 2; round++) {
+    let changed = false;
+    for (const [name, def] of Object.entries(local)) {
+      const mine = stable(rewriteRefs(def, renames));
+      const same = Object.keys(defs).filter((k) => (k === name || k.endsWith(name)) && stable(defs[k]) === mine);
+      const target = same.includes(name) ? name : same.length > 0 ? same[0] : defs[name] === undefined ? name : pascal(method) + name;
+      if ((renames[name] ?? name) !== target) {
+        renames[name] = target;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  return Object.fromEntries(Object.entries(renames).filter(([n, t]) => n !== t));
+}
+
 function rewriteRefs(node, renames, isSchema = true) {
   if (Array.isArray(node)) return node.map((n) => rewriteRefs(n, renames, isSchema));
   if (isSchema && node === true) return { tsType: 'unknown' };
@@ -73,11 +95,8 @@ export async function generate() {
     if (direction !== 'hostToSidecar' && direction !== 'sidecarToHost') {
       throw new Error(`${file}: x-direction must be "hostToSidecar" or "sidecarToHost", got ${JSON.stringify(direction)}`);
     }
-    const renames = {};
     const local = schema.$defs ?? {};
-    for (const [name, def] of Object.entries(local)) {
-      if (defs[name] !== undefined && stable(defs[name]) !== stable(rewriteRefs(def, {}))) renames[name] = pascal(method) + name;
-    }
+    const renames = mergedNames(defs, local, method);
     for (const [name, def] of Object.entries(local)) defs[renames[name] ?? name] = rewriteRefs(def, renames);
     const props = rewriteRefs(schema.properties ?? {}, renames);
     // Inline (non-$ref) params/result get a def of their own.

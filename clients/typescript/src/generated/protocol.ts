@@ -21,19 +21,6 @@ export type McpMode = 'disabled' | 'auto' | 'manual';
  */
 export type CatalogResolveRegistryServerGrant =
   'authorizationCode' | 'clientCredentials' | 'jwtBearer' | 'enterpriseManaged';
-/**
- * `OAuthConfig.grant`.
- */
-export type CatalogSetServersGrant =
-  'authorizationCode' | 'clientCredentials' | 'jwtBearer' | 'enterpriseManaged';
-export type Credential =
-  | string
-  | {
-      env: string;
-    }
-  | {
-      file: string;
-    };
 export type ServerState = ('connecting' | 'ready' | 'error' | 'disabled') | 'needsAuth';
 export type SandboxState = 'enforced' | 'off' | 'refused';
 export type DiagnosisKind = 'notFound' | 'notExecutable' | 'exited' | 'timeout' | 'sandbox' | 'http';
@@ -46,6 +33,14 @@ export type CodeExecution =
  * `exposition/plan`'s `codeMode`: `sandbox` adds `tool_exec`.
  */
 export type CodeMode = 'sandbox';
+export type Credential =
+  | string
+  | {
+      env: string;
+    }
+  | {
+      file: string;
+    };
 /**
  * Which gate decided the `auto` pool.
  */
@@ -283,8 +278,6 @@ export interface ProtocolTypes {
   CallToolResult?: CallToolResult;
   CancelParams?: CancelParams;
   CatalogResolveRegistryServerGrant?: CatalogResolveRegistryServerGrant;
-  CatalogSetServersGrant?: CatalogSetServersGrant;
-  CatalogSetServersOAuthConfig?: CatalogSetServersOAuthConfig;
   CatalogStatusResult?: CatalogStatusResult;
   ClientInfo?: ClientInfo;
   CodeExecution?: CodeExecution;
@@ -558,82 +551,6 @@ export interface CancelParams {
    * The id of the request to cancel.
    */
   id: unknown;
-}
-/**
- * `ServerConfig.oauth`: an OAuth client registered with the server's authorization server
- * out of band, and choices for the authorization flow. Every field is optional; without
- * `clientId` the client registers itself (client ID metadata document, else dynamic
- * client registration).
- */
-export interface CatalogSetServersOAuthConfig {
-  /**
-   * A pre-registered client ID; preferred over every other registration.
-   */
-  clientId?: string | null;
-  /**
-   * Its secret, for a confidential client (sent as the authorization server asks:
-   * `client_secret_basic` or `client_secret_post`).
-   */
-  clientSecret?: string | null;
-  /**
-   * Scopes to request instead of the ones the server names (its `WWW-Authenticate`
-   * challenge, else its `scopes_supported`).
-   */
-  scopes?: string[] | null;
-  /**
-   * The loopback port of the redirect URI `http://127.0.0.1:<port>/callback` (RFC 8252);
-   * default: any free port (a client registered dynamically keeps its port).
-   */
-  redirectPort?: number | null;
-  /**
-   * An HTTPS URL of a client ID metadata document describing this app, used as the client
-   * ID when the authorization server supports it (`client_id_metadata_document_supported`).
-   */
-  clientMetadataUrl?: string | null;
-  /**
-   * How tokens are obtained (default `authorizationCode`: the user signs in). The others need
-   * no user (`grant.rs`): `clientCredentials` (SEP-1046; `clientId` with `clientSecret` or
-   * `privateKey`), `jwtBearer` (workload identity, RFC 7523: `assertion`), and
-   * `enterpriseManaged` (SEP-990: `idp`'s ID token exchanged for an identity assertion grant).
-   */
-  grant?: CatalogSetServersGrant | null;
-  /**
-   * A PKCS#8 PEM private key (P-256 or RSA): the client authenticates at the token endpoint
-   * with a signed assertion (`private_key_jwt`) instead of a secret.
-   */
-  privateKey?: Credential | null;
-  /**
-   * `ES256` or `RS256`; default: the key's kind.
-   */
-  signingAlgorithm?: string | null;
-  /**
-   * `jwtBearer`: the JWT presented as the grant (a workload's identity token).
-   */
-  assertion?: Credential | null;
-  /**
-   * `enterpriseManaged`: the enterprise identity provider and the user's ID token.
-   */
-  idp?: IdpConfig | null;
-  /**
-   * Sender-constrained tokens (DPoP, RFC 9449): `true` always, `false` never; default: when
-   * the authorization server advertises ES256 for DPoP or the server challenges with DPoP.
-   */
-  dpop?: boolean | null;
-}
-/**
- * `OAuthConfig.idp`: where an ID token becomes an identity assertion grant (RFC 8693).
- */
-export interface IdpConfig {
-  /**
-   * The identity provider's token endpoint.
-   */
-  tokenEndpoint: string;
-  /**
-   * This app's client at the identity provider, when it authenticates there.
-   */
-  clientId?: string | null;
-  clientSecret?: Credential | null;
-  idToken: Credential;
 }
 export interface CatalogStatusResult {
   servers: ServerStatus[];
@@ -1098,6 +1015,21 @@ export interface HostCapabilities {
  */
 export interface RepairToolCallResult {
   arguments: unknown;
+}
+/**
+ * `OAuthConfig.idp`: where an ID token becomes an identity assertion grant (RFC 8693).
+ */
+export interface IdpConfig {
+  /**
+   * The identity provider's token endpoint.
+   */
+  tokenEndpoint: string;
+  /**
+   * This app's client at the identity provider, when it authenticates there.
+   */
+  clientId?: string | null;
+  clientSecret?: Credential | null;
+  idToken: Credential;
 }
 export interface InitializeParams {
   clientInfo?: ClientInfo | null;
@@ -1567,7 +1499,8 @@ export interface OAuthConfig {
    */
   idp?: IdpConfig | null;
   /**
-   * Sender-constrained tokens (DPoP, RFC 9449): `true` always, `false` never; default: when
+   * Sender-constrained tokens (DPoP, RFC 9449), for every grant: `true` always, and a token
+   * the authorization server issues as a bearer token is refused; `false` never; default: when
    * the authorization server advertises ES256 for DPoP or the server challenges with DPoP.
    */
   dpop?: boolean | null;
@@ -2064,7 +1997,7 @@ export interface ServerConfig {
    * choices. Without it a server that answers 401 is still authorized, with a client this
    * sidecar registers (client ID metadata document or dynamic registration).
    */
-  oauth?: CatalogSetServersOAuthConfig | null;
+  oauth?: OAuthConfig | null;
   protocolVersion?: ProtocolChoice;
   /**
    * A stdio server's confinement (Linux: Landlock, namespaces, limits): `true` the default
