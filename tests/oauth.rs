@@ -252,7 +252,7 @@ fn a_pre_registered_client_is_used_and_its_secret_never_printed() {
 /// check the network (the server answered). Its message, for the case's own words.
 fn authorization_hint(st: &Value) -> String {
     let d = &st["diagnosis"];
-    assert_eq!(d["kind"], "authorization", "{st}");
+    assert_eq!(d["kind"], "http", "{st}");
     let message = d["message"].as_str().unwrap_or_default().to_string();
     assert!(message.contains("The server answered") && !message.contains("could not be reached") && !message.contains("proxy"), "{st}");
     message

@@ -25,10 +25,9 @@ pub enum DiagnosisKind {
     Timeout,
     /// Its sandbox refused it, or it died of what its sandbox denied.
     Sandbox,
-    /// An HTTP server refused or could not be reached (`httpStatus` when it answered).
+    /// An HTTP server refused or could not be reached (`httpStatus` when it answered), or
+    /// answered and waits for OAuth authorization (its message says which).
     Http,
-    /// An HTTP server answered and asks for OAuth authorization, which is pending or failed.
-    Authorization,
 }
 
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
@@ -129,6 +128,7 @@ impl Diagnosis {
     /// A server that answered but waits for OAuth authorization (`waiting`: a flow runs), or
     /// whose authorization failed: `why` is the catalog's reason (the authorization server's
     /// answer, when it gave one). The server was reached: nothing here points at the network.
+    /// Its kind stays `http` (SPEC's closed list of kinds); the message tells it apart.
     pub fn authorization(config: &ServerConfig, why: &str, waiting: bool) -> Diagnosis {
         let grant = config.oauth.as_ref().and_then(|o| o.grant).unwrap_or_default();
         let user = grant == Grant::AuthorizationCode;
@@ -144,7 +144,7 @@ impl Diagnosis {
                 "The server answered, but its authorization did not complete: {why}. Check the client credentials (`oauth.clientId` and its secret, key or assertion) and the authorization server's answer above; then restart the server."
             ),
         };
-        Diagnosis::new(DiagnosisKind::Authorization, config.redact(&message))
+        Diagnosis::new(DiagnosisKind::Http, config.redact(&message))
     }
 
     /// An HTTP server's connect failure (already redacted `why`).
@@ -216,7 +216,7 @@ mod tests {
             "oauth": {"grant": "clientCredentials", "clientId": "svc", "clientSecret": "S3CRET-x"}});
         let config: super::ServerConfig = serde_json::from_value(json).unwrap();
         let failed = super::Diagnosis::authorization(&config, "MCP server svc authorization failed: token request: invalid_client (secret S3CRET-x)", false);
-        assert_eq!(failed.kind, super::DiagnosisKind::Authorization);
+        assert_eq!(failed.kind, super::DiagnosisKind::Http);
         assert!(failed.message.contains("invalid_client") && failed.message.contains("client credentials"), "{}", failed.message);
         assert!(!failed.message.contains("S3CRET-x") && !failed.message.contains("network"), "{}", failed.message);
         let waiting = super::Diagnosis::authorization(&config, "MCP server svc needs authorization; requesting a token (no user needed)", true);

@@ -224,7 +224,7 @@ class Diagnosis(_DiagnosisRequired, total=False):
     httpStatus: Union[int, None]
 
 
-DiagnosisKind = Union[Literal["notFound"], Literal["notExecutable"], Literal["exited"], Literal["timeout"], Literal["sandbox"], Literal["http"], Literal["authorization"]]
+DiagnosisKind = Union[Literal["notFound"], Literal["notExecutable"], Literal["exited"], Literal["timeout"], Literal["sandbox"], Literal["http"]]
 
 
 class _ClientInfoRequired(TypedDict):

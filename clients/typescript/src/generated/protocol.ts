@@ -23,8 +23,7 @@ export type CatalogResolveRegistryServerGrant =
   'authorizationCode' | 'clientCredentials' | 'jwtBearer' | 'enterpriseManaged';
 export type ServerState = ('connecting' | 'ready' | 'error' | 'disabled') | 'needsAuth';
 export type SandboxState = 'enforced' | 'off' | 'refused';
-export type DiagnosisKind =
-  'notFound' | 'notExecutable' | 'exited' | 'timeout' | 'sandbox' | 'http' | 'authorization';
+export type DiagnosisKind = 'notFound' | 'notExecutable' | 'exited' | 'timeout' | 'sandbox' | 'http';
 /**
  * An Anthropic code execution tool that can call client tools (`allowed_callers`).
  */
