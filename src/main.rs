@@ -155,6 +155,9 @@ enum Command {
     },
 }
 
+/// The gateway's worker stacks (`mcp`): twice tokio's default; only touched pages cost memory.
+const GATEWAY_STACK_BYTES: usize = 4 << 20;
+
 const EXAMPLE: &str = include_str!("../examples/desktop-host.json");
 
 fn main() -> ExitCode {
@@ -378,7 +381,11 @@ fn mcp(config: &std::path::Path, http: Option<std::net::SocketAddr>, check: bool
     };
     let log = LogControl::init(log_file, log_level);
     install_panic_hook();
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime starts");
+    // A tool call polls rmcp's HTTP server, the call pipeline (code mode's included) and rmcp's
+    // client on one worker's stack; a debug build keeps each level's future in its frame as
+    // well. The handlers box their futures (`gateway::session`); this is the headroom over
+    // tokio's 2 MiB default, for every worker (the HTTP server's too: they are the same).
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_stack_size(GATEWAY_STACK_BYTES).enable_all().build().expect("tokio runtime starts");
     let code = runtime.block_on(async move { tokio::spawn(gateway::run(cfg, listen, Some(file), audit, profile)).await.unwrap_or(1) });
     toolreg::service::Telemetry::global().flush(TELEMETRY_FLUSH);
     log.flush();

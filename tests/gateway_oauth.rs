@@ -137,6 +137,10 @@ fn a_client_without_url_elicitation_is_told_to_run_toolreg_auth_which_authorizes
     assert!(refusal.contains(&format!("toolreg auth --config {path} web")), "{refusal}");
     assert!(c.asked.is_empty(), "{:?}", c.asked);
     finish(c);
+    // `--check` diagnoses authorization, not reachability: the server answered.
+    let out = Command::new(support::bin()).args(["mcp", "--config", &path, "--check"]).output().unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("web: http: The server answered") && !table.contains("could not be reached"), "{table}");
     // The client it registered is kept (for `toolreg auth` to reuse), no tokens yet.
     for f in token_files(dir.path()) {
         let saved: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();

@@ -152,6 +152,8 @@ fn without_open_url_the_server_needs_auth_and_nothing_waits() {
     let refreshed = h.ok("catalog/refresh", json!({"serverId": "web"}));
     assert_eq!(refreshed["state"], "needsAuth", "{refreshed}");
     assert!(refreshed["error"].as_str().unwrap().contains("openUrl"), "{refreshed}");
+    let hint = authorization_hint(&h.status("web"));
+    assert!(hint.contains("openUrl") && hint.contains("Sign in again"), "{hint}");
     assert!(h.opened.is_empty());
     assert!(!fx.events().iter().any(|e| e == "register"), "no flow without a way to ask the user");
 }
@@ -165,6 +167,7 @@ fn a_user_who_never_answers_blocks_nothing() {
     h.set_server(&fx.http.url, None);
     let st = h.wait_state("web", "needsAuth");
     assert!(st["error"].as_str().unwrap().contains("waiting for the user"), "{st}");
+    assert!(authorization_hint(&st).contains("Sign in on the authorization page"), "{st}");
     let start = Instant::now();
     while h.opened.is_empty() {
         assert!(start.elapsed() < TIMEOUT, "host/openUrl never came");
@@ -245,6 +248,16 @@ fn a_pre_registered_client_is_used_and_its_secret_never_printed() {
 }
 
 /// Polls `catalog/status` until the server's error contains `needle`.
+/// A status's diagnosis of pending or failed authorization: it says so, and sends nobody to
+/// check the network (the server answered). Its message, for the case's own words.
+fn authorization_hint(st: &Value) -> String {
+    let d = &st["diagnosis"];
+    assert_eq!(d["kind"], "http", "{st}");
+    let message = d["message"].as_str().unwrap_or_default().to_string();
+    assert!(message.contains("The server answered") && !message.contains("could not be reached") && !message.contains("proxy"), "{st}");
+    message
+}
+
 fn wait_error(h: &mut Host, id: &str, needle: &str) -> Value {
     let start = Instant::now();
     loop {
@@ -331,6 +344,9 @@ fn a_bearer_token_where_dpop_is_required_is_refused_and_never_sent() {
     let st = wait_error(&mut h, "web", "oauth.dpop requires DPoP");
     assert_eq!(st["state"], "needsAuth", "{st}");
     assert!(st["error"].as_str().unwrap().to_lowercase().contains("a \"bearer\" token, not a dpop-bound one"), "{st}");
+    let hint = authorization_hint(&st);
+    assert!(hint.contains("oauth.dpop") && hint.contains("Check the client credentials"), "{hint}");
+    assert!(!hint.contains("S3CRET"), "a secret in the hint: {hint}");
     let events = fx.events();
     assert_eq!(events.iter().filter(|e| *e == "token client_credentials").count(), 1, "{events:?}");
     // No request carried the token: every one the server saw was refused for having none.

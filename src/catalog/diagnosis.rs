@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::auth::Grant;
 use super::config::ServerConfig;
 use super::launch::Missing;
 
@@ -24,7 +25,8 @@ pub enum DiagnosisKind {
     Timeout,
     /// Its sandbox refused it, or it died of what its sandbox denied.
     Sandbox,
-    /// An HTTP server refused or could not be reached (`httpStatus` when it answered).
+    /// An HTTP server refused or could not be reached (`httpStatus` when it answered), or
+    /// answered and waits for OAuth authorization (its message says which).
     Http,
 }
 
@@ -123,6 +125,28 @@ impl Diagnosis {
         Diagnosis { command: Some(command.to_owned()), ..Diagnosis::new(DiagnosisKind::Sandbox, message) }
     }
 
+    /// A server that answered but waits for OAuth authorization (`waiting`: a flow runs), or
+    /// whose authorization failed: `why` is the catalog's reason (the authorization server's
+    /// answer, when it gave one). The server was reached: nothing here points at the network.
+    /// Its kind stays `http` (SPEC's closed list of kinds); the message tells it apart.
+    pub fn authorization(config: &ServerConfig, why: &str, waiting: bool) -> Diagnosis {
+        let grant = config.oauth.as_ref().and_then(|o| o.grant).unwrap_or_default();
+        let user = grant == Grant::AuthorizationCode;
+        let grant_name = serde_json::to_value(grant).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        let why = why.trim_end_matches('.');
+        let message = match (waiting, user) {
+            (true, true) => format!("The server answered and asks for authorization (OAuth): {why}. Sign in on the authorization page (the host, or the gateway's MCP client, shows it); the server starts once you have."),
+            (true, false) => format!("The server answered and asks for authorization (OAuth, `{grant_name}` grant): {why}. It starts once the authorization server has issued a token."),
+            (false, true) => format!(
+                "The server answered, but its authorization did not complete: {why}. Sign in again (a host that can open the page, or `toolreg auth` for the gateway), or configure an `Authorization` header; then restart the server."
+            ),
+            (false, false) => format!(
+                "The server answered, but its authorization did not complete: {why}. Check the client credentials (`oauth.clientId` and its secret, key or assertion) and the authorization server's answer above; then restart the server."
+            ),
+        };
+        Diagnosis::new(DiagnosisKind::Http, config.redact(&message))
+    }
+
     /// An HTTP server's connect failure (already redacted `why`).
     pub fn http(why: &str, timed_out: bool) -> Diagnosis {
         let status = http_status(why);
@@ -184,5 +208,20 @@ mod tests {
         assert_eq!(super::http_status("HTTP 404: not found on port 8080"), Some(404));
         assert_eq!(super::http_status("connection refused (os error 111) at 127.0.0.1:4040"), None);
         assert_eq!(super::http_status("expected 2405"), None);
+    }
+
+    #[test]
+    fn a_server_that_answered_is_not_sent_to_check_the_network() {
+        let json = serde_json::json!({"id": "svc", "name": "Svc", "transport": {"type": "http", "url": "https://svc.example/mcp"},
+            "oauth": {"grant": "clientCredentials", "clientId": "svc", "clientSecret": "S3CRET-x"}});
+        let config: super::ServerConfig = serde_json::from_value(json).unwrap();
+        let failed = super::Diagnosis::authorization(&config, "MCP server svc authorization failed: token request: invalid_client (secret S3CRET-x)", false);
+        assert_eq!(failed.kind, super::DiagnosisKind::Http);
+        assert!(failed.message.contains("invalid_client") && failed.message.contains("client credentials"), "{}", failed.message);
+        assert!(!failed.message.contains("S3CRET-x") && !failed.message.contains("network"), "{}", failed.message);
+        let waiting = super::Diagnosis::authorization(&config, "MCP server svc needs authorization; requesting a token (no user needed)", true);
+        assert!(waiting.message.contains("`clientCredentials` grant"), "{}", waiting.message);
+        // A connect nothing answered keeps its hint.
+        assert!(super::Diagnosis::http("connection refused", false).message.contains("could not be reached"));
     }
 }

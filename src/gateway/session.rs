@@ -54,16 +54,25 @@ impl Session {
     }
 
     /// `work` in a span of `method` (over `--http`; stdio's `Traced` spans every request).
-    async fn traced<T>(&self, method: &str, context: &RequestContext<RoleServer>, work: impl std::future::Future<Output = Result<T, ErrorData>>) -> Result<T, ErrorData> {
-        self.spanned(self.span(method, context), work).await
+    fn traced<'a, T>(&self, method: &str, context: &RequestContext<RoleServer>, work: impl std::future::Future<Output = Result<T, ErrorData>> + 'a) -> impl std::future::Future<Output = Result<T, ErrorData>> + 'a
+    where
+        T: 'a,
+    {
+        self.spanned(self.span(method, context), work)
     }
 
     fn span(&self, method: &str, context: &RequestContext<RoleServer>) -> Option<crate::service::TelemetryRequest> {
         if self.http { super::traced::request_of(method, context, "tcp") } else { None }
     }
 
-    async fn spanned<T>(&self, span: Option<crate::service::TelemetryRequest>, work: impl std::future::Future<Output = Result<T, ErrorData>>) -> Result<T, ErrorData> {
-        crate::service::TelemetryRequest::traced(span, Box::pin(work), super::traced::failure::<T>).await
+    /// `work` boxed before anything holds it: rmcp's request handling holds a handler's future
+    /// by value, a few levels deep and, in a debug build, once more in each level's stack frame,
+    /// so a handler's future is kept a pointer's size (a tool call's is the whole pipeline's).
+    fn spanned<'a, T>(&self, span: Option<crate::service::TelemetryRequest>, work: impl std::future::Future<Output = Result<T, ErrorData>> + 'a) -> impl std::future::Future<Output = Result<T, ErrorData>> + 'a
+    where
+        T: 'a,
+    {
+        crate::service::TelemetryRequest::traced(span, Box::pin(work), super::traced::failure::<T>)
     }
 }
 
@@ -320,12 +329,13 @@ impl Session {
         }
         // A long call over an HTTP session's stream gets that stream closed (`sse_poll`).
         let poll = self.gw.config().gateway.sse_poll_after_ms.map(std::time::Duration::from_millis);
+        // Each attempt boxed: the block would hold two of them otherwise (see `spanned`).
         super::sse_poll::polled(&context, poll, async {
-            match self.call_once(request.clone(), &context).await? {
+            match Box::pin(self.call_once(request.clone(), &context)).await? {
                 Step::Done(r) => Ok::<_, ErrorData>(r),
                 Step::Approved => {
                     self.gw.relist().await;
-                    match self.call_once(request, &context).await? {
+                    match Box::pin(self.call_once(request, &context)).await? {
                         Step::Done(r) => Ok(r),
                         Step::Approved => Err(ErrorData::internal_error("the approved tool is still held", None)),
                     }

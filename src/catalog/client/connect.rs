@@ -278,8 +278,11 @@ impl Open<'_> {
                     Err(_) => return Err(timed_out()),
                     Ok(Err(e)) => {
                         // A 401 (or 403 insufficient_scope) carries the challenge that starts OAuth.
+                        // The server answered: what the status says is about authorization.
                         if let (Some(auth), Some(challenge)) = (auth, e.auth_challenge()) {
-                            return Err(Failed::Other(auth.challenged(challenge.to_owned())));
+                            let why = auth.challenged(challenge.to_owned());
+                            self.diagnose(Diagnosis::authorization(config, &why, auth.flow_running()));
+                            return Err(Failed::Other(why));
                         }
                         // The MCP spec's backwards compatibility: an `initialize` POST refused
                         // with 400, 404 or 405 means a legacy HTTP+SSE server at the same URL.

@@ -46,6 +46,7 @@ use super::pins::{self, Held, Pins};
 use super::resources::Extras;
 use super::client::Listed;
 use super::config::{CatalogOptions, ServerConfig, Transport};
+use super::diagnosis::Diagnosis;
 use super::error::CatalogError;
 use super::status::{now_rfc3339, CatalogEvent, HeldTools, ServerState, ServerStatus};
 use super::tool::McpTool;
@@ -492,9 +493,13 @@ impl Server {
         if let Some(why) = self.needs_user() {
             // Waiting for the user: no back-off retry; the flow's end refreshes.
             tracing::info!(server = %self.id, reason = %why, "MCP server needs authorization");
+            let config = self.config();
+            let waiting = self.auth.as_ref().is_some_and(|a| a.flow_running());
             let mut d = lock(&self.data);
             d.state = Some(ServerState::NeedsAuth);
-            d.error = Some(self.config().redact(&why));
+            d.error = Some(config.redact(&why));
+            // Also after the flow failed, which no connect reports (`authorized`).
+            d.diagnosis = Some(Diagnosis::authorization(&config, &why, waiting));
             self.publish(&mut d, false);
             return;
         }
