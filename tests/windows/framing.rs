@@ -76,7 +76,7 @@ fn frames_pass_windows_pipes_untranslated_large_ones_too_and_eof_ends_cleanly() 
     // 6 MB out and back, with line breaks in it (escaped in JSON, raw in the fixture's text).
     let big = "line\r\n".repeat(1 << 20);
     let got = r.ask(5, "tool/invoke", json!({"name": "mcp__f__echo", "arguments": {"big": big}}));
-    let echoed: Value = serde_json::from_str(got["output"]["value"].as_str().unwrap_or_else(|| panic!("{}", &got.to_string()[..500]))).unwrap();
+    let echoed: Value = serde_json::from_str(got["output"]["value"].as_str().unwrap_or_else(|| panic!("{}", got.to_string().chars().take(500).collect::<String>()))).unwrap();
     assert!(echoed["big"] == big, "the 6 MB argument came back changed");
     r.ask(6, "shutdown", Value::Null);
     drop(r.stdin.take());
