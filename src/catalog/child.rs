@@ -90,6 +90,7 @@ impl Drop for ChildProc {
     }
 }
 
+#[cfg(unix)]
 const REAPER_SCRIPT: &str = r#"trap '' HUP INT TERM
 groups=' '
 while read -r op pg; do

@@ -61,6 +61,7 @@ impl TokenFiles {
         if let Some(parent) = self.dir.parent() {
             std::fs::create_dir_all(parent)?;
         }
+        #[cfg_attr(not(unix), allow(unused_mut))] // only Unix sets a mode
         let mut builder = std::fs::DirBuilder::new();
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);

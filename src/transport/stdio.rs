@@ -13,10 +13,7 @@
 //! one core per message. `TOOLREG_PIPE_SPIN_US` sets it (`0`: park at once, for a host that
 //! counts every cycle, such as one on battery).
 
-use std::io;
-use std::pin::Pin;
-use std::task::{ready, Context, Poll};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite};
 
 pub type BoxRead = Box<dyn AsyncRead + Send + Unpin>;
 pub type BoxWrite = Box<dyn AsyncWrite + Send + Unpin>;
@@ -42,6 +39,10 @@ pub fn stdout() -> (BoxWrite, Option<i32>) {
 #[cfg(unix)]
 mod unix {
     use super::*;
+    use std::io;
+    use std::pin::Pin;
+    use std::task::{ready, Context, Poll};
+    use tokio::io::ReadBuf;
     use std::os::fd::{AsRawFd, RawFd};
     use std::time::{Duration, Instant};
     use tokio::io::unix::AsyncFd;
