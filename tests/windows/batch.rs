@@ -16,7 +16,7 @@ fn cmd_servers_found_through_pathext_get_their_arguments_unchanged() {
     shim(dir.path());
     let path = json!({"PATH": dir.path()});
     let odd = ["two words", "say \"hi\" twice", "fish&chips", "张 三", r"C:\dir with space\"];
-    let mut args = vec!["--whereami"];
+    let mut args = vec!["--whereami", "--"];
     args.extend(odd);
     let mut s = sidecar(json!({}), vec![server("srv", "srv", &args, json!({"env": path}))], &[("srv", "ready")]);
     let me = whereami(&mut s, "srv");
@@ -34,7 +34,7 @@ fn cmd_servers_found_through_pathext_get_their_arguments_unchanged() {
 fn a_percent_reaches_cmd_exe_in_the_standard_librarys_escaping() {
     let dir = tempfile::tempdir().unwrap();
     shim(dir.path());
-    let args = ["--whereami", "100%", "%PATH%"];
+    let args = ["--whereami", "--", "100%", "%PATH%"];
     let mut s = sidecar(json!({}), vec![server("pct", "srv", &args, json!({"env": {"PATH": dir.path()}}))], &[("pct", "ready")]);
     let me = whereami(&mut s, "pct");
     let line = me["parentCommandLine"].as_str().unwrap_or_else(|| panic!("{me}"));

@@ -35,11 +35,11 @@ fn a_chinese_profile_path_in_cache_cwd_arguments_and_output() {
     let home = profile(tmp.path());
     let (cache, work) = (home.join("cache"), home.join("工作 目录"));
     let arg = format!("{}\\笔记 1.txt", work.display());
-    let servers = vec![server("zh", &fixture(), &["--whereami", &arg], json!({"cwd": work}))];
+    let servers = vec![server("zh", &fixture(), &["--whereami", "--", &arg], json!({"cwd": work}))];
     let mut s = sidecar(json!({"cacheDir": cache}), servers, &[("zh", "ready")]);
     let me = whereami(&mut s, "zh");
     assert_eq!(me["cwd"], json!(work.display().to_string()), "{me}");
-    assert_eq!(me["argv"], json!(["--whereami", arg]), "{me}");
+    assert_eq!(me["argv"], json!(["--whereami", "--", arg]), "{me}");
     s.shutdown();
     assert!(!files_under(&cache).is_empty(), "nothing kept in the cacheDir {}", cache.display());
 }
@@ -58,6 +58,7 @@ fn the_gateways_state_goes_under_localappdata() {
         .env("USERPROFILE", &home)
         .env_remove("TOOLREG_STATE_DIR")
         .env_remove("XDG_STATE_HOME")
+        .env("TOOLREG_LOG", "warn")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
