@@ -40,6 +40,20 @@ extern "system" {
     fn OpenProcess(access: u32, inherit: i32, pid: u32) -> *mut std::ffi::c_void;
     fn GetExitCodeProcess(process: *mut std::ffi::c_void, code: *mut u32) -> i32;
     fn CloseHandle(handle: *mut std::ffi::c_void) -> i32;
+    fn TerminateProcess(process: *mut std::ffi::c_void, code: u32) -> i32;
+}
+
+/// Ends process `pid` (a survivor a failed test leaves behind).
+fn end(pid: u32) {
+    const TERMINATE: u32 = 0x0001;
+    // SAFETY: a handle we close.
+    unsafe {
+        let h = OpenProcess(TERMINATE, 0, pid);
+        if !h.is_null() {
+            TerminateProcess(h, 1);
+            CloseHandle(h);
+        }
+    }
 }
 
 /// Whether process `pid` is still running.
@@ -77,6 +91,7 @@ pub fn all_gone(pids: &[(&str, u32)], after: &str) {
     while pids.iter().any(|(_, p)| alive(*p)) {
         if start.elapsed() > support::TIMEOUT {
             let left: Vec<_> = pids.iter().filter(|(_, p)| alive(*p)).collect();
+            left.iter().for_each(|(_, p)| end(*p));
             panic!("{left:?} outlived the sidecar after {after}");
         }
         std::thread::sleep(Duration::from_millis(50));
