@@ -41,6 +41,9 @@ wine_env() {
 }
 
 run_tests() {
+  # The fixture server is another package's bin, which `cargo test --test=...` does not build:
+  # the workspace build (a no-op right after `build`) keeps it current.
+  build
   wine_env
   echo "== windows: the Windows tests under Wine"
   # Each test binary runs under Wine (scripts/windows/wine-run); the binaries it spawns are the
@@ -60,6 +63,6 @@ case "${1:-all}" in
   build) build ;;
   wine) wine_env ;;
   test) run_tests ;;
-  all) build; run_tests ;;
+  all) run_tests ;;
   *) echo "usage: scripts/windows.sh [toolchain|build|wine|test|all]" >&2; exit 2 ;;
 esac

@@ -315,8 +315,19 @@ pub(crate) async fn spawn(
         Ok(Err(e)) if report.state == crate::confine::SandboxState::Enforced => {
             Err(format!("cannot start `{command}` in its sandbox: {e} (sandbox {})", report.summary()))
         }
-        Ok(Err(e)) => Err(format!("cannot start `{command}`: {e}")),
+        Ok(Err(e)) => Err(format!("cannot start `{command}`: {e}{}", batch_refusal(command, &e))),
         Err(_) => Err("spawner thread dropped the request".into()),
+    }
+}
+
+/// Why the standard library refuses to start a `.cmd` or `.bat` server (`InvalidInput`): its
+/// arguments pass through `cmd.exe`, which a line break or NUL in one would cut short.
+fn batch_refusal(command: &str, e: &std::io::Error) -> &'static str {
+    let batch = [".cmd", ".bat"].iter().any(|x| command.to_ascii_lowercase().ends_with(x));
+    if cfg!(windows) && batch && e.kind() == std::io::ErrorKind::InvalidInput {
+        " (a .cmd or .bat server is run by cmd.exe, which cannot be given an argument with a line break or NUL safely: remove it from `args`)"
+    } else {
+        ""
     }
 }
 

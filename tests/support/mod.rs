@@ -39,12 +39,13 @@ pub fn bin() -> &'static str {
 
 /// The project's fixture MCP server. It is a bin of another workspace member
 /// (`fixtures/mcp-server`), which gets no `CARGO_BIN_EXE_` here, so it is found beside the
-/// `toolreg` binary in the same target dir (or at `$TOOLREG_FIXTURE_MCP`).
+/// `toolreg` binary in the same target dir, with the platform's suffix (`.exe` on Windows), or
+/// at `$TOOLREG_FIXTURE_MCP`.
 pub fn fixture_mcp() -> &'static str {
     static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     PATH.get_or_init(|| {
         let path = std::env::var("TOOLREG_FIXTURE_MCP").unwrap_or_else(|_| {
-            std::path::Path::new(bin()).with_file_name("toolreg-fixture-mcp").to_string_lossy().into_owned()
+            std::path::Path::new(bin()).with_file_name(format!("toolreg-fixture-mcp{}", std::env::consts::EXE_SUFFIX)).to_string_lossy().into_owned()
         });
         assert!(
             std::path::Path::new(&path).is_file(),
