@@ -85,6 +85,14 @@ arm64_binary() {
 case "${1:-all}" in
   check) check ;;
   arm64) arm64_binary ;;
-  all) check; if [ "${TOOLREG_CROSS_ARM64:-1}" = 0 ]; then echo "== cross: the arm64 binary left out (TOOLREG_CROSS_ARM64=0)"; else arm64_binary; fi ;;
+  all)
+    check
+    if [ "${TOOLREG_CROSS_ARM64:-1}" = 0 ]; then
+      # A binary of an earlier run would be packed by scripts/package.sh as if built from this tree.
+      rm -f "$CARGO_TARGET_DIR/$arm64/release/toolreg"
+      echo "== cross: the arm64 binary left out (TOOLREG_CROSS_ARM64=0)"
+    else
+      arm64_binary
+    fi ;;
   *) echo "usage: scripts/cross.sh [check|arm64|all]" >&2; exit 2 ;;
 esac

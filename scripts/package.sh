@@ -2,7 +2,8 @@
 # Builds the packages a user installs, then checks them as a new user would.
 #   npm:   @toolreg/cli-<platform> (the binary, stripped: linux-x64-gnu from the release build
 #          here; win32-x64 and linux-arm64-gnu from what scripts/windows.sh and scripts/cross.sh
-#          built, skipped when absent unless TOOLREG_PACKAGE_REQUIRE names them; darwin never),
+#          built, skipped when absent unless TOOLREG_PACKAGE_REQUIRE names them; darwin likewise,
+#          though nothing here builds it),
 #          toolreg-client (the TypeScript client, listing every platform package as optional),
 #          @toolreg/model-minilm (the local embedding model, from the pinned PyPI files of
 #          tests/embedding/requirements.txt; an optional peer of toolreg-client, with onnxruntime-node)
@@ -304,10 +305,15 @@ if is_packed win32-x64; then
   win_node="$TOOLREG_WIN_NODE/node.exe"
   scratch_win="$out/scratch-npm-win32"
   mkdir -p "$scratch_win"
+  # npm picks the platform package from toolreg-client's optional dependencies as on Windows
+  # (--os/--cpu: npm applies them to optional dependencies only), the tarball standing in for
+  # the registry's copy (overrides).
   (cd "$scratch_win" && npm init -y >/dev/null && npm pkg set type=module >/dev/null \
-    && npm install --no-audit --no-fund --os=win32 --cpu=x64 "$out"/toolreg-cli-win32-x64-"$version".tgz "$out"/toolreg-client-"$version".tgz >/dev/null)
+    && npm pkg set "overrides[@toolreg/cli-win32-x64]=file:$out/toolreg-cli-win32-x64-$version.tgz" \
+    && npm install --no-audit --no-fund --os=win32 --cpu=x64 "$out"/toolreg-client-"$version".tgz >/dev/null)
   win_exe="$scratch_win/node_modules/@toolreg/cli-win32-x64/bin/toolreg.exe"
-  [ -f "$win_exe" ] || fail "npm install --os=win32 --cpu=x64 did not install @toolreg/cli-win32-x64"
+  [ -f "$win_exe" ] || fail "npm install --os=win32 --cpu=x64 of toolreg-client did not bring @toolreg/cli-win32-x64"
+  [ ! -e "$scratch_win/node_modules/@toolreg/cli-$host_suffix" ] || fail "npm install --os=win32 brought @toolreg/cli-$host_suffix too"
   runs "toolreg.exe --version (npm, under Wine)" "$scratch_win/version.txt" "${clean_env[@]}" wine "$win_exe" --version
   expect "npm win32-x64, Wine: toolreg.exe --version" "$scratch_win/version.txt" "^toolreg $version"
   runs "toolreg.exe plan (npm, under Wine)" "$scratch_win/plan.txt" "${clean_env[@]}" wine "$win_exe" plan
@@ -326,7 +332,7 @@ if is_packed win32-x64; then
   # The wheel as pip installs it on Windows (its scripts in bin/ under --target); no Windows
   # Python here, so the Python client is not run on Windows.
   win_site="$out/scratch-pip-win32"
-  python3 -m pip install --quiet --disable-pip-version-check --no-deps --no-index --only-binary=:all: \
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --no-index --only-binary=:all: \
     --platform win_amd64 --target "$win_site" "$win_wheel"
   [ -f "$win_site/bin/toolreg.exe" ] || fail "pip --platform win_amd64 did not install bin/toolreg.exe from $win_wheel"
   [ ! -e "$win_site/bin/toolreg" ] || fail "the win_amd64 wheel carries the Linux binary too"
@@ -337,16 +343,18 @@ if is_packed win32-x64; then
 fi
 
 if is_packed linux-arm64-gnu; then
-  step "new user on Linux arm64, under qemu-aarch64: npm install --cpu=arm64, the binary's --version and plan"
+  step "new user on Linux arm64, under qemu-aarch64: npm install --os=linux --cpu=arm64, the binary's --version and plan"
   need_deb qemu-aarch64-static qemu-user-static
   # Debian's arm64 glibc (libc6-arm64-cross, with the cross gcc) as the binary's root.
   qemu=(qemu-aarch64-static -L /usr/aarch64-linux-gnu)
   scratch_arm="$out/scratch-npm-arm64"
   mkdir -p "$scratch_arm"
   (cd "$scratch_arm" && npm init -y >/dev/null && npm pkg set type=module >/dev/null \
-    && npm install --no-audit --no-fund --os=linux --cpu=arm64 --libc=glibc "$out"/toolreg-cli-linux-arm64-gnu-"$version".tgz "$out"/toolreg-client-"$version".tgz >/dev/null)
+    && npm pkg set "overrides[@toolreg/cli-linux-arm64-gnu]=file:$out/toolreg-cli-linux-arm64-gnu-$version.tgz" \
+    && npm install --no-audit --no-fund --os=linux --cpu=arm64 --libc=glibc "$out"/toolreg-client-"$version".tgz >/dev/null)
   arm_bin="$scratch_arm/node_modules/@toolreg/cli-linux-arm64-gnu/bin/toolreg"
-  [ -x "$arm_bin" ] || fail "npm install --cpu=arm64 did not install an executable @toolreg/cli-linux-arm64-gnu"
+  [ -x "$arm_bin" ] || fail "npm install --cpu=arm64 of toolreg-client did not bring an executable @toolreg/cli-linux-arm64-gnu"
+  [ ! -e "$scratch_arm/node_modules/@toolreg/cli-$host_suffix" ] || fail "npm install --cpu=arm64 brought @toolreg/cli-$host_suffix too"
   runs "toolreg --version (npm arm64, under qemu)" "$scratch_arm/version.txt" "${clean_env[@]}" "${qemu[@]}" "$arm_bin" --version
   expect "npm linux-arm64-gnu, qemu: toolreg --version" "$scratch_arm/version.txt" "^toolreg $version"
   runs "toolreg plan (npm arm64, under qemu)" "$scratch_arm/plan.txt" "${clean_env[@]}" "${qemu[@]}" "$arm_bin" plan
