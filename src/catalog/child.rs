@@ -21,10 +21,10 @@
 //! - Env values are never logged, only their keys; and what the server prints of them (or of any
 //!   secret toolreg knows for it) is redacted from the log (`secret::redactor`), a line cut by the
 //!   cap included.
-//! - Off Linux (not compiled on this project's machines; README "Install"): other Unix systems
-//!   keep the process groups and the reaper but have no PDEATHSIG; on Windows each child goes
-//!   into a job object that the OS kills when its handle closes, at the latest when the sidecar
-//!   dies (a grandchild started before the assignment escapes it).
+//! - Other Unix systems (compiled, not run here: docs/install.md) keep the process groups and the
+//!   reaper but have no PDEATHSIG. On Windows (built and tested under Wine: tests/windows/tree.rs)
+//!   each child goes into a job object that the OS kills when its handle closes, at the latest
+//!   when the sidecar dies (a grandchild started before the assignment escapes it).
 
 use std::sync::OnceLock;
 

@@ -1,4 +1,4 @@
-//! No Landlock off Linux (not compiled on this project's machines): the ABI is always 0, so a
+//! No Landlock off Linux (Windows: tested under Wine, tests/windows/sandbox.rs): the ABI is always 0, so a
 //! server asking for a sandbox is refused and the default reports itself off.
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -354,7 +354,7 @@ impl Signals {
     }
 }
 
-/// Elsewhere (not compiled on this project's machines): Ctrl-C only.
+/// Elsewhere (Windows): Ctrl-C only.
 #[cfg(not(unix))]
 struct Signals;
 

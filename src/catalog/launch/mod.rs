@@ -9,7 +9,7 @@
 //! in on its `PATH` (after `spawn.paths`), so `npx`'s `#!/usr/bin/env node` finds the `node`
 //! beside it; its sandbox then opens that folder read-only (`confine::profile`'s command and
 //! `PATH` folders). Nothing is found: `Missing`, naming every folder looked in.
-//! Windows (not compiled on this project's machines): the only code of its own is reading
+//! Windows (tested under Wine: tests/windows/): the only code of its own is reading
 //! `PATHEXT` and `USERPROFILE` here; the search itself is `search.rs`'s, tested on Linux. A
 //! `.cmd` or `.bat` found is started by the standard library's `Command`, which runs batch files
 //! through `cmd.exe` with its own argument escaping.
