@@ -46,12 +46,13 @@ run_tests() {
   build
   wine_env
   echo "== windows: the Windows tests under Wine"
+  # A failed test may leave servers running in the prefix: the Wine server ends them all, pass or fail.
+  trap 'wineserver -k 2>/dev/null || true' EXIT
   # Each test binary runs under Wine (scripts/windows/wine-run); the binaries it spawns are the
   # Windows ones beside it. The list is docs/install.md's "Tested under Wine".
   CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$root/scripts/windows/wine-run" \
     cargo +nightly test -Zbuild-std=std,panic_abort --target "$triple" --release --workspace --locked \
     "${WINDOWS_TESTS[@]/#/--test=}"
-  wineserver -k 2>/dev/null || true
 }
 
 # The Rust test files run under Wine; the rest need Linux or a tool with no Windows build here
