@@ -21,6 +21,19 @@ export CARGO_PROFILE_RELEASE_DEBUG=0
 nightly_std_source
 
 took() { echo "cross: $1 took $(( SECONDS - $2 ))s"; }
+# clean CMD...: runs a cargo command; a warning fails it, as in scripts/windows.sh (code behind
+# cfg(target_os = "linux") that another target leaves unused is a real finding).
+clean() {
+  local log
+  log="$(mktemp)"
+  "$@" 2>&1 | tee "$log"
+  if grep -E '^warning' "$log"; then
+    rm -f "$log"
+    echo "cross.sh: warnings (above) in: $*" >&2
+    exit 1
+  fi
+  rm -f "$log"
+}
 build_std=(-Zbuild-std=std,panic_abort)
 arm64=aarch64-unknown-linux-gnu
 arm64_env() {
@@ -52,13 +65,13 @@ check() {
   local t=$SECONDS
   arm64_env
   echo "== cross: cargo +nightly check --release --target $arm64"
-  cargo +nightly check "${build_std[@]}" --target "$arm64" --release --locked --package toolreg
+  clean cargo +nightly check "${build_std[@]}" --target "$arm64" --release --locked --package toolreg
   took "check $arm64" $t
   zig_venv
   for triple in x86_64-apple-darwin aarch64-apple-darwin; do
     t=$SECONDS
     echo "== cross: cargo +nightly zigbuild check --release --target $triple"
-    RUSTUP_TOOLCHAIN=nightly cargo-zigbuild check "${build_std[@]}" --target "$triple" --release --locked --package toolreg
+    RUSTUP_TOOLCHAIN=nightly clean cargo-zigbuild check "${build_std[@]}" --target "$triple" --release --locked --package toolreg
     took "check $triple" $t
   done
 }
