@@ -31,11 +31,13 @@ nightly_std_source() {
   fi
   [ -f "$RUST_SRC_DEB" ] || { echo "$RUST_SRC_DEB is missing (../shared/toolchains)" >&2; exit 1; }
   local dir="$TOOLCHAIN_CACHE/rust-src-1.97.1+dfsg1-1"
-  if [ ! -f "$dir/.unpacked" ]; then
-    echo "$RUST_SRC_SHA  $RUST_SRC_DEB" | sha256sum -c --quiet - || { echo "$RUST_SRC_DEB: wrong sha256" >&2; exit 1; }
+  # The package is hash-checked on every run; its unpacked copy is reused only when it was
+  # unpacked whole from a package of that hash.
+  echo "$RUST_SRC_SHA  $RUST_SRC_DEB" | sha256sum -c --quiet - || { echo "$RUST_SRC_DEB: wrong sha256" >&2; exit 1; }
+  if [ "$(cat "$dir/.unpacked" 2>/dev/null)" != "$RUST_SRC_SHA" ]; then
     rm -rf "$dir" && mkdir -p "$dir"
     dpkg-deb -x "$RUST_SRC_DEB" "$dir"
-    touch "$dir/.unpacked"
+    echo "$RUST_SRC_SHA" >"$dir/.unpacked"
   fi
   local link
   link="$(rustc +nightly --print sysroot)/lib/rustlib/src/rust"
