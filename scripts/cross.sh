@@ -61,12 +61,17 @@ zig_venv() {
   export PATH="$venv/bin:$PATH"
 }
 
+# check [macos]: cargo check for arm64 and both macOS targets, or (`macos`) the macOS ones only,
+# when the arm64 binary is built anyway (a build checks the code, and its dependencies would
+# otherwise be compiled twice, once only for their metadata).
 check() {
   local t=$SECONDS
-  arm64_env
-  echo "== cross: cargo +nightly check --release --target $arm64"
-  clean cargo +nightly check "${build_std[@]}" --target "$arm64" --release --locked --package toolreg
-  took "check $arm64" $t
+  if [ "${1:-}" != macos ]; then
+    arm64_env
+    echo "== cross: cargo +nightly check --release --target $arm64"
+    clean cargo +nightly check "${build_std[@]}" --target "$arm64" --release --locked --package toolreg
+    took "check $arm64" $t
+  fi
   zig_venv
   for triple in x86_64-apple-darwin aarch64-apple-darwin; do
     t=$SECONDS
@@ -81,7 +86,7 @@ arm64_binary() {
   arm64_env
   need_deb qemu-aarch64-static qemu-user-static
   echo "== cross: cargo +nightly build --release --target $arm64 --bin toolreg"
-  cargo +nightly build "${build_std[@]}" --target "$arm64" --release --locked --bin toolreg
+  clean cargo +nightly build "${build_std[@]}" --target "$arm64" --release --locked --bin toolreg
   local bin="$CARGO_TARGET_DIR/$arm64/release/toolreg"
   # An ELF of machine 183 (EM_AARCH64), not a host binary left by another build.
   python3 -c 'import sys; h=open(sys.argv[1],"rb").read(20); sys.exit(h[:4]!=b"\x7fELF" or int.from_bytes(h[18:20],"little")!=183)' "$bin" \
@@ -99,12 +104,13 @@ case "${1:-all}" in
   check) check ;;
   arm64) arm64_binary ;;
   all)
-    check
     if [ "${TOOLREG_CROSS_ARM64:-1}" = 0 ]; then
+      check
       # A binary of an earlier run would be packed by scripts/package.sh as if built from this tree.
       rm -f "$CARGO_TARGET_DIR/$arm64/release/toolreg"
       echo "== cross: the arm64 binary left out (TOOLREG_CROSS_ARM64=0)"
     else
+      check macos
       arm64_binary
     fi ;;
   *) echo "usage: scripts/cross.sh [check|arm64|all]" >&2; exit 2 ;;
