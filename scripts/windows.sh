@@ -49,6 +49,8 @@ run_tests() {
   # the workspace build (a no-op right after `build`) keeps it current.
   build
   wine_env
+  # The embedding model the ONNX Runtime test embeds with (idempotent; test-all.sh runs it too).
+  scripts/embedding-model.sh
   echo "== windows: the Windows tests under Wine"
   # A failed test may leave servers running in the prefix: the Wine server ends them all, pass or fail.
   trap 'wineserver -k 2>/dev/null || true' EXIT
