@@ -32,6 +32,7 @@ pub mod secret;
 pub mod server;
 pub mod service;
 pub mod settings;
+pub mod store;
 pub mod sync;
 pub mod tasks;
 pub mod tokenize;

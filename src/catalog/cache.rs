@@ -156,7 +156,11 @@ pub fn rename_durably(tmp: &Path, path: &Path, dir: &Path) -> std::io::Result<()
 
 fn write_new(path: &Path, bytes: &[u8], opts: &mut std::fs::OpenOptions) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
+    // Unique per write, not only per process: two threads writing one path must not share a
+    // temp file (one would rename the other's away and leave its own behind).
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("json.tmp{}-{seq}", std::process::id()));
     // A leftover of a crashed run would keep its old mode: `mode` applies only on creation.
     let _ = std::fs::remove_file(&tmp);
     let result = (|| {
