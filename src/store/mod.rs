@@ -147,6 +147,16 @@ pub fn open(dir: Option<&Path>) -> Result<Arc<dyn Store>, StoreError> {
     }
 }
 
+/// The process's one store for `dir`, opened at the first call: the approvals, the pins, the
+/// usage book and the token records of a process share one connection (and its lock order).
+/// A directory that cannot be opened gets a memory store, with the reason logged.
+pub fn shared(dir: &Path) -> Arc<dyn Store> {
+    static OPEN: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, Arc<dyn Store>>>> = std::sync::OnceLock::new();
+    let key = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut open = OPEN.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    open.entry(key).or_insert_with(|| open_or_memory(Some(dir))).clone()
+}
+
 /// `open`, and a memory store with a logged reason when the directory's cannot be opened: the
 /// process keeps working (asking again what it cannot remember) rather than failing to start.
 pub fn open_or_memory(dir: Option<&Path>) -> Arc<dyn Store> {
