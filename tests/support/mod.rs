@@ -33,8 +33,11 @@ pub fn exit_of(child: &mut Child, why: &str) -> ExitStatus {
     }
 }
 
+/// The binary under test: this build's, or `$TOOLREG_TEST_BIN` (another build, e.g. an older
+/// release, to show that a test fails there).
 pub fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_toolreg")
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| std::env::var("TOOLREG_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolreg").to_owned()))
 }
 
 /// The project's fixture MCP server. It is a bin of another workspace member
