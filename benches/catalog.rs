@@ -23,6 +23,8 @@ mod frames;
 mod process;
 #[path = "common/stats.rs"]
 mod stats;
+#[path = "catalog/grant.rs"]
+mod grant;
 use frames::read_frame;
 use process::{fixture_bin, spawn_piped, toolreg_bin};
 use stats::median;
@@ -36,12 +38,24 @@ struct Peer {
 
 impl Peer {
     fn spawn() -> Peer {
+        Peer::spawn_with(json!({"timeouts": {"connectMs": 120000, "listMs": 120000}}))
+    }
+
+    fn spawn_with(initialize: Value) -> Peer {
         let mut child = spawn_piped(&toolreg_bin(), &["serve"]);
         let w = child.stdin.take().unwrap();
         let r = BufReader::new(child.stdout.take().unwrap());
         let mut p = Peer { child, w, r, id: 0 };
-        p.call("initialize", json!({"timeouts": {"connectMs": 120000, "listMs": 120000}}));
+        p.call("initialize", initialize);
         p
+    }
+
+    fn send(&mut self, message: Value) {
+        let body = serde_json::to_vec(&message).unwrap();
+        let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        frame.extend_from_slice(&body);
+        self.w.write_all(&frame).unwrap();
+        self.w.flush().unwrap();
     }
 
     fn read(&mut self) -> Value {
@@ -51,12 +65,8 @@ impl Peer {
     /// Sends a request; returns (result, notifications seen meanwhile).
     fn call_notes(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
         self.id += 1;
-        let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params})).unwrap();
         // One write: a header and body in two writes would wake the sidecar twice.
-        let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-        frame.extend_from_slice(&body);
-        self.w.write_all(&frame).unwrap();
-        self.w.flush().unwrap();
+        self.send(json!({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params}));
         let mut notes = Vec::new();
         loop {
             let m = self.read();
@@ -165,6 +175,9 @@ fn relay(server: &str) {
 fn main() {
     if let Ok(server) = std::env::var(RELAY_MODE) {
         return relay(&server);
+    }
+    if std::env::args().any(|a| a == "grant") {
+        return grant::gated_call();
     }
     if !std::env::args().any(|a| a == "call") {
         ready_sync_plan();

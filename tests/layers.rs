@@ -17,6 +17,8 @@ const ORDER: &[&str] = &[
     "secret",
     "invisible",
     "os",
+    // The state many processes share (issue 63): records in transactions; knows no caller.
+    "store",
     "confine",
     // Which media of a result go to the model: the policy `output` converts under.
     "media",
@@ -71,7 +73,7 @@ const FACE_MODULES: &[&str] = &["server", "gateway", "hostconfig"];
 /// The leaves the catalog may name: secrets, hidden text, the confinement of the servers it
 /// starts (`confine`), and what a tool's `_meta` says of its view (`apps`, plain data read
 /// from a server's list).
-const CATALOG_MAY_NAME: &[&str] = &["secret", "invisible", "confine", "apps"];
+const CATALOG_MAY_NAME: &[&str] = &["secret", "invisible", "store", "confine", "apps"];
 /// What a face may name besides the service (`service`), through which it reaches the domain:
 /// - `catalog`: the connection to the servers, which each face configures from its own
 ///   settings and whose status, pins and authorization each presents in its own protocol;
