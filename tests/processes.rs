@@ -4,7 +4,9 @@
 //! `crash` kills a writer mid-write.
 mod support;
 
-#[path = "processes/migration.rs"]
-mod migration;
+#[path = "processes/audit.rs"]
+mod audit;
 #[path = "processes/crash.rs"]
 mod crash;
+#[path = "processes/migration.rs"]
+mod migration;

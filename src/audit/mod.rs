@@ -11,7 +11,8 @@
 //!   is written first once the file takes writes again.
 //! - Flushing: the writer sleeps until a record arrives, lets others gather for `GATHER`
 //!   (20 ms), then writes all that is queued (at most `BATCH`) with one `write(2)` (one per file
-//!   when they straddle a rotation) and goes back to waiting. So under load it wakes once per
+//!   when they straddle a rotation; under a lock that other processes writing the same file
+//!   take too: `writer.rs`) and goes back to waiting. So under load it wakes once per
 //!   20 ms, not once per call (the calls' cost: BENCHMARKS.md), and a record is in the file (the
 //!   kernel's page cache) about 20 ms after it was made. A crash of the process loses at most the
 //!   records queued and the batch being written (`QUEUE` + `BATCH`: 2,048; in practice those of
@@ -214,7 +215,7 @@ impl Audit {
         if max_files == 0 {
             return Err("audit.maxFiles must be at least 1".into());
         }
-        let mut file = writer::File::new(path.clone(), max_bytes, max_files);
+        let file = writer::File::new(path.clone(), max_bytes, max_files);
         file.prepare().map_err(|e| format!("cannot open the audit file {}: {e}", path.display()))?;
         let (tx, rx) = sync_channel(QUEUE);
         let shared = Arc::new(Shared { lost: AtomicU64::new(0), warned: AtomicBool::new(false) });
@@ -316,7 +317,7 @@ fn line(face: Face, who: Option<&str>, profile: Option<&str>, at: SystemTime, ev
 }
 
 /// The writer thread: a batch at a time until every `Audit` is dropped.
-fn write_loop(rx: Receiver<Msg>, mut file: writer::File, shared: &Shared, (face, who): (Face, Option<String>)) {
+fn write_loop(rx: Receiver<Msg>, file: writer::File, shared: &Shared, (face, who): (Face, Option<String>)) {
     let mut reported = 0u64;
     let mut buf = String::new();
     let mut flushes: Vec<SyncSender<()>> = Vec::new();
@@ -344,18 +345,26 @@ fn write_loop(rx: Receiver<Msg>, mut file: writer::File, shared: &Shared, (face,
             }
         }
         let lost = shared.lost.load(Ordering::Relaxed);
-        if lost > reported {
+        let noted = lost > reported;
+        if noted {
             buf.insert_str(0, &line(face, who.as_deref(), None, SystemTime::now(), &Event::Lost { count: lost - reported }));
         }
         if !buf.is_empty() {
             match file.append(&buf) {
                 Ok(()) => {
-                    if lost > reported && shared.warned.swap(false, Ordering::Relaxed) {
+                    if noted && shared.warned.swap(false, Ordering::Relaxed) {
                         tracing::warn!("audit log: writing again; {} records were lost", lost - reported);
                     }
                     reported = lost;
                 }
-                Err(e) => shared.lose(records, &|| format!("cannot write {}: {e}", file.path().display())),
+                Err(e) => {
+                    // What went out is a prefix: the `lost` line, when there is one, went first.
+                    let lines = records + noted as u64;
+                    if noted && e.lines < lines {
+                        reported = lost;
+                    }
+                    shared.lose(e.lines.min(records), &|| format!("cannot write {}: {}", file.path().display(), e.error));
+                }
             }
         }
         for done in flushes.drain(..) {

@@ -3,7 +3,7 @@
 //! (`--tool`: a pattern with `*` and `?`, matched against the wire name, the upstream tool
 //! name and `server/tool`), as a table a person reads or as the JSON lines themselves.
 
-use super::writer::rotated;
+use super::writer::{lock_path, numbered};
 use serde_json::Value;
 use std::path::Path;
 use time::format_description::well_known::Rfc3339;
@@ -47,10 +47,10 @@ pub fn pattern(text: &str) -> Result<regex_lite::Regex, String> {
     regex_lite::Regex::new(&re).map_err(|e| format!("--tool {text:?}: {e}"))
 }
 
-/// The audit file's rotated files and itself, oldest first, those that exist.
+/// The audit file's rotated files and itself, oldest first, those that exist: every number
+/// found in the directory, so a gap in the numbers hides nothing.
 pub fn files(path: &Path) -> Vec<std::path::PathBuf> {
-    let mut out: Vec<_> = (1..).map(|n| rotated(path, n)).take_while(|p| p.exists()).collect();
-    out.reverse();
+    let mut out: Vec<_> = numbered(path).unwrap_or_default().into_iter().map(|(_, p)| p).collect();
     if path.exists() {
         out.push(path.to_path_buf());
     }
@@ -58,14 +58,26 @@ pub fn files(path: &Path) -> Vec<std::path::PathBuf> {
 }
 
 /// The records that match, oldest first. A line that does not parse is skipped (a crash may
-/// have cut the last one).
+/// have cut the last one). The files are read under the writers' lock, shared, so no rotation
+/// moves a file between listing and reading (no record missed or read twice).
 pub fn records(path: &Path, q: &Query) -> Result<Vec<Value>, String> {
-    let mut out = Vec::new();
-    for file in files(path) {
-        let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        out.extend(text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter(|r| q.matches(r)));
-    }
-    Ok(out)
+    let texts = {
+        // A log no locking writer has touched has no lock file: nothing to wait for.
+        let lock = std::fs::File::open(lock_path(path)).ok();
+        let _shared = lock.as_ref().map(|l| l.lock_shared());
+        let mut texts = Vec::new();
+        for file in files(path) {
+            match std::fs::read_to_string(&file) {
+                Ok(text) => texts.push(text),
+                // Rotated away meanwhile by a writer that takes no lock (an older version).
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+            }
+        }
+        texts
+    };
+    let lines = texts.iter().flat_map(|t| t.lines());
+    Ok(lines.filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter(|r| q.matches(r)).collect())
 }
 
 impl Query {

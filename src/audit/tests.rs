@@ -114,3 +114,89 @@ fn since_and_tool_filter_records() {
     let table = read::table(&[r("2026-12-03T15:30:00.000Z", "echo")]);
     assert!(table.starts_with("TIME") && table.contains("mcp__fx__echo (fx/echo)"), "{table}");
 }
+
+fn call_ids(path: &std::path::Path) -> Vec<String> {
+    read::records(path, &read::Query::default()).unwrap().iter().filter_map(|r| r["callId"].as_str().map(str::to_owned)).collect()
+}
+
+#[test]
+fn writers_of_one_file_lose_nothing_and_keep_within_its_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let s = AuditSettings { max_bytes: Some(4096), max_files: Some(1000), ..settings(&path) };
+    // Each `Audit` locks through a handle of its own, as another process would.
+    let writers: Vec<Audit> = (0..3).map(|_| Audit::open(&s, Face::Gateway, None).unwrap()).collect();
+    std::thread::scope(|scope| {
+        for (w, audit) in writers.iter().enumerate() {
+            scope.spawn(move || {
+                for n in 0..300 {
+                    audit.record(call(w * 1000 + n, None));
+                    if n % 7 == 0 {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                }
+                audit.flush(Duration::from_secs(10));
+            });
+        }
+    });
+    assert!(writers.iter().all(|a| a.lost() == 0));
+    let files = read::files(&path);
+    assert!(files.len() > 20, "rotated many times: {files:?}");
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(text.len() <= 4096, "{} has {} bytes", f.display(), text.len());
+        assert!(text.lines().all(|l| serde_json::from_str::<Value>(l).is_ok()) && text.ends_with('\n'), "a torn line in {}", f.display());
+    }
+    let mut ids = call_ids(&path);
+    assert_eq!(ids.len(), 900);
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 900, "every record once");
+}
+
+#[test]
+fn a_quiet_writer_beside_a_busy_one_keeps_its_newest_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let s = AuditSettings { max_bytes: Some(4096), max_files: Some(3), ..settings(&path) };
+    let (quiet, busy) = (Audit::open(&s, Face::Sidecar, None).unwrap(), Audit::open(&s, Face::Gateway, None).unwrap());
+    quiet.record(call(1, None));
+    quiet.flush(Duration::from_secs(5));
+    for n in 0..200 {
+        busy.record(call(1000 + n, None));
+    }
+    busy.flush(Duration::from_secs(5));
+    // The quiet writer's first file is long gone; its next record goes to the file of today.
+    quiet.record(call(2, None));
+    quiet.flush(Duration::from_secs(5));
+    let in_current: Vec<Value> = lines(&path);
+    assert_eq!(in_current.last().unwrap()["callId"], "call-2", "{in_current:?}");
+    assert_eq!(read::files(&path).len(), 3);
+}
+
+#[test]
+fn a_gap_in_the_numbers_hides_no_file_and_rotation_keeps_max_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let rec = |n: usize| line(Face::Gateway, None, None, SystemTime::now(), &call(n, None));
+    std::fs::write(writer::rotated(&path, 3), rec(1)).unwrap();
+    std::fs::write(writer::rotated(&path, 1), rec(2)).unwrap();
+    std::fs::write(&path, rec(3)).unwrap();
+    assert_eq!(call_ids(&path), ["call-1", "call-2", "call-3"], "oldest first, across the gap");
+    let file = writer::File::new(path.clone(), MIN_MAX_BYTES, 3);
+    // Too long to join FILE: it rotates, FILE.3 (past maxFiles) goes, FILE.1 moves up.
+    file.append(&format!("{{\"pad\":\"{}\"}}\n", "x".repeat(4000))).unwrap();
+    assert_eq!(read::files(&path), vec![writer::rotated(&path, 2), writer::rotated(&path, 1), path.clone()]);
+    assert_eq!(call_ids(&path), ["call-2", "call-3"]);
+}
+
+#[test]
+fn a_cut_last_line_gets_a_newline_before_the_next_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    std::fs::write(&path, "{\"ts\":\"2026-").unwrap();
+    let audit = Audit::open(&settings(&path), Face::Gateway, None).unwrap();
+    audit.record(call(7, None));
+    audit.flush(Duration::from_secs(5));
+    assert_eq!(call_ids(&path), ["call-7"]);
+}
