@@ -3,7 +3,8 @@
 //! tool approved with `remember: "session"` runs again without a question in that plan
 //! session only, is listed by `approval/grants` and asks again after `approval/revoke`;
 //! `always` survives a restart with the same cacheDir; a definition changed upstream and
-//! approved again through its pin asks again.
+//! approved again through its pin asks again; an unreadable `approvals.json` of an older
+//! toolreg grants nothing and is left as it was.
 mod support;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -110,7 +111,6 @@ fn always_survives_a_restart_and_a_changed_definition_asks_again() {
     let (r, asked) = invoke(&mut s, None, json!({"decision": "approve", "remember": "always"}));
     assert!(asked && r["isError"] == false, "{r}");
     quit(s);
-    assert!(f.cache.join("approvals.json").exists(), "kept in cacheDir");
 
     // A new process with the same cacheDir: no question, under any session.
     let mut s = start(&f);
@@ -136,16 +136,21 @@ fn always_survives_a_restart_and_a_changed_definition_asks_again() {
 }
 
 #[test]
-fn a_corrupt_approvals_file_asks_and_is_kept_aside() {
+fn a_corrupt_old_approvals_file_asks_and_is_left_as_it_was() {
     let f = files();
     write_defs(&f, "Read a file and return its text.");
     std::fs::create_dir_all(&f.cache).unwrap();
-    std::fs::write(f.cache.join("approvals.json"), b"{\"formatVersion\": 1, \"grants\": [").unwrap();
+    let old = b"{\"formatVersion\": 1, \"grants\": [";
+    std::fs::write(f.cache.join("approvals.json"), old).unwrap();
     let mut s = start(&f);
     let (_, asked) = invoke(&mut s, None, json!({"decision": "approve", "remember": "always"}));
     assert!(asked, "an unreadable file grants nothing");
     let (_, asked) = invoke(&mut s, None, json!({"decision": "deny"}));
     assert!(!asked, "the new grant holds");
-    assert!(f.cache.join("approvals.json.corrupt").exists(), "the unreadable file was kept aside");
+    quit(s);
+    assert_eq!(std::fs::read(f.cache.join("approvals.json")).unwrap(), old, "the old file is neither written nor moved");
+    let mut s = start(&f);
+    let (r, asked) = invoke(&mut s, None, json!({"decision": "deny"}));
+    assert!(!asked && r["approvedBy"] == "grant", "the new grant survives a restart: {r}");
     quit(s);
 }

@@ -1,7 +1,7 @@
 //! Usage in `toolreg mcp` (issue 28) over real pipes, the fixture MCP server upstream: every
 //! call the gateway runs (a deferred tool through `tool_invoke`, one called by name, a
 //! `tool_exec` script's `tools.call`) is counted and persisted in the state dir, names and
-//! counts only; the next run's listing places the most used deferred tools inline when
+//! counts only, which a sidecar over that dir reads (`usage/list`); the next run's listing places the most used deferred tools inline when
 //! `gateway.usage` asks for it; within a run the listing never moves for usage and no
 //! `list_changed` is sent for it.
 
@@ -58,6 +58,26 @@ fn found_after_resync(c: &mut McpClient, name: &str) {
     }
 }
 
+/// The calls in the window per tool under the gateway's usage key, as a sidecar whose
+/// `cacheDir` is the gateway's state dir reads them (`usage/list`): they share the counts.
+fn counted(state: &Path) -> std::collections::BTreeMap<String, u64> {
+    let mut s = support::Sidecar::spawn();
+    s.ok("initialize", json!({"cacheDir": state}));
+    s.notify("initialized", json!({}));
+    let l = s.ok("usage/list", json!({"usageKey": "gateway"}));
+    s.shutdown();
+    let tools = l["keys"][0]["tools"].as_array().cloned().unwrap_or_default();
+    tools.iter().map(|t| (t["name"].as_str().unwrap().to_string(), t["callsInWindow"].as_u64().unwrap())).collect()
+}
+
+/// Whether the state dir's store (`state.db` and its journal) holds `text` anywhere.
+fn store_holds(state: &Path, text: &str) -> bool {
+    std::fs::read_dir(state).unwrap().map(Result::unwrap).filter(|e| e.file_name().to_string_lossy().starts_with("state.db")).any(|e| {
+        let bytes = std::fs::read(e.path()).unwrap_or_default();
+        bytes.windows(text.len()).any(|w| w == text.as_bytes())
+    })
+}
+
 fn listed(c: &mut McpClient) -> Vec<Value> {
     c.ok("tools/list", json!({}))["tools"].as_array().unwrap().clone()
 }
@@ -100,16 +120,13 @@ fn calls_are_counted_and_persisted_and_the_next_run_lists_the_most_used_inline()
     assert_eq!(listed(&mut c), first, "the listing is fixed for the gateway's session");
     assert!(c.finish().success());
 
-    // Persisted in the state dir: names and counts, never an argument or a result.
-    let file = std::fs::read_to_string(state.join("usage.json")).expect("usage.json in the state dir");
-    let usage: Value = serde_json::from_str(&file).unwrap();
-    let tools = usage["keys"]["gateway"]["tools"].as_object().unwrap_or_else(|| panic!("the gateway key: {file}"));
-    let calls = |n: &str| tools[n]["days"].as_array().unwrap().iter().map(|d| d["calls"].as_u64().unwrap()).sum::<u64>();
-    assert_eq!((calls("mcp__fx__tool7"), calls("mcp__fx__tool9"), calls("mcp__fx__tool11"), calls("mcp__fx__tool13")), (3, 2, 1, 1), "{file}");
-    assert!(!tools.contains_key("tool_exec") && !tools.contains_key("tool_invoke") && !tools.contains_key("tool_search"), "{file}");
-    for never in ["called with", "\"x\"", "generated"] {
-        assert!(!file.contains(never), "{never:?} in the usage file: {file}");
-    }
+    // Persisted in the state dir, as any process over it reads them: names and counts; the
+    // meta-tools are not counted, and no result is kept.
+    let tools = counted(&state);
+    let calls = |n: &str| tools.get(n).copied().unwrap_or(0);
+    assert_eq!((calls("mcp__fx__tool7"), calls("mcp__fx__tool9"), calls("mcp__fx__tool11"), calls("mcp__fx__tool13")), (3, 2, 1, 1), "{tools:?}");
+    assert!(!tools.contains_key("tool_exec") && !tools.contains_key("tool_invoke") && !tools.contains_key("tool_search"), "{tools:?}");
+    assert!(!store_holds(&state, "called with"), "a result in the state dir's store");
 
     // Run 2: the two most used deferred tools are listed inline, the rest stay deferred.
     let mut c = ready(&path, &state);
@@ -146,9 +163,7 @@ fn calls_are_counted_and_persisted_and_the_next_run_lists_the_most_used_inline()
     c.call("tool_inspect", json!({"name": "mcp__fx__tool9"}));
     ok(c.call("tool_invoke", json!({"name": "mcp__fx__tool9", "params": {"x": 1}})));
     assert!(c.finish().success());
-    let file: Value = serde_json::from_str(&std::fs::read_to_string(state.join("usage.json")).unwrap()).unwrap();
-    let tool9: u64 = file["keys"]["gateway"]["tools"]["mcp__fx__tool9"]["days"].as_array().unwrap().iter().map(|d| d["calls"].as_u64().unwrap()).sum();
-    assert_eq!(tool9, 3, "still counted with usage off");
+    assert_eq!(counted(&state)["mcp__fx__tool9"], 3, "still counted with usage off");
 }
 
 #[test]

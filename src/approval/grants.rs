@@ -8,21 +8,29 @@
 //!   no grant covers it and the user is asked again: a rug pull ends a grant.
 //! - A session grant covers calls of the same session only (`None`, the calls with no
 //!   session, is a session of its own); it lives in memory for the process's run.
-//! - An `always` grant lives in `approvals.json` in the face's directory (`cacheDir`, the
-//!   gateway's state dir), owner-only, written whole and atomically. The file is read again
-//!   whenever it changed on disk, so a revocation by another process (`toolreg approvals
-//!   --revoke`) holds from the next call. A file that cannot be read grants nothing (the user
-//!   is asked) and is kept aside as `approvals.json.corrupt` at the next write, never lost.
-//! - Without a directory, `always` grants last the process's run.
+//! - An `always` grant is a record of the face's store (`crate::store`, kind `grant`, keyed by
+//!   the tool's name: one lasting grant per tool, the newer definition's replacing the older),
+//!   shared by every process over the same state directory (`cacheDir`, the gateway's state
+//!   dir). Remember is a put, revoke a delete, each applied to what is stored now; a gated call
+//!   reads the tool's record (a point read, tens of microseconds), so a grant or revocation
+//!   made by another process (`toolreg approvals --revoke`) holds from the next call. A record
+//!   or store that cannot be read grants nothing: the user is asked.
+//! - Before the directory is known (and without one) the store is a memory store: the same
+//!   operations, for the process's run; what was granted meanwhile is copied in at `open`.
+//! - `approvals.json` (before issue 63) is imported once per store and left in place, readable
+//!   by an older toolreg; an unreadable one imports nothing.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use crate::store::{MemoryStore, Store};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::SystemTime;
 
+/// Where grants were kept before issue 63: imported once (`import`), never written.
 pub const FILE: &str = "approvals.json";
 /// A larger file is not ours (a grant is a few hundred bytes).
 const MAX_FILE_BYTES: u64 = 4 << 20;
@@ -119,29 +127,32 @@ impl Stored {
     }
 }
 
-#[derive(Serialize, Deserialize)]
+/// The old file's shape (`approvals.json`), read once by the import.
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct GrantsFile {
     format_version: u32,
     grants: Vec<Stored>,
 }
 
+/// The store's kind for lasting grants; a record's key is the tool's name.
+const KIND: &str = "grant";
+/// The `once` marker of the import of `approvals.json`.
+const IMPORT: &str = "import approvals.json";
+
 /// The grants of one face (shared by a gateway's profiles).
-#[derive(Default)]
 pub struct Grants {
     /// (session, grant), for the process's run.
     session: Mutex<Vec<(Option<String>, Stored)>>,
-    always: Mutex<Always>,
+    /// Where `always` grants are kept: a memory store until `open`, then the directory's.
+    store: RwLock<Arc<dyn Store>>,
+    opened: AtomicBool,
 }
 
-#[derive(Default)]
-struct Always {
-    dir: Option<PathBuf>,
-    grants: Vec<Stored>,
-    /// The file as last read (modified time, length); `None`: absent or never read.
-    seen: Option<(SystemTime, u64)>,
-    /// The file was there but unreadable: kept aside before the next write.
-    corrupt: bool,
+impl Default for Grants {
+    fn default() -> Grants {
+        Grants { session: Mutex::default(), store: RwLock::new(Arc::new(MemoryStore::default())), opened: AtomicBool::new(false) }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -157,78 +168,68 @@ fn rfc3339(secs: i64) -> String {
     OffsetDateTime::from_unix_timestamp(secs).unwrap_or(OffsetDateTime::UNIX_EPOCH).format(&Rfc3339).unwrap_or_default()
 }
 
-impl Always {
-    fn path(&self) -> Option<PathBuf> {
-        self.dir.as_ref().map(|d| d.join(FILE))
-    }
+/// A record as stored; one that is not ours grants nothing (and is logged).
+fn decode(key: &str, bytes: &[u8]) -> Option<Stored> {
+    serde_json::from_slice(bytes).map_err(|e| tracing::warn!(tool = key, error = %e, "a remembered approval is unreadable: its tool asks again")).ok()
+}
 
-    /// Reads the file again when it changed since last read (a stat otherwise).
-    fn refresh(&mut self) {
-        let Some(path) = self.path() else { return };
-        let stamp = std::fs::metadata(&path).ok().map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
-        if stamp == self.seen {
-            return;
+/// Reads `approvals.json` (before issue 63) into the store, once per store; the file stays.
+fn import(store: &dyn Store, dir: &Path) {
+    let path = dir.join(FILE);
+    let ran = store.once(IMPORT, &mut |tx| {
+        for g in read_file(&path) {
+            // The file lists the newest last: a later duplicate replaces an earlier one.
+            tx.put(KIND, &g.tool, &serde_json::to_vec(&g).unwrap_or_default())?;
         }
-        self.seen = stamp;
-        self.corrupt = false;
-        self.grants = match crate::catalog::cache::read_bounded(&path, MAX_FILE_BYTES) {
-            Ok(bytes) => match serde_json::from_slice::<GrantsFile>(&bytes) {
-                Ok(f) if f.format_version == FORMAT_VERSION => f.grants,
-                Ok(f) => self.unreadable(&path, &format!("format {} is not ours", f.format_version)),
-                Err(e) => self.unreadable(&path, &e.to_string()),
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => self.unreadable(&path, &e.to_string()),
-        };
+        Ok(())
+    });
+    match ran {
+        Ok(true) => tracing::info!(path = %path.display(), store = %store.location(), "remembered approvals imported"),
+        Ok(false) => {}
+        Err(e) => tracing::warn!(error = %e, "remembered approvals not imported: asked again until the next start"),
     }
+}
 
-    /// Fails closed: no grant from a file we cannot read.
-    fn unreadable(&mut self, path: &Path, why: &str) -> Vec<Stored> {
-        tracing::warn!(path = %path.display(), why, "remembered approvals unreadable: every gated call asks again");
-        self.corrupt = true;
+/// The old file's grants; none when it is absent or unreadable (the user is asked: fail closed).
+fn read_file(path: &Path) -> Vec<Stored> {
+    let unreadable = |why: &str| {
+        tracing::warn!(path = %path.display(), why, "the old remembered approvals are unreadable: nothing imported, their tools ask again");
         Vec::new()
-    }
-
-    /// Writes the grants whole; a write that fails leaves them in memory for this run.
-    fn store(&mut self) {
-        let (Some(dir), Some(path)) = (self.dir.clone(), self.path()) else { return };
-        if self.corrupt {
-            let aside = dir.join(format!("{FILE}.corrupt"));
-            if let Err(e) = std::fs::rename(&path, &aside) {
-                tracing::warn!(path = %path.display(), error = %e, "could not keep the unreadable approvals file aside");
-            }
-            self.corrupt = false;
-        }
-        let file = GrantsFile { format_version: FORMAT_VERSION, grants: self.grants.clone() };
-        let written = serde_json::to_vec_pretty(&file)
-            .map_err(std::io::Error::other)
-            .and_then(|bytes| std::fs::create_dir_all(&dir).and_then(|()| crate::catalog::cache::write_private(&path, &bytes)));
-        match written {
-            Ok(()) => self.seen = std::fs::metadata(&path).ok().map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len())),
-            Err(e) => tracing::warn!(path = %path.display(), error = %e, "remembered approvals not written: they last this run only"),
-        }
+    };
+    match crate::catalog::cache::read_bounded(path, MAX_FILE_BYTES) {
+        Ok(bytes) => match serde_json::from_slice::<GrantsFile>(&bytes) {
+            Ok(f) if f.format_version == FORMAT_VERSION => f.grants,
+            Ok(f) => unreadable(&format!("format {} is not ours", f.format_version)),
+            Err(e) => unreadable(&e.to_string()),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => unreadable(&e.to_string()),
     }
 }
 
 impl Grants {
-    /// Keeps `always` grants in `dir` from now on (once; a later directory is ignored), and
-    /// reads what is there. Blocking: a small file.
+    /// Keeps `always` grants in `dir`'s store from now on (once; a later directory is ignored),
+    /// importing the old file first. Blocking: opens the store.
     pub fn open(&self, dir: &Path) {
-        let mut a = lock(&self.always);
-        if a.dir.is_some() {
+        if self.opened.swap(true, Ordering::AcqRel) {
             return;
         }
-        let kept = std::mem::take(&mut a.grants);
-        a.dir = Some(dir.to_path_buf());
-        a.refresh();
-        // Granted before the directory was known: kept, and written with the file's.
-        if !kept.is_empty() {
-            for g in kept {
-                a.grants.retain(|s| s.tool != g.tool);
-                a.grants.push(g);
+        let store = crate::store::shared(dir);
+        import(&*store, dir);
+        let mut current = self.store.write().unwrap_or_else(|e| e.into_inner());
+        // Granted before the directory was known: kept, replacing the stored grant of the tool.
+        let early = current.list(KIND).unwrap_or_default();
+        if !early.is_empty() {
+            let copied = store.transact(&mut |tx| early.iter().try_for_each(|(tool, g)| tx.put(KIND, tool, g)));
+            if let Err(e) = copied {
+                tracing::warn!(error = %e, "approvals remembered before the state directory was known are not kept");
             }
-            a.store();
         }
+        *current = store;
+    }
+
+    fn store(&self) -> Arc<dyn Store> {
+        self.store.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// How long the grant that lets this call run without asking lasts, if one does.
@@ -236,9 +237,11 @@ impl Grants {
         if lock(&self.session).iter().any(|(s, g)| *s == asked.session && g.covers(asked)) {
             return Some(Lasts::Session);
         }
-        let mut a = lock(&self.always);
-        a.refresh();
-        a.grants.iter().any(|g| g.covers(asked)).then_some(Lasts::Always)
+        let stored = self.store().get(KIND, &asked.tool).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "remembered approvals unreadable: the call asks");
+            None
+        });
+        stored.and_then(|b| decode(&asked.tool, &b)).filter(|g| g.covers(asked)).map(|_| Lasts::Always)
     }
 
     /// Remembers the user's approval of this call; one grant per tool and session (the newer
@@ -251,11 +254,12 @@ impl Grants {
                 s.push((asked.session.clone(), Stored::of(asked)));
             }
             Lasts::Always => {
-                let mut a = lock(&self.always);
-                a.refresh();
-                a.grants.retain(|g| g.tool != asked.tool);
-                a.grants.push(Stored::of(asked));
-                a.store();
+                let record = serde_json::to_vec(&Stored::of(asked)).unwrap_or_default();
+                // Under the read lock: `open` copies the memory store's grants under the write lock.
+                let store = self.store.read().unwrap_or_else(|e| e.into_inner());
+                if let Err(e) = store.put(KIND, &asked.tool, &record) {
+                    tracing::warn!(error = %e, "an approval was not remembered: the tool asks again next time");
+                }
             }
         }
     }
@@ -263,28 +267,39 @@ impl Grants {
     /// Every grant: the sessions' (in memory) and the lasting ones.
     pub fn list(&self) -> Vec<Grant> {
         let mut out: Vec<Grant> = lock(&self.session).iter().map(|(_, g)| g.listed(Lasts::Session)).collect();
-        let mut a = lock(&self.always);
-        a.refresh();
-        out.extend(a.grants.iter().map(|g| g.listed(Lasts::Always)));
+        let stored = self.store().list(KIND).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "remembered approvals unreadable");
+            Vec::new()
+        });
+        out.extend(stored.iter().filter_map(|(k, b)| decode(k, b)).map(|g| g.listed(Lasts::Always)));
         out
     }
 
     /// Revokes the grants of `tool` (every session's and the lasting one), or all of them;
     /// returns how many were revoked.
     pub fn revoke(&self, tool: Option<&str>, all: bool) -> usize {
-        let hit = |g: &Stored| all || tool == Some(g.tool.as_str());
+        let hit = |t: &str| all || tool == Some(t);
         let mut s = lock(&self.session);
         let before = s.len();
-        s.retain(|(_, g)| !hit(g));
+        s.retain(|(_, g)| !hit(&g.tool));
         let mut n = before - s.len();
         drop(s);
-        let mut a = lock(&self.always);
-        a.refresh();
-        let before = a.grants.len();
-        a.grants.retain(|g| !hit(g));
-        if a.grants.len() != before {
-            n += before - a.grants.len();
-            a.store();
+        let mut gone = 0;
+        let revoked = self.store().transact(&mut |tx| {
+            gone = 0;
+            let keys: Vec<String> = match tool {
+                _ if all => tx.list(KIND)?.into_iter().map(|(k, _)| k).collect(),
+                Some(t) => vec![t.to_string()],
+                None => Vec::new(),
+            };
+            for k in keys {
+                gone += usize::from(tx.delete(KIND, &k)?);
+            }
+            Ok(())
+        });
+        match revoked {
+            Ok(()) => n += gone,
+            Err(e) => tracing::warn!(error = %e, "remembered approvals not revoked"),
         }
         n
     }
@@ -317,7 +332,7 @@ mod tests {
     }
 
     #[test]
-    fn always_survives_a_new_process_and_a_revocation_on_disk_holds() {
+    fn always_survives_a_new_process_and_a_revocation_elsewhere_holds() {
         let dir = tempfile::tempdir().unwrap();
         let first = Grants::default();
         first.open(dir.path());
@@ -326,20 +341,48 @@ mod tests {
         second.open(dir.path());
         assert_eq!(second.covers(&asked("t", "def:x", Some("any"))), Some(Lasts::Always));
         assert_eq!(second.list().len(), 1);
-        // Another process revokes: the first sees it at its next call.
+        // Another one revokes: the first sees it at its next call.
         assert_eq!(second.revoke(Some("t"), false), 1);
         assert_eq!(first.covers(&asked("t", "def:x", None)), None);
+        assert!(!dir.path().join(FILE).exists(), "the old file is never written");
     }
 
     #[test]
-    fn a_corrupt_file_grants_nothing_and_is_kept_aside() {
+    fn the_old_file_is_imported_once_and_left_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = br#"{"formatVersion": 1, "grants": [{"tool": "t", "serverId": "s", "binding": "def:x", "grantedAt": 1700000000}]}"#;
+        std::fs::write(dir.path().join(FILE), old).unwrap();
+        let g = Grants::default();
+        g.open(dir.path());
+        assert_eq!(g.covers(&asked("t", "def:x", None)), Some(Lasts::Always));
+        assert_eq!(g.list()[0].granted_at, "2023-11-14T22:13:20Z");
+        assert_eq!(g.revoke(Some("t"), false), 1);
+        assert_eq!(std::fs::read(dir.path().join(FILE)).unwrap(), old, "readable for a downgrade");
+        // Imported once: the revocation is not undone by the file at the next start.
+        let again = Grants::default();
+        again.open(dir.path());
+        assert_eq!(again.covers(&asked("t", "def:x", None)), None);
+    }
+
+    #[test]
+    fn a_corrupt_old_file_imports_nothing_and_stays() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(FILE), b"{not json").unwrap();
         let g = Grants::default();
         g.open(dir.path());
         assert!(g.list().is_empty());
         g.remember(&asked("t", "def:x", None), Lasts::Always);
-        assert_eq!(std::fs::read(dir.path().join(format!("{FILE}.corrupt"))).unwrap(), b"{not json");
+        assert_eq!(std::fs::read(dir.path().join(FILE)).unwrap(), b"{not json");
+        assert_eq!(Grants::default().tap_open(dir.path()).covers(&asked("t", "def:x", None)), Some(Lasts::Always));
+    }
+
+    #[test]
+    fn grants_made_before_the_directory_was_known_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = Grants::default();
+        g.remember(&asked("t", "def:x", None), Lasts::Always);
+        assert_eq!(g.covers(&asked("t", "def:x", None)), Some(Lasts::Always), "in memory meanwhile");
+        g.open(dir.path());
         assert_eq!(Grants::default().tap_open(dir.path()).covers(&asked("t", "def:x", None)), Some(Lasts::Always));
     }
 

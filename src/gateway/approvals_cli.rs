@@ -1,7 +1,7 @@
-//! `toolreg approvals --config FILE [--revoke TOOL | --all]`: the gateway's remembered
-//! approvals, as `approvals.json` in its state directory keeps them. A running gateway reads
-//! the file again at its next gated call, so a revocation here holds there at once. Session
-//! grants live in the running gateway only, and end with their MCP session.
+//! `toolreg approvals --config FILE [--revoke TOOL | --all]`: the remembered approvals in the
+//! gateway's state directory (its store, shared with every gateway and sidecar over it). A
+//! running process reads the tool's grant at its next gated call, so a revocation here holds
+//! there at once. Session grants live in the running process only, and end with their session.
 
 use super::config::GatewayConfig;
 use crate::service::{Grants, Lasts};

@@ -81,7 +81,7 @@ pub struct Gateway {
     /// defaults). Off when absent. Picked per gateway session (`usage.rs`).
     #[serde(default)]
     pub usage: Option<crate::settings::UsagePolicy>,
-    /// The key the gateway's calls are counted under in the state dir's usage file (default
+    /// The key the gateway's calls are counted under in the state dir's usage counts (default
     /// `gateway`): gateways that share a state dir share their counts unless they differ.
     #[serde(default)]
     pub usage_key: Option<String>,

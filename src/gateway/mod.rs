@@ -251,8 +251,8 @@ impl Gateway {
         let state_dir = first.config().state_dir();
         tokio::task::spawn_blocking(move || {
             first.whole.service.usage.load();
-            // Remembered approvals (`approvals.json`), beside the pins; `toolreg approvals`
-            // lists and revokes them.
+            // Remembered approvals, in the state dir's store; `toolreg approvals` lists and
+            // revokes them.
             if let Some(dir) = state_dir {
                 first.whole.service.grants.open(&dir);
             }

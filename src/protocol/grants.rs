@@ -9,7 +9,7 @@ pub use crate::approval::{Grant, Lasts, Remember};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GrantsResult {
-    /// The session grants of this run, then the lasting ones (`cacheDir`'s `approvals.json`).
+    /// The session grants of this run, then the lasting ones (`cacheDir`'s store, shared by its processes).
     pub grants: Vec<Grant>,
 }
 

@@ -154,7 +154,7 @@ pub fn table() -> Table {
     t.sync::<p::RegistrySyncMcp>(SerialRegistry, tools::handle_sync);
     t.sync::<p::CatalogSetServers>(Serial, tools::handle_set_servers);
     t.sync::<p::ApprovalRespond>(Ordered, approvals::handle_approval_respond);
-    // Read (and, to revoke, write) the cacheDir's approvals file: off the main loop.
+    // Read (and, to revoke, write) the cacheDir's store: off the main loop.
     t.sync::<p::ApprovalGrants>(Serial, approvals::handle_grants);
     t.sync::<p::ApprovalRevoke>(Serial, approvals::handle_revoke);
     t.sync::<p::CatalogApproveTools>(Ordered, super::handlers_pins::handle_approve_tools);

@@ -92,13 +92,13 @@ pub fn handle_initialize(ctx: &Ctx, p: InitializeParams) -> Result<InitializeRes
         secrets: p.capabilities.secrets,
     });
     if let Some(dir) = &p.cache_dir {
-        // Read on the blocking pool, not on this main loop: plans meanwhile get no usage-driven
-        // tools, and `usage/list` waits for it (`usage::book`).
+        // The store opens on the blocking pool, not on this main loop: plans meanwhile get no
+        // usage-driven tools, and `usage/list` waits for it (`usage::book`).
         if ctx.service.usage.begin(Path::new(dir)) {
             let book = ctx.service.usage.clone();
             tokio::task::spawn_blocking(move || book.load());
         }
-        // Remembered approvals: a call before the read ends asks, as without a grant.
+        // Remembered approvals: a call before the store is open asks, as without a grant.
         let (grants, dir) = (ctx.service.grants.clone(), std::path::PathBuf::from(dir));
         tokio::task::spawn_blocking(move || grants.open(&dir));
     }

@@ -19,12 +19,12 @@ pub fn handle_approval_respond(ctx: &Ctx, p: ApprovalRespondParams) -> Result<Em
     }
 }
 
-/// `Serial`: reads the cacheDir's approvals file when it changed.
+/// `Serial`: reads the cacheDir's store (on the blocking pool).
 pub fn handle_grants(ctx: &Ctx, _p: NoParams) -> Result<GrantsResult, RpcError> {
     Ok(GrantsResult { grants: ctx.service.grants.list() })
 }
 
-/// `Serial`: rewrites the cacheDir's approvals file when a lasting grant goes.
+/// `Serial`: deletes the lasting grants from the cacheDir's store (on the blocking pool).
 pub fn handle_revoke(ctx: &Ctx, p: RevokeParams) -> Result<RevokeResult, RpcError> {
     let all = p.all.unwrap_or(false);
     if p.tool.is_none() && !all {

@@ -34,7 +34,8 @@ fn tool_usage(t: Tally) -> ToolUsage {
     ToolUsage { name: t.name, count, last_used: rfc3339(t.last_used), calls_in_window: t.calls_in_window, searched_in_window: t.searched_in_window }
 }
 
-/// `Serial`: waits (on the blocking pool) for the usage file's read that `initialize` began.
+/// `Serial`: waits (on the blocking pool) for the store's opening that `initialize` began, and
+/// reads the counts again when another process changed them.
 pub fn handle_usage_list(ctx: &Ctx, p: UsageKeyParams) -> Result<UsageListResult, RpcError> {
     ctx.service.usage.wait_loaded();
     let keys = ctx
@@ -47,12 +48,8 @@ pub fn handle_usage_list(ctx: &Ctx, p: UsageKeyParams) -> Result<UsageListResult
     Ok(UsageListResult { half_life_days: HALF_LIFE_DAYS, window_days: WINDOW_DAYS, keys })
 }
 
-/// `Serial`, as `usage/list`: a reset before the read ended would be undone by it.
+/// `Serial`, as `usage/list`: an operation on the stored counts, once the store is open.
 pub fn handle_usage_reset(ctx: &Ctx, p: UsageKeyParams) -> Result<UsageResetResult, RpcError> {
     ctx.service.usage.wait_loaded();
-    let (cleared, save) = ctx.service.usage.reset(p.usage_key.as_deref());
-    if save {
-        ctx.service.usage.save();
-    }
-    Ok(UsageResetResult { cleared })
+    Ok(UsageResetResult { cleared: ctx.service.usage.reset(p.usage_key.as_deref()) })
 }

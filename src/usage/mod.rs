@@ -10,11 +10,11 @@
 //! and decayed on read, so nothing runs on a timer.
 //!
 //! Bounds: at most `MAX_TOOLS` tools per key (the lowest decayed count goes first) and
-//! `MAX_KEYS` keys (the least recently used goes first), so the persisted file stays under
+//! `MAX_KEYS` keys (the least recently used goes first), so the stored record stays under
 //! ~300 KiB whatever the host does. A usage key is the host's explicit `usageKey`, else one
 //! derived from the plan's scope (`key_for_scope`), else `DEFAULT_KEY`.
 //!
-//! Plain data, no I/O: `book.rs` keeps one `Usage` behind a lock and persists it.
+//! Plain data, no I/O: `book.rs` keeps one `Usage` behind a lock and adds to the stored one.
 
 pub mod book;
 
@@ -76,7 +76,7 @@ struct KeyCounts {
     tools: BTreeMap<String, ToolCount>,
 }
 
-/// Every key's counts. Serialised as is into the usage file.
+/// Every key's counts. Serialised as is into the store's usage record (`book.rs`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     version: u32,

@@ -577,7 +577,7 @@ Lasts = Literal["session", "always"]
 
 class GrantsResult(TypedDict):
     grants: list["Grant"]
-    """The session grants of this run, then the lasting ones (`cacheDir`'s `approvals.json`)."""
+    """The session grants of this run, then the lasting ones (`cacheDir`'s store, shared by its processes)."""
 
 
 class HostCapabilities(TypedDict, total=False):

@@ -958,7 +958,7 @@ export interface Grant {
 }
 export interface GrantsResult {
   /**
-   * The session grants of this run, then the lasting ones (`cacheDir`'s `approvals.json`).
+   * The session grants of this run, then the lasting ones (`cacheDir`'s store, shared by its processes).
    */
   grants: Grant[];
 }
