@@ -217,7 +217,7 @@ fn a_restarted_sidecar_answers_from_its_persisted_cache_and_survives_a_corrupt_o
     let dir = tempfile::tempdir().unwrap();
     let (flags, cache) = (dir.path().join("flags"), dir.path().join("cache"));
     let (cfg, _) = first_run(&flags, &cache);
-    // The pins (`pins-*.json`) live beside the list cache.
+    // One list file per server (the pins are in the state database beside them).
     let files: Vec<_> = std::fs::read_dir(&cache)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -248,30 +248,19 @@ fn trust_auto_accepts_changes() {
 }
 
 #[test]
-fn a_corrupt_pins_file_holds_every_tool_instead_of_re_baselining() {
+fn a_damaged_state_database_holds_every_tool_instead_of_re_baselining() {
     let f = files();
     write_defs(&f, READ, false, false);
     let s = start(&f, "pinned");
-    // The baseline is written off the request path: wait for the file.
-    let t = Instant::now();
-    let pins_file = loop {
-        let found = std::fs::read_dir(&f.cache)
-            .into_iter()
-            .flatten()
-            .map(|e| e.unwrap().path())
-            .find(|p| {
-                // Not the temp file of a write in progress: the renamed, finished one.
-                let name = p.file_name().unwrap().to_str().unwrap();
-                name.starts_with("pins-") && name.ends_with(".json")
-            });
-        if let Some(p) = found {
-            break p;
-        }
-        assert!(t.elapsed() < TIMEOUT, "no pins file in cacheDir");
-        std::thread::sleep(Duration::from_millis(10));
-    };
     quit(s);
-    std::fs::write(&pins_file, b"{\"formatVersion\": 1, \"tools\": {trunc").unwrap();
+    // The pins live in the state database: damaged, it is set aside and started anew, and what
+    // it approved is unknown, so nothing is approved (not the changed list as a new baseline).
+    let db = f.cache.join("state.db");
+    assert!(db.exists(), "the pins are kept in {}", db.display());
+    std::fs::write(&db, vec![b'x'; 8192]).unwrap();
+    for side in ["state.db-wal", "state.db-shm"] {
+        let _ = std::fs::remove_file(f.cache.join(side));
+    }
     write_defs(&f, POISONED, true, false);
     let mut s = start(&f, "pinned");
     let pins = s.ok_past_notes("catalog/pins", json!({"serverId": "fs"}));

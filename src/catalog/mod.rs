@@ -96,6 +96,10 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// How often a catalog checks whether another process changed the pins (well within the 5 s in
+/// which a tool approved elsewhere is announced).
+const PINS_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
 #[derive(Clone)]
 pub struct Catalog {
     inner: Arc<Inner>,
@@ -134,15 +138,46 @@ impl Catalog {
         auth_host: Arc<dyn AuthHost>,
     ) -> Self {
         let slots = opts.max_concurrent_warm.max(1);
-        let shared = Arc::new(Shared { opts, events, warm_slots: Arc::new(Semaphore::new(slots)), host, auth_host });
-        Catalog {
+        let shared = Arc::new(Shared { opts, events, warm_slots: Arc::new(Semaphore::new(slots)), host, auth_host, pins_store: Default::default() });
+        let catalog = Catalog {
             inner: Arc::new(Inner {
                 shared,
                 servers: Mutex::new(BTreeMap::new()),
                 warm_seq: AtomicU64::new(0),
                 retired_pins: Mutex::new(BTreeMap::new()),
             }),
-        }
+        };
+        catalog.watch_pins();
+        catalog
+    }
+
+    /// Adopts what other processes store in the pins (approvals, held views) within about
+    /// `PINS_CHECK`, so that a tool approved elsewhere is released and announced (`DidChange`
+    /// with the held tools, hence `catalog/didChange` and `tools/list_changed`) though nothing
+    /// happens here. A check is one revision read; the records are read only when it moved.
+    /// Ends with the catalog.
+    fn watch_pins(&self) {
+        let (Some(_), Ok(runtime)) = (&self.inner.shared.opts.cache_dir, tokio::runtime::Handle::try_current()) else { return };
+        let inner = Arc::downgrade(&self.inner);
+        runtime.spawn(async move {
+            let mut tick = tokio::time::interval(PINS_CHECK);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(inner) = inner.upgrade() else { return };
+                let shared = inner.shared.clone();
+                let servers: Vec<Arc<Server>> = lock(&inner.servers).values().cloned().collect();
+                drop(inner);
+                let check = tokio::task::spawn_blocking(move || {
+                    let Some((store, _)) = shared.pins_store() else { return };
+                    let Ok(revision) = store.revision(pins::stored::KIND) else { return };
+                    for s in servers {
+                        s.adopt_stored(Some(revision));
+                    }
+                });
+                let _ = check.await;
+            }
+        });
     }
 
     /// Replace the configured set. Unchanged servers keep their session; a changed name or
@@ -227,7 +262,7 @@ impl Catalog {
         let mut read = BTreeMap::new();
         for cfg in servers.iter().filter(|cfg| !known.contains(&cfg.id)) {
             // The first of two configs with one id is the one kept.
-            read.entry(cfg.id.clone()).or_insert_with(|| (cache::load(dir, &cfg.id, &cfg.identity_hash()), Some(pins::load(dir, &cfg.id))));
+            read.entry(cfg.id.clone()).or_insert_with(|| (cache::load(dir, &cfg.id, &cfg.identity_hash()), Some(self.inner.shared.load_pins(&cfg.id).0)));
         }
         read
     }
@@ -393,15 +428,17 @@ impl Catalog {
         }
     }
 
-    /// Approves the server's held tools that its pins file in `cacheDir` approves (written by
-    /// another process since it was read); returns whether any was.
-    pub fn adopt_disk_approvals(&self, server_id: &str) -> bool {
-        self.server(server_id).is_ok_and(|s| s.adopt_disk_approvals())
+    /// Adopts the server's pins as stored now, when another process changed them since they
+    /// were read (approved a held tool, say); returns whether they changed. Blocking (a read of
+    /// the store).
+    pub fn adopt_stored_pins(&self, server_id: &str) -> bool {
+        self.server(server_id).is_ok_and(|s| s.adopt_stored(None))
     }
 
-    /// Writes the server's pins to `cacheDir` now and waits for it (`toolreg pins --approve`).
+    /// Writes the server's pin changes to the store now and waits for it (`toolreg pins
+    /// --approve`, `catalog/approveTools`: answered once the approval is kept). Blocking.
     pub fn store_pins(&self, server_id: &str) -> Result<(), CatalogError> {
-        self.server(server_id)?.store_pins().map_err(|e| CatalogError::Mcp(format!("cannot write the pins of {server_id}: {e}")))
+        self.server(server_id)?.write_pins().map_err(|e| CatalogError::Mcp(format!("cannot write the pins of {server_id}: {e}")))
     }
 
     /// Why a call to `tool` must not run now (held by its pin), for the model; `None` if it may.
@@ -433,6 +470,11 @@ impl Catalog {
             return Err(CatalogError::ToolDisabled { server: server_id.to_owned(), tool: tool.to_owned() });
         }
         // Checked against the list as it is now: the registry may hold an older definition.
+        // Held here: another process may have approved it since the last check of the store.
+        if server.refusal(tool).is_some() && self.inner.shared.opts.cache_dir.is_some() {
+            let s = server.clone();
+            let _ = tokio::task::spawn_blocking(move || s.adopt_stored(None)).await;
+        }
         if let Some(message) = server.refusal(tool) {
             return Err(CatalogError::Held { server: server_id.to_owned(), tool: tool.to_owned(), message });
         }

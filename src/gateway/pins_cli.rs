@@ -3,7 +3,8 @@
 //! client cannot show the review form (`review.rs`). It reaches each server once, as the
 //! gateway's catalog does, so it sees the definitions a call would meet now (a server it cannot
 //! reach shows its last-known-good list), and writes the pins where the gateway keeps them
-//! (`GatewayConfig::state_dir`); a running gateway adopts them at the tool's next call.
+//! (the state database of `GatewayConfig::state_dir`); running gateways and sidecars over that
+//! directory adopt them within a second, and at the tool's next call.
 
 use super::config::GatewayConfig;
 use super::review;

@@ -2,7 +2,8 @@
 //! put before the person whose client calls it. A client that can show a form is asked, with
 //! what changed; any other gets a refusal naming the command that approves it
 //! (`toolreg pins`, `pins_cli.rs`), which another process runs: its approvals are adopted
-//! from the pins file when the tool is called next.
+//! from the state database when the tool is called next (and within a second anyway,
+//! `Catalog::watch_pins`).
 //!
 //! Invariants:
 //! - An approval is bound to the fingerprint the person was shown: if the tool changed again
@@ -123,7 +124,7 @@ pub struct Held {
 /// ask: approved meanwhile (`toolreg pins` in another process), or no longer offered.
 pub fn held(gw: &Gateway, server_id: &str, tool: &str) -> Result<Held, Review> {
     let catalog = &gw.catalog;
-    catalog.adopt_disk_approvals(server_id);
+    catalog.adopt_stored_pins(server_id);
     let pin = match catalog.pins(server_id).map(|pins| pins.into_iter().find(|p| p.name == tool)) {
         Ok(Some(pin)) => pin,
         Ok(None) => return Err(Review::Refused(format!("{tool} is no longer offered by the MCP server {server_id}"))),
@@ -149,6 +150,11 @@ pub fn approve(gw: &Gateway, server_id: &str, tool: &str, fingerprint: &str, hel
     let reviewed = BTreeMap::from([(tool.to_owned(), fingerprint.to_owned())]);
     match gw.catalog.approve_tools(server_id, &[tool.to_owned()], &reviewed) {
         Ok(_) => {
+            // Kept before the tool runs, so every process over the state directory has it once
+            // the client sees the result (a short write; a failed one stays queued).
+            if let Err(e) = gw.catalog.store_pins(server_id) {
+                tracing::warn!(server = server_id, error = %e, "the approval holds in this gateway but is not kept yet");
+            }
             tracing::info!(server = server_id, tool, fingerprint, "held tool approved by the user");
             gw.whole.service.audit().record(crate::service::AuditEvent::PinsApproved { server: server_id.into(), tools: vec![tool.into()], by: "client".into() });
             Review::Approved

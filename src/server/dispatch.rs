@@ -157,7 +157,8 @@ pub fn table() -> Table {
     // Read (and, to revoke, write) the cacheDir's store: off the main loop.
     t.sync::<p::ApprovalGrants>(Serial, approvals::handle_grants);
     t.sync::<p::ApprovalRevoke>(Serial, approvals::handle_revoke);
-    t.sync::<p::CatalogApproveTools>(Ordered, super::handlers_pins::handle_approve_tools);
+    // Writes the approval to the state database before answering: off the main loop.
+    t.sync::<p::CatalogApproveTools>(Serial, super::handlers_pins::handle_approve_tools);
     t.sync::<p::CatalogPins>(Inline, super::handlers_pins::handle_pins);
     t.sync::<p::RegistryList>(Scan, handlers::handle_list);
     t.sync::<p::RegistrySelectActive>(Scan, handlers::handle_select_active);

@@ -47,6 +47,11 @@ pub fn handle_approve_tools(ctx: &Ctx, p: ApproveToolsParams) -> Result<PinsResu
     let tools: Vec<String> = p.tools.iter().map(own).collect();
     let fingerprints = p.fingerprints.iter().map(|(n, f)| (own(n), f.clone())).collect();
     let pins = catalog.approve_tools(&p.server_id, &tools, &fingerprints).map_err(pins_error)?;
+    // Kept in the store before the answer, so that every process sees it once the host has it.
+    // A failed write leaves the approval in force here and queued for the next write.
+    if let Err(e) = catalog.store_pins(&p.server_id) {
+        tracing::warn!(server = %p.server_id, error = %e, "the approval holds in this process but is not kept yet");
+    }
     ctx.service.audit().record(crate::service::AuditEvent::PinsApproved { server: p.server_id.clone(), tools, by: "host".into() });
     Ok(shown(pins))
 }

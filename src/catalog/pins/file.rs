@@ -1,6 +1,9 @@
-//! A server's pins on disk: `pins-<id>-<digest>.json` in `cacheDir`, written atomically
-//! beside the list cache. A missing file is first use; one that cannot be read fails closed
-//! (every tool held until approved); a format 1 file is read and re-fingerprinted.
+//! The pins format, and the pins files of earlier releases: `pins-<id>-<digest>.json` in
+//! `cacheDir`, one per server. The store (`stored.rs`) keeps each server's record in this same
+//! format; the files are only read now: imported once into the store, and read for a server
+//! the store has no record of (a file that could not be imported then fails closed, as it did).
+//! A missing file is first use; one that cannot be read fails closed (every tool held until
+//! approved); a format 1 file is read and re-fingerprinted.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -34,48 +37,68 @@ struct PinsFile {
     changed_views: BTreeMap<String, String>,
 }
 
-/// The server's pins from disk: a missing file is first use; an unreadable one fails closed.
+/// A server's pins from a pins file: a missing file is first use; an unreadable one fails closed.
 pub fn load(dir: &Path, server_id: &str) -> Pins {
     let path = path_for(dir, server_id);
     let bytes = match cache::read_bounded(&path, cache::MAX_FILE_BYTES) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Pins::default(),
-        Err(e) => return fail_closed(server_id, &path, &e.to_string()),
+        Err(e) => return fail_closed(server_id, &path.display().to_string(), &e.to_string()),
     };
-    let file: PinsFile = match serde_json::from_slice(&bytes) {
-        Ok(f) => f,
-        Err(e) => return fail_closed(server_id, &path, &e.to_string()),
-    };
+    parse(&bytes, server_id).unwrap_or_else(|why| fail_closed(server_id, &path.display().to_string(), &why))
+}
+
+/// The pins in `bytes` (a file, or a store record), checked: `Err` says why they cannot be
+/// trusted.
+pub(super) fn parse(bytes: &[u8], server_id: &str) -> Result<Pins, String> {
+    let file: PinsFile = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
     let stored_fingerprint = match file.format_version {
         1 => fingerprint_v1,
         FORMAT_VERSION => fingerprint,
-        _ => return fail_closed(server_id, &path, "another format version"),
+        _ => return Err("another format version".into()),
     };
     if file.server_id != server_id {
-        return fail_closed(server_id, &path, "another server id");
+        return Err("another server id".into());
     }
     // A record whose fingerprint does not match its definition was edited by hand or damaged.
     if file.tools.iter().any(|(name, a)| &a.tool.name != name || stored_fingerprint(&a.tool) != a.fingerprint) {
-        return fail_closed(server_id, &path, "a fingerprint does not match its definition");
+        return Err("a fingerprint does not match its definition".into());
     }
     // Format 1 stored each definition whole, hints included: what the user approved is known,
-    // only its fingerprint is computed anew (the next store writes format 2).
+    // only its fingerprint is computed anew (the next write is format 2).
     let approved = file.tools.into_iter().map(|(name, a)| (name, Approved { fingerprint: fingerprint(&a.tool), tool: a.tool, view: a.view })).collect();
-    Pins { baseline: true, approved, changed_views: file.changed_views }
+    Ok(Pins { baseline: true, approved, changed_views: file.changed_views })
 }
 
-fn fail_closed(server_id: &str, path: &Path, why: &str) -> Pins {
-    tracing::warn!(server = server_id, path = %path.display(), why,
+/// The server id a pins file names, if it parses that far (to import it: file names hold a
+/// digest of the id, not the id).
+pub(super) fn server_id_of(bytes: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Head {
+        server_id: String,
+    }
+    serde_json::from_slice::<Head>(bytes).ok().map(|h| h.server_id)
+}
+
+/// Pins that cannot be trusted: a baseline was taken once, so nothing counts as approved.
+pub(super) fn fail_closed(server_id: &str, place: &str, why: &str) -> Pins {
+    tracing::warn!(server = server_id, place, why,
         "cannot read the approved MCP tool definitions; holding every tool of this server until the host approves it");
     Pins { baseline: true, approved: BTreeMap::new(), changed_views: BTreeMap::new() }
 }
 
-/// Written atomically; a pins value without a baseline is not written (nothing to keep).
+/// The format-2 bytes of `pins`.
+pub(super) fn encode(server_id: &str, pins: &Pins) -> Vec<u8> {
+    let file = PinsFile { format_version: FORMAT_VERSION, server_id: server_id.to_owned(), tools: pins.approved.clone(), changed_views: pins.changed_views.clone() };
+    serde_json::to_vec(&file).unwrap_or_default()
+}
+
+/// Writes a pins file as an earlier release did (tests of the import and of the format).
+#[cfg(test)]
 pub fn store(dir: &Path, server_id: &str, pins: &Pins) -> std::io::Result<()> {
     if !pins.baseline {
         return Ok(());
     }
-    let file = PinsFile { format_version: FORMAT_VERSION, server_id: server_id.to_owned(), tools: pins.approved.clone(), changed_views: pins.changed_views.clone() };
-    let bytes = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
-    cache::write_atomic(dir, &path_for(dir, server_id), &bytes)
+    cache::write_atomic(dir, &path_for(dir, server_id), &encode(server_id, pins))
 }

@@ -21,17 +21,20 @@
 //!   description before and after, the schema paths that differ).
 //! - Pins are per server id, not per transport: reconfiguring how a server is reached (a new
 //!   package version in its command) must not re-baseline it.
-//! - On disk (`pins-<id>-<digest>.json` in `cacheDir`, written atomically): no file means first
-//!   use. A file that exists but cannot be read (corrupt, foreign, another format) fails
-//!   closed: a baseline was taken once, so every tool counts as `new` until approved, rather
-//!   than silently accepting the very change the pin was there to catch. Without a `cacheDir`
-//!   pins live in memory for the life of the process.
+//! - Kept in the shared store of `cacheDir` (`stored.rs`: one record per server, changed by
+//!   operations, so that every process over the directory sees the others' approvals and
+//!   undoes none): no record means first use. A record that exists but cannot be read
+//!   (corrupt, foreign, another format), or a store found damaged, fails closed: a baseline was
+//!   taken once, so every tool counts as `new` until approved, rather than silently accepting
+//!   the very change the pin was there to catch. Without a `cacheDir` pins live in memory for
+//!   the life of the process.
 //!
-//! Here the fingerprints, states and `Pins`; `diff.rs` says what changed, `file.rs` reads and
-//! writes the pins file.
+//! Here the fingerprints, states and `Pins`; `diff.rs` says what changed, `file.rs` has the
+//! format (and the pins files of earlier releases), `stored.rs` the records and operations.
 
 mod diff;
 mod file;
+pub(crate) mod stored;
 mod views;
 #[cfg(test)]
 mod tests;
@@ -50,7 +53,10 @@ use super::policy::{ApprovalHints, ApprovalPolicy, Trust};
 use super::tool::McpTool;
 
 pub use diff::diff;
-pub use file::{load, path_for, store};
+pub use file::{load, path_for};
+#[cfg(test)]
+pub use file::store;
+pub use stored::PinOp;
 pub use views::{view_digest, ViewCheck};
 
 /// The part of a tool that the fingerprint covers; format 1 left the hints out.
@@ -278,11 +284,22 @@ impl Pins {
         if !changed.is_empty() {
             return Err(Refused::ChangedSinceReview(changed));
         }
+        let chosen: Vec<McpTool> = tools.iter().filter(|t| names.contains(&t.name)).cloned().collect();
+        self.approve_checked(&chosen);
+        Ok(())
+    }
+
+    /// Make these definitions the approved ones (what `approve` checked), and take the baseline.
+    pub fn approve_checked(&mut self, tools: &[McpTool]) {
         self.baseline = true;
-        for t in tools.iter().filter(|t| names.contains(&t.name)) {
+        for t in tools {
             self.approve_one(t);
         }
-        Ok(())
+    }
+
+    /// Whether a first list was seen (or the pins failed closed).
+    pub fn has_baseline(&self) -> bool {
+        self.baseline
     }
 
     /// Every call checks its tool, so this compares values and never hashes.

@@ -80,17 +80,6 @@ impl Pins {
         self.approved.get(&t.name).is_some_and(|a| a.view.as_deref().is_some_and(|d| d != now))
     }
 
-    /// Whether `disk` (the file, as another process may have approved in it) approves `t` as
-    /// these pins see it: a tool held for its view only with the view read now, so a file
-    /// written before that read (or by a process that never read it) approves nothing.
-    pub fn adopts(&self, disk: &Pins, t: &McpTool, rules: &super::Rules) -> bool {
-        if !disk.approves(t, rules) {
-            return false;
-        }
-        let Some(now) = self.view_changed(t).then(|| self.view_read(t)).flatten() else { return true };
-        disk.approved.get(&t.name).and_then(|a| a.view.as_ref()) == Some(now)
-    }
-
     /// The digest of `t`'s view as last read changed, which approving `t` approves.
     pub(super) fn view_read(&self, t: &McpTool) -> Option<&String> {
         self.changed_views.get(view_uri(t)?)

@@ -1,7 +1,12 @@
-//! A server's pins as its state machine keeps them (`pins.rs` has the rules): loaded once,
-//! re-evaluated under the data lock whenever the list, the pins or the rules change, and
-//! answering what may run (`refusal`) and what asks the user (`asks_approval`) from the
-//! current list, never the registry's copy.
+//! A server's pins as its state machine keeps them (`pins.rs` has the rules): read from the
+//! store once, re-evaluated under the data lock whenever the list, the pins or the rules
+//! change, and answering what may run (`refusal`) and what asks the user (`asks_approval`)
+//! from the current list, never the registry's copy.
+//!
+//! Every change made here is also queued as a `PinOp` (`Data::pin_ops`), which `persist.rs`
+//! replays on the stored record: the pins in memory are always the record as last read with
+//! the queued operations on top, so adopting what another process stored (`adopt`) loses
+//! nothing of this one's.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -9,13 +14,15 @@ use std::sync::Arc;
 use super::{Data, Server};
 use crate::catalog::error::CatalogError;
 use crate::catalog::lock;
-use crate::catalog::pins::{self, Held, Pins, Rules, ToolPin};
+use crate::catalog::pins::{self, Held, PinOp, Pins, Rules, ToolPin};
 
 impl Server {
-    pub(super) fn apply_pins(self: &Arc<Self>, loaded: Pins) {
+    /// The pins read at start (`revision`: the store's, when they came from it).
+    pub(super) fn apply_pins(self: &Arc<Self>, loaded: Pins, revision: Option<u64>) {
         let mut d = lock(&self.data);
         if d.pins.is_none() {
             d.pins = Some(loaded);
+            d.pins_revision = revision;
         }
         let persist_pins = self.reevaluate(&mut d);
         self.publish(&mut d, false);
@@ -25,6 +32,29 @@ impl Server {
         }
     }
 
+    /// Takes `stored` (read from or just written to the store at `revision`) as the pins, with
+    /// this process's unwritten operations on top; announces a change of the held tools.
+    /// Returns whether the pins changed.
+    pub(super) fn adopt(self: &Arc<Self>, stored: Pins, revision: u64) -> bool {
+        let mut d = lock(&self.data);
+        let mut now = stored;
+        for op in &d.pin_ops {
+            op.apply(&mut now);
+        }
+        d.pins_revision = Some(revision);
+        if d.pins.as_ref() == Some(&now) {
+            return false;
+        }
+        d.pins = Some(now);
+        let persist_pins = self.reevaluate_as(&mut d, true);
+        self.publish(&mut d, false);
+        drop(d);
+        if persist_pins {
+            self.persist_pins();
+        }
+        true
+    }
+
     fn rules(&self) -> Rules {
         Rules::of(&lock(&self.config))
     }
@@ -32,8 +62,16 @@ impl Server {
     /// Recompute the held tools after the list, the pins or the rules changed; a list seen
     /// for the first time (or under `auto`) is approved here. Returns whether the pins changed.
     pub(super) fn reevaluate(&self, d: &mut Data) -> bool {
+        self.reevaluate_as(d, false)
+    }
+
+    /// `adopted`: the pins were just read from the store, where a baseline is never observed
+    /// again (under `auto`, two processes with different lists would otherwise approve their
+    /// own in turn, each write waking the other).
+    fn reevaluate_as(&self, d: &mut Data, adopted: bool) -> bool {
         let rules = self.rules();
-        let Data { pins, tools, held, .. } = d;
+        let kept = self.shared.opts.cache_dir.is_some();
+        let Data { pins, tools, held, pin_ops, .. } = d;
         match (pins.as_mut(), tools.as_deref()) {
             (None, _) => {
                 *held = None;
@@ -44,8 +82,16 @@ impl Server {
                 false
             }
             (Some(p), Some(tools)) => {
-                let changed = if rules.quarantine { p.quarantine() } else { p.observe(tools, rules.trust) };
+                let op = if adopted && p.has_baseline() {
+                    None
+                } else if rules.quarantine {
+                    p.quarantine().then_some(PinOp::Quarantine)
+                } else {
+                    p.observe(tools, rules.trust).then(|| PinOp::Observe { tools: tools.to_vec(), trust: rules.trust })
+                };
                 *held = Some(p.held(tools, &rules));
+                let changed = op.is_some();
+                pin_ops.extend(op.filter(|_| kept));
                 changed
             }
         }
@@ -86,6 +132,7 @@ impl Server {
             pins::Refused::NotInList(tools) => CatalogError::NotInList { server: self.id.clone(), tools },
             pins::Refused::ChangedSinceReview(tools) => CatalogError::ChangedSinceReview { server: self.id.clone(), tools },
         })?;
+        self.queue(&mut d, PinOp::Approve { tools: tools.into_iter().filter(|t| names.contains(&t.name)).collect() });
         self.reevaluate(&mut d);
         self.publish(&mut d, false);
         drop(d);
@@ -99,13 +146,20 @@ impl Server {
     pub fn check_view(self: &Arc<Self>, uri: &str, result: &serde_json::Value) -> Result<(), CatalogError> {
         let rules = self.rules();
         let mut d = lock(&self.data);
-        let Data { pins, tools, .. } = &mut *d;
+        let kept = self.shared.opts.cache_dir.is_some();
+        let Data { pins, tools, pin_ops, .. } = &mut *d;
         let tools = tools.as_deref().unwrap_or_default();
         if !tools.iter().any(|t| t.ui.as_ref().and_then(|u| u.resource_uri.as_deref()) == Some(uri)) {
             return Ok(());
         }
         let Some(pins) = pins.as_mut() else { return Err(self.pins_loading()) };
-        match pins.check_view(tools, uri, &pins::view_digest(result), rules.trust) {
+        let digest = pins::view_digest(result);
+        let check = pins.check_view(tools, uri, &digest, rules.trust);
+        if check != pins::ViewCheck::Unchanged && kept {
+            let naming = tools.iter().filter(|t| t.ui.as_ref().and_then(|u| u.resource_uri.as_deref()) == Some(uri)).cloned().collect();
+            pin_ops.push(PinOp::View { tools: naming, uri: uri.to_owned(), digest, trust: rules.trust });
+        }
+        match check {
             pins::ViewCheck::Unchanged => Ok(()),
             pins::ViewCheck::Recorded => {
                 drop(d);
@@ -116,8 +170,7 @@ impl Server {
                 self.reevaluate(&mut d);
                 self.publish(&mut d, false);
                 drop(d);
-                // On disk too: the file is what another process approves from, and what a
-                // gateway adopts approvals from at its next call.
+                // In the store too: the other processes hold these tools as well.
                 self.persist_pins();
                 let review = (self.shared.opts.review.0)(&self.id, &names[0]);
                 let message = format!(
@@ -130,38 +183,11 @@ impl Server {
         }
     }
 
-    /// Approves the held tools whose current definitions the pins on disk approve: what
-    /// `toolreg pins --approve` (another process) wrote. Only approvals are taken from the
-    /// file, never its absence or its other records, so nothing approved here is lost.
-    /// Returns whether anything was approved.
-    pub fn adopt_disk_approvals(self: &Arc<Self>) -> bool {
-        let Some(dir) = self.shared.opts.cache_dir.clone() else { return false };
-        let disk = pins::load(&dir, &self.id);
-        let rules = self.rules();
-        let mut d = lock(&self.data);
-        let tools = d.tools.clone().unwrap_or_default();
-        let Some(held) = d.held.clone() else { return false };
-        let Some(pins) = d.pins.as_mut() else { return false };
-        let adopt: Vec<String> = tools.iter().filter(|t| held.contains(&t.name) && pins.adopts(&disk, t, &rules)).map(|t| t.name.clone()).collect();
-        if adopt.is_empty() || pins.approve(&tools, &adopt, &BTreeMap::new()).is_err() {
-            return false;
+    /// Queues `op` for the store, when the pins are kept there.
+    fn queue(&self, d: &mut Data, op: PinOp) {
+        if self.shared.opts.cache_dir.is_some() {
+            d.pin_ops.push(op);
         }
-        tracing::info!(server = %self.id, tools = ?adopt, "approved on disk by another process");
-        self.reevaluate(&mut d);
-        self.publish(&mut d, false);
-        drop(d);
-        // The file then holds both processes' approvals.
-        self.persist_pins();
-        true
-    }
-
-    /// Writes the pins now, on this thread (a command that exits next cannot leave it to a
-    /// background task).
-    pub fn store_pins(&self) -> std::io::Result<()> {
-        let Some(dir) = &self.shared.opts.cache_dir else { return Ok(()) };
-        let _guard = lock(&self.persist_lock);
-        let Some(pins) = self.pins() else { return Ok(()) };
-        pins::store(dir, &self.id, &pins)
     }
 
     /// Why a call to `tool` must not run now (its current definition is not approved).

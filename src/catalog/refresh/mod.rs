@@ -66,6 +66,8 @@ pub(crate) struct Shared {
     pub host: Arc<dyn super::elicit::AskHost>,
     /// The user and the host's secrets, for servers that need OAuth.
     pub auth_host: Arc<dyn AuthHost>,
+    /// The store of `cacheDir` the pins are kept in, opened at first use (a blocking thread).
+    pub pins_store: std::sync::OnceLock<Arc<dyn crate::store::Store>>,
 }
 
 impl Shared {
@@ -94,8 +96,13 @@ pub(crate) struct Data {
     in_flight: Option<(RefreshFuture, Arc<Notify>)>,
     rerun: bool,
     last_published: Option<(ServerState, Option<String>, Option<usize>)>,
-    /// The approved definitions; `None` while they are read from disk.
+    /// The approved definitions: the stored record as last read, with `pin_ops` applied on
+    /// top; `None` while they are read from the store.
     pins: Option<Pins>,
+    /// Changes to the pins not yet written to the store, in order (`persist.rs`).
+    pin_ops: Vec<pins::PinOp>,
+    /// The store's pins revision read with `pins`: a check finding the same one reads nothing.
+    pins_revision: Option<u64>,
     /// The tools of the current list that the pins hold; `None` while the pins load.
     held: Option<Held>,
     held_published: Held,
@@ -195,9 +202,9 @@ impl Server {
         if cache_dir.is_some() || pins_dir.is_some() {
             let me = server.clone();
             tokio::task::spawn_blocking(move || {
-                if let Some(dir) = pins_dir {
-                    let loaded = pins::load(&dir, &me.id);
-                    me.apply_pins(loaded);
+                if pins_dir.is_some() {
+                    let (loaded, revision) = me.shared.load_pins(&me.id);
+                    me.apply_pins(loaded, revision);
                 }
                 if let Some(dir) = cache_dir {
                     let cached = cache::load(&dir, &me.id, &me.identity);

@@ -57,6 +57,7 @@ fn shared(opts: CatalogOptions) -> (Arc<Shared>, mpsc::UnboundedReceiver<Catalog
         warm_slots: Arc::new(Semaphore::new(4)),
         host: Arc::new(NoHost),
         auth_host: Arc::new(NoAuthHost),
+        pins_store: Default::default(),
     };
     (Arc::new(shared), rx)
 }
