@@ -1,18 +1,18 @@
 //! `toolreg mcp` in front of an OAuth server (the fixture's `--oauth` mode): the authorization
 //! page reaches the person through the client's URL elicitation (a 2026-07-28 client's: an
-//! input-required URL request on its call), the tokens persist in an owner-only file and serve
-//! the next run; a client that cannot show the page is told to run `toolreg auth`, which
-//! authorizes from a terminal.
+//! input-required URL request on its call), the tokens persist in the state directory's store
+//! (which `--check` reads too) and serve the next run; a client that cannot show the page is
+//! told to run `toolreg auth`, which authorizes from a terminal.
 
 mod support;
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::gateway::{spawn, text, write_config, McpClient};
-use support::oauth::{assert_no_token, get, OAuthFixture};
+use support::oauth::{assert_no_token, authorize_in_browser, get, OAuthFixture};
 use support::TIMEOUT;
 
 fn config(dir: &Path, url: &str) -> String {
@@ -28,29 +28,9 @@ fn config_deferring(dir: &Path, url: &str, defer: &str) -> String {
     )
 }
 
-/// A browser whose user clicks "allow": the page redirects to the gateway's loopback listener.
-fn authorize_in_browser(url: &str) {
-    let (status, location) = get(url);
-    assert_eq!(status, 302, "the authorization page redirects back");
-    let (status, _) = get(&location.expect("a redirect"));
-    assert_eq!(status, 200, "the loopback listener took the code");
-}
-
-/// `toolreg mcp` (logging at trace) with a 2025-11-25 client of these capabilities; URL
-/// elicitations are answered by opening the page.
+/// `toolreg mcp` whose client has these capabilities (URL elicitations open the page).
 fn gateway(config: &str, capabilities: Value) -> McpClient {
-    let mut c = spawn(config, &["--log-level", "trace"], &[]);
-    c.answer = Box::new(|m| {
-        assert_eq!(m["method"], "elicitation/create", "{m}");
-        assert_eq!(m["params"]["mode"], "url", "{m}");
-        authorize_in_browser(m["params"]["url"].as_str().unwrap());
-        json!({"action": "accept"})
-    });
-    let r = c.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
-        "clientInfo": {"name": "oauth-test", "version": "0"}}));
-    assert!(r.get("result").is_some(), "initialize failed: {r}");
-    c.notify("notifications/initialized", json!({}));
-    c
+    support::oauth::gateway(config, &[], capabilities)
 }
 
 /// Lists until `name` is there (the server is authorized and listed).
@@ -69,9 +49,14 @@ fn finish(mut c: McpClient) -> String {
     stderr.iter().collect::<Vec<_>>().join("\n")
 }
 
-fn token_files(dir: &Path) -> Vec<PathBuf> {
-    let secrets = dir.join("state").join("secrets");
-    std::fs::read_dir(secrets).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default()
+/// The server's state as `toolreg mcp --check` reports it from the stored tokens (`ready`
+/// when a gateway signed in, `needsAuth` when not), asking no one.
+fn checked(config: &str) -> String {
+    let out = Command::new(support::bin()).args(["mcp", "--config", config, "--check"]).output().unwrap();
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_no_token("--check's table", &table);
+    let row = table.lines().find(|l| l.starts_with("web ")).unwrap_or_else(|| panic!("no row for web: {table}"));
+    row.split_whitespace().nth(1).unwrap().to_owned()
 }
 
 #[test]
@@ -91,17 +76,14 @@ fn the_client_shows_the_authorization_page_and_the_tokens_serve_the_next_run() {
     assert_no_token("the gateway's stderr", &log);
     assert_eq!(fx.events()[..3], ["mcp 401", "register", "authorize scope=mcp:read"]);
 
-    let files = token_files(dir.path());
-    assert_eq!(files.len(), 1, "{files:?}");
-    let name = files[0].file_name().unwrap().to_str().unwrap();
-    assert!(name.starts_with("oauth-") && name.ends_with(".json"), "{name}");
-    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
-    assert!(saved["credentials"]["token_response"]["access_token"].as_str().unwrap().starts_with("access-"));
+    // The tokens are kept where every gateway of the state directory reads them, `--check`
+    // included; the store is the owner's alone.
+    assert_eq!(checked(&path), "ready", "--check reads the stored tokens");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&files[0]).unwrap().permissions().mode() & 0o777, 0o600);
-        assert_eq!(std::fs::metadata(files[0].parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
+        let db = dir.path().join("state").join("state.db");
+        assert_eq!(std::fs::metadata(&db).unwrap().permissions().mode() & 0o777, 0o600);
     }
 
     // The next run, with a client that could not show a page: the saved tokens serve it.
@@ -141,11 +123,8 @@ fn a_client_without_url_elicitation_is_told_to_run_toolreg_auth_which_authorizes
     let out = Command::new(support::bin()).args(["mcp", "--config", &path, "--check"]).output().unwrap();
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("web: http: The server answered") && !table.contains("could not be reached"), "{table}");
-    // The client it registered is kept (for `toolreg auth` to reuse), no tokens yet.
-    for f in token_files(dir.path()) {
-        let saved: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
-        assert!(saved.get("credentials").is_none(), "{saved}");
-    }
+    // No tokens yet.
+    assert_eq!(checked(&path), "needsAuth");
 
     // `toolreg auth` from a terminal: the URL on stderr, opened here as the browser would.
     let mut auth = Command::new(support::bin())
@@ -166,7 +145,9 @@ fn a_client_without_url_elicitation_is_told_to_run_toolreg_auth_which_authorizes
     assert!(status.success(), "{said}");
     assert!(said.contains("server web authorized"), "{said}");
     assert_no_token("toolreg auth's stderr", &said.replace(fx.http.url.as_str(), ""));
-    assert_eq!(token_files(dir.path()).len(), 1);
+    // The client the gateway registered was kept, and reused.
+    assert_eq!(fx.events().iter().filter(|e| *e == "register").count(), 1, "{:?}", fx.events());
+    assert_eq!(checked(&path), "ready");
 
     // The next gateway run needs no client that shows pages; a second `toolreg auth` has
     // nothing to do.
@@ -264,7 +245,7 @@ fn a_2026_client_gets_the_page_as_a_url_request_and_its_retry_runs_the_call_once
     assert_no_token("the gateway's stderr", &log);
     assert!(!log.contains("code_challenge"), "the page's URL reached the log");
     assert_eq!(fx.events().iter().filter(|e| e.starts_with("authorize")).count(), 1, "{:?}", fx.events());
-    assert_eq!(token_files(dir.path()).len(), 1, "the tokens persist");
+    assert_eq!(checked(&path), "ready", "the tokens persist");
 }
 
 /// The redirect a browser makes when its user clicks "deny" on the page at `url`.
@@ -299,13 +280,13 @@ fn through_tool_invoke_the_page_goes_out_and_a_refused_authorization_is_refused_
     let r = call_2026(&mut c, "tool_invoke", args.clone(), json!({}));
     assert_eq!(r["result"]["isError"], true, "{r}");
     finish(c);
-    assert!(token_files(dir.path()).iter().all(|f| !std::fs::read_to_string(f).unwrap().contains("credentials")));
-    drop(fx);
+    assert_eq!(checked(&path), "needsAuth", "no tokens were kept");
+    drop((dir, fx));
 }
 
 #[test]
 fn through_tool_invoke_an_authorized_retry_reaches_the_deferred_tool() {
-    let (dir, fx, _, mut c) = deferring_gateway();
+    let (dir, fx, path, mut c) = deferring_gateway();
     let args = json!({"name": "mcp__web__echo", "params": {"text": "hi"}});
     let (page, state) = auth_round(&mut c, "tool_invoke", &args);
     authorize_in_browser(page["url"].as_str().unwrap());
@@ -318,6 +299,6 @@ fn through_tool_invoke_an_authorized_retry_reaches_the_deferred_tool() {
     assert_eq!(r["result"]["isError"], false, "{r}");
     assert!(text(&r["result"]).contains("hi"), "{r}");
     finish(c);
-    assert_eq!(token_files(dir.path()).len(), 1, "the tokens persist");
-    drop(fx);
+    assert_eq!(checked(&path), "ready", "the tokens persist");
+    drop((dir, fx));
 }

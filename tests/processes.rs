@@ -13,6 +13,8 @@ mod crash;
 mod grants;
 #[path = "processes/migration.rs"]
 mod migration;
+#[path = "processes/oauth.rs"]
+mod oauth;
 #[path = "processes/pins.rs"]
 mod pins;
 #[path = "processes/three.rs"]

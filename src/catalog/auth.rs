@@ -11,22 +11,16 @@
 //!   server or a dependency prints of them is redacted from the log: the store keeps the
 //!   current tokens registered with `secret::redactor`.
 //! - Loads are served from memory after the first one: rmcp reads the credentials before every
-//!   HTTP request, which must not become a round trip to the host.
-
-use std::sync::Arc;
-use std::time::Duration;
+//!   HTTP request, which must not become a round trip to the host. Secrets other processes
+//!   share (`refresh_lock`, `secrets_revision`) are read again when they changed (`tokens.rs`).
 
 use futures::future::BoxFuture;
-use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
+use rmcp::transport::auth::StoredCredentials;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::credential::Credential;
-use crate::secret::redactor::Redactor;
 use crate::secret::Secret;
-
-/// The longest wait for the host's answer to a secrets request.
-const SECRETS_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The host side of authorization: a port the server layer implements.
 pub trait AuthHost: Send + Sync {
@@ -38,6 +32,18 @@ pub trait AuthHost: Send + Sync {
     fn secret_get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Secret>, String>>;
     fn secret_set<'a>(&'a self, key: &'a str, value: Secret) -> BoxFuture<'a, Result<(), String>>;
     fn secret_delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), String>>;
+    /// Holds the refresh of `key`'s tokens against every other process that shares these
+    /// secrets, until the guard drops: a refresh token may be single-use. `None`: no other
+    /// process shares them (the default; a host's own secrets).
+    fn refresh_lock<'a>(&'a self, _key: &'a str) -> BoxFuture<'a, Result<Option<Box<dyn Send>>, String>> {
+        Box::pin(async { Ok(None) })
+    }
+    /// A count that grows whenever any process changes a secret, when other processes share
+    /// them (a gateway's state store); `None` (the default): only this process changes them,
+    /// so what it read once stays true.
+    fn secrets_revision(&self) -> BoxFuture<'_, Option<u64>> {
+        Box::pin(async { None })
+    }
 }
 
 /// A host that can do neither: servers needing authorization wait in `needsAuth`.
@@ -189,7 +195,7 @@ pub(crate) struct Saved {
 
 impl Saved {
     /// The tokens and client secret in the record, as a server or a dependency might print them.
-    fn secret_values(&self) -> Vec<String> {
+    pub(super) fn secret_values(&self) -> Vec<String> {
         let mut out: Vec<String> = self.registration.iter().filter_map(|r| r.client_secret.as_ref()).chain(&self.dpop_key).map(|s| s.expose().to_owned()).collect();
         if let Some(tokens) = self.credentials.as_ref().and_then(|c| serde_json::to_value(&c.token_response).ok()) {
             for field in ["access_token", "refresh_token", "id_token"] {
@@ -197,108 +203,5 @@ impl Saved {
             }
         }
         out
-    }
-}
-
-/// One server's tokens: in memory, written through to the host's secrets when it has them.
-#[derive(Clone)]
-pub(crate) struct TokenStore(Arc<StoreInner>);
-
-struct StoreInner {
-    key: String,
-    host: Arc<dyn AuthHost>,
-    /// The tokens and the registered client secret, redacted from the log; set again whenever
-    /// the record changes.
-    redactor: Redactor,
-    /// `None` until the first load (from the host, or empty).
-    saved: tokio::sync::Mutex<Option<Saved>>,
-}
-
-impl TokenStore {
-    pub fn new(server_id: &str, host: Arc<dyn AuthHost>) -> TokenStore {
-        TokenStore(Arc::new(StoreInner { key: secret_key(server_id), host, redactor: Redactor::new(Vec::new()), saved: tokio::sync::Mutex::new(None) }))
-    }
-
-    /// The saved record, read from the host the first time.
-    pub async fn saved(&self) -> Saved {
-        let mut slot = self.0.saved.lock().await;
-        if slot.is_none() {
-            let saved = self.read_host().await;
-            self.0.redactor.set(saved.secret_values());
-            *slot = Some(saved);
-        }
-        slot.clone().unwrap_or_default()
-    }
-
-    async fn read_host(&self) -> Saved {
-        let host = &self.0.host;
-        if !host.has_secrets() {
-            return Saved::default();
-        }
-        match tokio::time::timeout(SECRETS_TIMEOUT, host.secret_get(&self.0.key)).await {
-            Ok(Ok(Some(value))) => serde_json::from_str(value.expose()).unwrap_or_else(|_| {
-                // The error text could quote the value: only say that it did not parse.
-                tracing::warn!(key = %self.0.key, "saved OAuth record is not valid; starting over");
-                Saved::default()
-            }),
-            Ok(Ok(None)) => Saved::default(),
-            Ok(Err(e)) => {
-                tracing::warn!(key = %self.0.key, error = %e, "cannot read saved OAuth tokens from the host");
-                Saved::default()
-            }
-            Err(_) => {
-                tracing::warn!(key = %self.0.key, "the host did not answer host/secrets/get in time");
-                Saved::default()
-            }
-        }
-    }
-
-    /// Change the record and write it through to the host (deleting it when empty).
-    pub async fn update(&self, change: impl FnOnce(&mut Saved)) -> Result<(), String> {
-        let mut slot = self.0.saved.lock().await;
-        if slot.is_none() {
-            *slot = Some(self.read_host().await);
-        }
-        let saved = slot.get_or_insert_with(Saved::default);
-        change(saved);
-        self.0.redactor.set(saved.secret_values());
-        let host = &self.0.host;
-        if !host.has_secrets() {
-            return Ok(());
-        }
-        let write = async {
-            if saved.registration.is_none() && saved.credentials.is_none() && saved.dpop_key.is_none() {
-                host.secret_delete(&self.0.key).await
-            } else {
-                let json = serde_json::to_string(saved).map_err(|e| e.to_string())?;
-                host.secret_set(&self.0.key, Secret::new(json)).await
-            }
-        };
-        match tokio::time::timeout(SECRETS_TIMEOUT, write).await {
-            Ok(r) => r,
-            Err(_) => Err("the host did not answer host/secrets in time".to_owned()),
-        }
-    }
-}
-
-#[async_trait::async_trait]
-impl CredentialStore for TokenStore {
-    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        Ok(self.saved().await.credentials)
-    }
-
-    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        // The tokens are in memory either way; a host that fails to keep them is logged, not fatal.
-        if let Err(e) = self.update(|s| s.credentials = Some(credentials)).await {
-            tracing::warn!(key = %self.0.key, error = %e, "tokens kept in memory only");
-        }
-        Ok(())
-    }
-
-    async fn clear(&self) -> Result<(), AuthError> {
-        if let Err(e) = self.update(|s| s.credentials = None).await {
-            tracing::warn!(key = %self.0.key, error = %e, "cannot delete saved OAuth tokens");
-        }
-        Ok(())
     }
 }

@@ -28,7 +28,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
-use super::auth::{AuthHost, Grant, OAuthConfig, Registration, TokenStore};
+use super::auth::{AuthHost, Grant, OAuthConfig, Registration};
+use super::rotated::Rotated;
+use super::tokens::TokenStore;
 use super::dpop::{self, Dpop, DpopHttp, DpopOAuth};
 use super::lock;
 
@@ -38,7 +40,8 @@ const USER_TIMEOUT: Duration = Duration::from_secs(300);
 const MAX_ATTEMPTS: u32 = 3;
 const CLIENT_NAME: &str = "toolreg";
 
-pub(crate) type HttpClient = AuthClient<DpopHttp>;
+/// Tokens attached and refreshed by rmcp, tried again when another process rotated them.
+pub(crate) type HttpClient = Rotated<AuthClient<DpopHttp>>;
 
 #[derive(Clone, Debug, PartialEq)]
 enum Phase {
@@ -150,7 +153,7 @@ impl ServerAuth {
         }
         // A bad proxy URL fails the connect before this client is asked for (`connect.rs`).
         let client = super::proxy::client(self.proxy.as_ref()).ok().flatten().unwrap_or_default();
-        AuthClient::new(DpopHttp::new(client, self.dpop.clone()), manager)
+        Rotated::new(AuthClient::new(DpopHttp::new(client, self.dpop.clone()), manager), self.store.clone())
     }
 
     fn client_secret_for(&self, client_id: &str, registration: &Option<Registration>) -> Option<String> {
@@ -339,7 +342,7 @@ impl ServerAuth {
         let stored = StoredCredentials::new(client_id, Some(token), granted, Some(super::jwt::now())).with_issuer(metadata.issuer.clone());
         self.store.save(stored).await.map_err(|e| format!("tokens: {e}"))?;
         let client = self.http_client().await;
-        *client.auth_manager.lock().await = manager;
+        *client.inner().auth_manager.lock().await = manager;
         Ok(())
     }
 
@@ -454,7 +457,7 @@ impl ServerAuth {
         }
         // Every session of this server sends through this manager from now on.
         let client = self.http_client().await;
-        *client.auth_manager.lock().await = session.auth_manager;
+        *client.inner().auth_manager.lock().await = session.auth_manager;
         Ok(())
     }
 }

@@ -59,8 +59,10 @@ mod skills;
 mod frontmatter;
 mod tasks;
 mod result_cap;
+mod rotated;
 mod status;
 mod stdio;
+mod tokens;
 mod tool;
 
 use std::collections::BTreeMap;

@@ -14,13 +14,13 @@
 //!   can take the page.
 //! - A client that can be asked neither way has its calls of such a server's tools refused
 //!   with the command that authorizes it from a terminal (`toolreg auth`, `terminal_auth.rs`).
-//! - Tokens persist in owner-only files under the gateway's state directory (`token_file.rs`),
-//!   which `toolreg auth` writes too. The catalog's `TokenStore` registers them with the
+//! - Tokens persist in the state directory's store (`tokens.rs`), shared by every gateway of
+//!   that directory, which `toolreg auth` writes and `--check` reads too. The catalog's `TokenStore` registers them with the
 //!   redactor, as it does for the sidecar; nothing here logs a URL (it carries the flow's
 //!   state), a key's value or a token.
 
 use super::client_host::stateless;
-use super::token_file::Opener;
+use super::tokens::Opener;
 use super::Gateway;
 use crate::catalog::{Catalog, ServerState};
 use futures::future::BoxFuture;
@@ -83,7 +83,7 @@ impl Pages {
     }
 }
 
-/// The gateway's `Opener`; with `token_file::FileAuth`, the catalog's `AuthHost`.
+/// The gateway's `Opener`; with `tokens::StoreAuth`, the catalog's `AuthHost`.
 pub struct ClientAuth {
     gw: OnceLock<Weak<Gateway>>,
     /// The gateway's config file, as the refusal's command names it.

@@ -2,16 +2,31 @@
 //! `TIMEOUT`, and one table row per server, for a person setting the gateway up.
 //!
 //! It uses the catalog as a run does, with the same `cacheDir` (so the held tools are the ones
-//! the gateway would hold), and asks no one: a server that needs authorization says so. Errors
+//! the gateway would hold) and the same stored OAuth tokens (`tokens.rs`: a server a gateway
+//! signed in to is checked signed in), and asks no one: a server that needs authorization says so. Errors
 //! are the catalog's, already redacted (`ServerConfig::redact`), cut to one short line.
 
 use super::config::GatewayConfig;
 use crate::catalog::{Catalog, CatalogOptions, Diagnosis, SandboxReport, SandboxState, ServerState, ServerStatus};
+use futures::future::BoxFuture;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Per server: spawn or connect, handshake and the first `tools/list`.
 pub const TIMEOUT: Duration = Duration::from_secs(15);
 const ERROR_CHARS: usize = 100;
+
+/// No one to show an authorization page to.
+struct Unasked;
+
+impl super::tokens::Opener for Unasked {
+    fn open_url<'a>(&'a self, _: &'a str, _: &'a str, _: &'a str) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async { Err("--check asks no one".to_owned()) })
+    }
+    fn can_open(&self) -> bool {
+        false
+    }
+}
 
 /// One server's row.
 #[derive(Debug, PartialEq)]
@@ -55,7 +70,9 @@ pub async fn check(cfg: &GatewayConfig) -> Report {
         max_concurrent_warm: cfg.servers.len().max(1),
         ..super::catalog_options(cfg)
     };
-    let catalog = Catalog::new(opts, events);
+    let tokens = cfg.state_dir().map(|d| super::tokens::Tokens::open(&d));
+    let auth = Arc::new(super::tokens::StoreAuth { opener: Unasked, tokens });
+    let catalog = Catalog::with_hosts(opts, events, Arc::new(crate::catalog::elicit::NoHost), auth);
     let (c, servers) = (catalog.clone(), cfg.servers.clone());
     // It reads the cacheDir: off the reactor.
     let _ = tokio::task::spawn_blocking(move || c.set_servers(servers)).await;

@@ -51,7 +51,7 @@ mod skills;
 mod sse_poll;
 mod tasks;
 mod terminal_auth;
-mod token_file;
+mod tokens;
 mod traced;
 mod usage;
 mod lens;
@@ -205,10 +205,10 @@ impl Gateway {
             tracing::warn!("no cacheDir and no per-user state directory ($TOOLREG_STATE_DIR, $XDG_STATE_HOME, $HOME): approved tool definitions last only this run");
         }
         let asker = Arc::new(client_host::Questions::default());
-        // Upstream OAuth: the page through a client's URL elicitation, tokens in owner-only
-        // files under the state directory (`auth_host`).
-        let files = cfg.state_dir().map(|d| token_file::TokenFiles::new(&d));
-        let auth = Arc::new(token_file::FileAuth { opener: auth_host::ClientAuth::new(auth_host::config_path(&cfg)), files });
+        // Upstream OAuth: the page through a client's URL elicitation, tokens in the state
+        // directory's store, shared with the other gateways of that directory (`tokens.rs`).
+        let tokens = cfg.state_dir().map(|d| tokens::Tokens::open(&d));
+        let auth = Arc::new(tokens::StoreAuth { opener: auth_host::ClientAuth::new(auth_host::config_path(&cfg)), tokens });
         let catalog = Catalog::with_hosts(opts, events_tx, asker.clone(), auth.clone());
         if !cfg.host.entries.is_empty() {
             tracing::warn!("{} host entries in the config are skipped: a gateway has no host to run them", cfg.host.entries.len());

@@ -2,14 +2,14 @@
 //! a person whose MCP client cannot show an authorization page. The URL goes to stderr and to
 //! the system browser (`xdg-open`, `open`, `start`, or `$TOOLREG_BROWSER`; a browser that does not open is not an
 //! error: the URL is printed), the loopback redirect ends it, and the tokens land in the file
-//! the gateway reads (`token_file.rs`), so the next `toolreg mcp` run starts authorized.
+//! the gateway reads (`tokens.rs`), so the next `toolreg mcp` run starts authorized.
 //!
 //! The flow is the catalog's own (`catalog/authorize.rs`): a catalog of that one server
 //! connects, meets the 401, and runs it through this module's `AuthHost`. No second
 //! implementation of discovery, registration or PKCE.
 
 use super::config::GatewayConfig;
-use super::token_file::{FileAuth, Opener, TokenFiles};
+use super::tokens::{Opener, StoreAuth, Tokens};
 use crate::catalog::{Catalog, CatalogOptions, ServerState, Transport};
 use futures::future::BoxFuture;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -70,7 +70,7 @@ pub async fn authorize_from_terminal(cfg: &GatewayConfig, server: &str) -> Resul
         return Err(format!("server {} is not reached over HTTP: only Streamable HTTP servers use OAuth", config.id));
     }
     let dir = cfg.state_dir().ok_or("no directory to keep the tokens in: set gateway.cacheDir or $TOOLREG_STATE_DIR")?;
-    let host = Arc::new(FileAuth { opener: Terminal { asked: AtomicBool::new(false) }, files: Some(TokenFiles::new(&dir)) });
+    let host = Arc::new(StoreAuth { opener: Terminal { asked: AtomicBool::new(false) }, tokens: Some(Tokens::open(&dir)) });
     let (events, _quiet) = tokio::sync::mpsc::unbounded_channel();
     let catalog = Catalog::with_hosts(CatalogOptions::default(), events, Arc::new(crate::catalog::elicit::NoHost), host.clone());
     let id = config.id.clone();

@@ -1,7 +1,9 @@
 //! The fixture MCP server's `--oauth` mode (its own authorization server: metadata, dynamic
 //! registration, PKCE, refresh, 401/403), and a browser whose user clicks "allow".
 
+use super::gateway::{spawn, McpClient};
 use super::{HttpFixture, TIMEOUT};
+use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -41,6 +43,31 @@ pub fn get(url: &str) -> (u16, Option<String>) {
         .find_map(|l| l.strip_prefix("location: ").or_else(|| l.strip_prefix("Location: ")))
         .map(str::to_owned);
     (status, location)
+}
+
+/// A browser whose user clicks "allow": the page redirects to the gateway's loopback listener.
+pub fn authorize_in_browser(url: &str) {
+    let (status, location) = get(url);
+    assert_eq!(status, 302, "the authorization page redirects back");
+    let (status, _) = get(&location.expect("a redirect"));
+    assert_eq!(status, 200, "the loopback listener took the code");
+}
+
+/// `toolreg mcp` (logging at trace, `env` added) with a 2025-11-25 client of these
+/// capabilities; URL elicitations are answered by opening the page and allowing.
+pub fn gateway(config: &str, env: &[(&str, &str)], capabilities: Value) -> McpClient {
+    let mut c = spawn(config, &["--log-level", "trace"], env);
+    c.answer = Box::new(|m| {
+        assert_eq!(m["method"], "elicitation/create", "{m}");
+        assert_eq!(m["params"]["mode"], "url", "{m}");
+        authorize_in_browser(m["params"]["url"].as_str().unwrap());
+        json!({"action": "accept"})
+    });
+    let r = c.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
+        "clientInfo": {"name": "oauth-test", "version": "0"}}));
+    assert!(r.get("result").is_some(), "initialize failed: {r}");
+    c.notify("notifications/initialized", json!({}));
+    c
 }
 
 /// Nothing the fixture's authorization server issues (codes, tokens) nor a client secret of
