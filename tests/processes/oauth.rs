@@ -1,6 +1,6 @@
 //! OAuth sign-ins across processes: two `toolreg mcp` of one state directory share one server
 //! whose refresh tokens are single-use (the fixture's `--oauth`) and whose access tokens live
-//! 2 s, so that while both call at once, round after round, the refresh token is rotated many
+//! 1 s, so that while both call at once, round after round, the refresh token is rotated many
 //! times, by one process or the other. Both stay signed in: every call succeeds and no one is
 //! asked to sign in again.
 
@@ -12,7 +12,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 const ROUNDS: usize = 30;
-const TOKEN_TTL_S: &str = "2";
+const TOKEN_TTL_S: &str = "1";
 
 fn wait_tool(c: &mut McpClient, name: &str) {
     let start = Instant::now();
@@ -33,7 +33,7 @@ fn rounds(mut c: McpClient, who: &'static str, start: Arc<Barrier>) -> (McpClien
         if result["isError"] != false || !text(result).contains(&said) {
             failed.push(format!("{said}: {r}"));
         }
-        std::thread::sleep(Duration::from_millis(150));
+        std::thread::sleep(Duration::from_millis(200));
     }
     (c, failed)
 }
@@ -70,7 +70,7 @@ fn two_gateways_stay_signed_in_through_many_refresh_token_rotations() {
     let rotations = events.iter().filter(|e| e.starts_with("token refresh_token")).count();
     eprintln!("{rotations} refresh-token rotations in {} calls", 2 * ROUNDS);
     assert!(failed.is_empty(), "{} of {} calls failed ({rotations} rotations); first: {}", failed.len(), 2 * ROUNDS, failed[0]);
-    assert!(rotations >= 4, "the refresh token was rotated {rotations} times: {events:?}");
+    assert!(rotations >= 5, "the refresh token was rotated {rotations} times: {events:?}");
     assert!(!events.iter().any(|e| e.starts_with("authorize") || e == "register"), "signed in again: {events:?}");
     assert!(a.asked.len() == 1 && b.asked.is_empty(), "asked again: {:?} {:?}", a.asked, b.asked);
     for (who, c) in [("a", &mut a), ("b", &mut b)] {
