@@ -81,8 +81,10 @@ const CATALOG_MAY_NAME: &[&str] = &["secret", "invisible", "store", "confine", "
 /// - `hostconfig`: the host part of a gateway config, the shape `toolreg plan` reads;
 /// - `secret`, `invisible`, `os`, `logging`: leaves of the process, no domain (`invisible`
 ///   shows a person the hidden characters of what they review);
+/// - `store`: the state directory's records, where the gateway keeps the OAuth records its
+///   `AuthHost` serves (the host's secrets port, which the sidecar's host answers itself);
 /// - the sidecar's own `protocol` and `transport` (the gateway never names them).
-const FACE_MAY_NAME: &[&str] = &["service", "catalog", "settings", "hostconfig", "secret", "invisible", "os", "logging", "protocol", "transport"];
+const FACE_MAY_NAME: &[&str] = &["service", "catalog", "settings", "hostconfig", "secret", "invisible", "os", "store", "logging", "protocol", "transport"];
 /// The catalog's functions a face calls itself, each truly that face's: (file, path, why).
 const FACE_MAY_CALL: &[(&str, &str, &str)] = &[
     (
