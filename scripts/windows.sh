@@ -69,7 +69,7 @@ run_tests() {
 # The Rust test files run under Wine; the rest need Linux or a tool with no Windows build here
 # (docs/install.md lists which, and why).
 WINDOWS_TESTS=(windows transcripts)
-WINDOWS_PROCESSES=(grants:: migration:: crash::)
+WINDOWS_PROCESSES=(grants:: migration::a_state_directory crash::)
 
 case "${1:-all}" in
   toolchain) ;;

@@ -82,23 +82,27 @@ impl Caller {
 }
 
 /// Each caller in a thread of its own, the three starting each round together; `calls(who)`
-/// is how many calls `who` makes a round.
-fn run(callers: Vec<(&'static str, Caller)>, calls: impl Fn(&str) -> usize + Sync) {
+/// is how many calls `who` makes a round. The callers, still running, in the order given.
+fn run(callers: Vec<(&'static str, Caller)>, calls: impl Fn(&str) -> usize + Sync) -> Vec<(&'static str, Caller)> {
     let start = Barrier::new(callers.len());
     std::thread::scope(|scope| {
-        for (who, mut caller) in callers {
-            let (start, calls) = (&start, &calls);
-            scope.spawn(move || {
-                for round in 0..ROUNDS {
-                    start.wait();
-                    for n in 0..calls(who) {
-                        caller.call(&format!("{who}-{round}-{n}"));
+        let running: Vec<_> = callers
+            .into_iter()
+            .map(|(who, mut caller)| {
+                let (start, calls) = (&start, &calls);
+                scope.spawn(move || {
+                    for round in 0..ROUNDS {
+                        start.wait();
+                        for n in 0..calls(who) {
+                            caller.call(&format!("{who}-{round}-{n}"));
+                        }
                     }
-                }
-                caller.finish();
-            });
-        }
-    });
+                    (who, caller)
+                })
+            })
+            .collect();
+        running.into_iter().map(|h| h.join().unwrap()).collect()
+    })
 }
 
 /// Every kept file, oldest first: the rotated ones by number, then the file itself.
@@ -150,7 +154,9 @@ fn not_once(expected: &[String], got: &[String]) -> Vec<(String, usize)> {
 fn three_processes_keep_every_audit_record_once_within_the_rotation_limits() {
     let s = setup(1000);
     let callers = vec![("sidecar", Caller::Sidecar(sidecar(&s))), ("gw1", Caller::Gateway(gateway(&s))), ("gw2", Caller::Gateway(gateway(&s)))];
-    run(callers, |_| 20);
+    for (_, caller) in run(callers, |_| 20) {
+        caller.finish();
+    }
     let expected: Vec<String> = ["sidecar", "gw1", "gw2"].iter().flat_map(|w| (0..ROUNDS).flat_map(move |r| (0..20).map(move |n| format!("{w}-{r}-{n}")))).collect();
     let files = kept(&s.log);
     assert!(files.len() > 50, "rotated fewer times than meant: {} files", files.len());
@@ -167,11 +173,17 @@ fn a_quiet_sidecar_beside_busy_gateways_keeps_its_newest_records() {
     let s = setup(4);
     let callers = vec![("sidecar", Caller::Sidecar(sidecar(&s))), ("gw1", Caller::Gateway(gateway(&s))), ("gw2", Caller::Gateway(gateway(&s)))];
     // The sidecar calls once a round, the gateways ten times: the file it opened first is
-    // rotated away long before it writes its last records.
-    run(callers, |who| if who == "sidecar" { 1 } else { 10 });
+    // rotated away long before it writes its last record, made once the gateways are done (so
+    // that no backlog of theirs written later may rotate it out: it is the newest record).
+    let mut callers = run(callers, |who| if who == "sidecar" { 1 } else { 10 });
+    let (_, mut quiet) = callers.remove(0);
+    for (_, busy) in callers {
+        busy.finish();
+    }
+    quiet.call("sidecar-last");
+    quiet.finish();
     let files = kept(&s.log);
     assert!(files.len() <= 4, "maxFiles 4, kept {}: {files:?}", files.len());
     let in_files = tags_in_files(&s.log);
-    let last = format!("sidecar-{}-0", ROUNDS - 1);
-    assert!(in_files.contains(&last), "the sidecar's last record ({last}) is in no kept file; kept: {in_files:?}");
+    assert!(in_files.iter().any(|t| t == "sidecar-last"), "the sidecar's last record is in no kept file; kept: {in_files:?}");
 }

@@ -1,7 +1,7 @@
 //! A state directory written by toolreg 0.5 (`state-0.5/`, see its README) opens in this
 //! version with everything in it: the `always` grant, the approved (changed) definition, the
 //! usage counts; the old files are left in place for a downgrade, and a second start imports
-//! nothing twice.
+//! nothing twice. A gateway's OAuth token file of 0.5's layout signs a gateway in.
 use crate::support::*;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -87,4 +87,60 @@ fn a_state_directory_of_0_5_opens_with_everything_in_it() {
     assert!((again - count).abs() < 0.01, "the usage was imported once: {count} then {again}");
     assert_eq!(s.ok_past_notes("approval/grants", json!({}))["grants"].as_array().map(Vec::len), Some(1));
     quit(s);
+}
+
+/// 0.5 kept a gateway's OAuth record in `secrets/oauth-<32 hex of sha256(key)>.json`, the
+/// record's JSON whole. A record of a real sign-in (this version's, read from its store: the
+/// same JSON, now a store record) written there signs a gateway of this version in: it lists
+/// and calls the server without asking anyone, and `toolreg mcp --check` reports it ready.
+#[test]
+fn a_token_file_of_0_5_signs_a_gateway_in() {
+    use crate::support::gateway::{text, write_config};
+    use crate::support::oauth::{gateway, OAuthFixture};
+    use sha2::{Digest, Sha256};
+    use toolreg::store::{SqliteStore, Store};
+
+    let dir = tempfile::tempdir().unwrap();
+    let fx = OAuthFixture::start(dir.path(), &[]);
+    let config = write_config(
+        dir.path(),
+        &json!({"model": "gpt-4o", "contextWindow": 128000,
+            "servers": [{"id": "web", "name": "Web", "trust": "auto", "transport": {"type": "http", "url": fx.http.url}}],
+            "gateway": {"defer": "never"}}),
+    );
+    let key = "toolreg/oauth/web";
+    let scratch = dir.path().join("scratch");
+    let mut a = gateway(&config, &[("TOOLREG_STATE_DIR", scratch.to_str().unwrap())], json!({"elicitation": {"url": {}}}));
+    wait_listed(&mut a, "mcp__web__echo");
+    assert!(a.finish().success());
+    let record = SqliteStore::open(&scratch).unwrap().get("secret", key).unwrap().expect("the sign-in was kept");
+
+    let old = dir.path().join("old");
+    std::fs::create_dir_all(old.join("secrets")).unwrap();
+    let digest = data_encoding::HEXLOWER.encode(&Sha256::digest(key.as_bytes()));
+    std::fs::write(old.join("secrets").join(format!("oauth-{}.json", &digest[..32])), &record).unwrap();
+    let signed_in = fx.events().len();
+
+    // No client that could show a sign-in page.
+    let mut b = gateway(&config, &[("TOOLREG_STATE_DIR", old.to_str().unwrap())], json!({}));
+    wait_listed(&mut b, "mcp__web__echo");
+    let r = b.request("tools/call", json!({"name": "mcp__web__echo", "arguments": {"text": "migrated"}}));
+    assert!(r["result"]["isError"] == false && text(&r["result"]).contains("migrated"), "{r}");
+    assert!(b.asked.is_empty(), "nobody was asked to sign in: {:?}", b.asked);
+    assert!(b.finish().success());
+    let since: Vec<String> = fx.events()[signed_in..].to_vec();
+    assert!(!since.iter().any(|e| e.starts_with("token authorization_code")), "no new sign-in: {since:?}");
+
+    let out = std::process::Command::new(bin()).args(["mcp", "--config", &config, "--check"]).env("TOOLREG_STATE_DIR", &old).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    let row = report.lines().find(|l| l.starts_with("web ")).unwrap_or_else(|| panic!("no row for web: {report}"));
+    assert_eq!(row.split_whitespace().nth(1), Some("ready"), "--check reads the migrated tokens: {report}");
+}
+
+fn wait_listed(c: &mut crate::support::gateway::McpClient, name: &str) {
+    let start = std::time::Instant::now();
+    while !c.tool_names().iter().any(|n| n == name) {
+        assert!(start.elapsed() < TIMEOUT, "{name} never listed");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
