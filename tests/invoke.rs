@@ -893,9 +893,9 @@ fn approval_follows_the_server_config_at_once_on_every_path() {
     assert_eq!(asked.len(), 2, "the repaired call was not put to the user: {asked:?}");
     assert_eq!(asked[1]["arguments"], json!({"x": 5}), "{asked:?}");
 
-    // Through tool_invoke with a plan made before the change: refused, not run.
+    // Through tool_invoke with a plan made before the change: refused, not run, every time
+    // (valid params, so nothing but the approval rule stops it).
     for _ in 0..2 {
-        // The first call counts as the tool's inspection; the second would run it.
         let r = invoke(
             &mut s,
             json!({"name": "tool_invoke", "arguments": {"name": tool_3, "params": {"x": 1}}, "callId": "c3", "planId": plan_id}),

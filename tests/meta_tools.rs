@@ -235,8 +235,7 @@ fn inspect_refuses_what_the_plan_does_not_allow() {
     let r = meta(&mut s, &plan, "tool_inspect", json!({"name": "weather_now"}), &mut silent);
     assert_eq!(r["isError"], true);
     assert!(text(&r).contains("call it directly"), "{r}");
-    // A refused inspect recorded nothing: invoking late_tool is still refused for being
-    // outside the plan, not answered with a signature.
+    // Invoking late_tool is refused for being outside the plan, not answered with a signature.
     let r = meta(&mut s, &plan, "tool_invoke", json!({"name": "late_tool", "params": {}}), &mut silent);
     assert!(text(&r).contains("not available in this request") && !text(&r).contains("declare function"), "{r}");
     s.shutdown();
@@ -252,7 +251,7 @@ fn inspect_returns_a_typescript_signature_and_records_it() {
     assert!(sig.contains("city: string") && sig.contains("days?: number"), "{sig}");
     assert!(sig.contains("\"metric\" | \"imperial\""), "{sig}");
     assert!(sig.contains("Get the weather forecast"), "{sig}");
-    // Recorded: the first tool_invoke runs, with the schema's defaults applied.
+    // The tool_invoke runs, with the schema's defaults applied.
     let mut executed = Vec::new();
     let r = meta(&mut s, &plan, "tool_invoke", json!({"name": "weather_forecast", "params": {"city": "Oslo"}}), &mut runner(&mut executed));
     assert_eq!(r["isError"], false, "{r}");
@@ -277,7 +276,7 @@ fn invoke_refuses_outside_the_plan_unknown_and_gated_tools() {
         ("notes_delete", "call it directly"),
         ("weather_now", "call it directly"),
     ] {
-        // Twice: a refusal is not a first-time inspection either.
+        // Twice: a refusal leaves nothing behind that would let a second call through.
         for _ in 0..2 {
             let r = meta(&mut s, &plan, "tool_invoke", json!({"name": name, "params": {"id": "n1", "city": "Oslo"}}), &mut silent);
             assert_eq!(r["isError"], true, "{name}: {r}");
@@ -287,14 +286,12 @@ fn invoke_refuses_outside_the_plan_unknown_and_gated_tools() {
     s.shutdown();
 }
 
+/// Inspection gates nothing (a client may open a new process for every call): valid params
+/// run at once; invalid ones get what was wrong and the signature, inspected or not.
 #[test]
-fn first_invoke_of_an_uninspected_tool_returns_its_signature_and_the_retry_runs() {
+fn an_uninspected_tool_with_valid_params_runs_at_once() {
     let (mut s, plan) = planned(json!({"hostTools": true}));
     let params = json!({"title": "Standup", "start": "2026-12-01T09:00:00Z"});
-    let r = meta(&mut s, &plan, "tool_invoke", json!({"name": "calendar_create_event", "params": params}), &mut silent);
-    assert_eq!(r["isError"], true, "{r}");
-    assert!(text(&r).contains("declare function calendar_create_event("), "{r}");
-    assert!(text(&r).contains("not run"), "{r}");
     let mut executed = Vec::new();
     let r = meta(&mut s, &plan, "tool_invoke", json!({"name": "calendar_create_event", "params": params}), &mut runner(&mut executed));
     assert_eq!(r["isError"], false, "{r}");
@@ -305,11 +302,17 @@ fn first_invoke_of_an_uninspected_tool_returns_its_signature_and_the_retry_runs(
 #[test]
 fn invalid_params_return_the_error_and_the_signature() {
     let (mut s, plan) = planned(json!({"hostTools": true}));
-    meta(&mut s, &plan, "tool_inspect", json!({"name": "calendar_create_event"}), &mut silent);
-    let r = meta(&mut s, &plan, "tool_invoke", json!({"name": "calendar_create_event", "params": {"title": "x"}}), &mut silent);
-    assert_eq!(r["isError"], true, "{r}");
-    assert!(text(&r).contains("start"), "names the missing field: {r}");
-    assert!(text(&r).contains("declare function calendar_create_event("), "{r}");
+    // Uninspected, then inspected: the same answer, nothing run.
+    for inspected in [false, true] {
+        if inspected {
+            meta(&mut s, &plan, "tool_inspect", json!({"name": "calendar_create_event"}), &mut silent);
+        }
+        let r = meta(&mut s, &plan, "tool_invoke", json!({"name": "calendar_create_event", "params": {"title": "x"}}), &mut silent);
+        assert_eq!(r["isError"], true, "{r}");
+        assert!(text(&r).contains("Invalid params") && text(&r).contains("not run"), "{r}");
+        assert!(text(&r).contains("start"), "names the missing field: {r}");
+        assert!(text(&r).contains("declare function calendar_create_event("), "{r}");
+    }
     // No name at all: an error the model can read.
     let r = meta(&mut s, &plan, "tool_invoke", json!({"params": {}}), &mut silent);
     assert_eq!(r["isError"], true, "{r}");
@@ -398,18 +401,23 @@ fn an_unknown_plan_tells_the_host_to_plan_again() {
 }
 
 #[test]
-fn each_plan_has_its_own_ledger() {
+fn a_plan_reaches_only_its_own_pool() {
     let (mut s, plan) = planned(json!({"hostTools": true}));
-    meta(&mut s, &plan, "tool_inspect", json!({"name": "stocks_quote"}), &mut silent);
     let other = s.ok("exposition/plan", json!({"scope": {"settings": {"enableWebSearch": false}, "knowledgeBaseIds": []}, "contextWindow": 128000}));
     let other = other["planId"].as_str().unwrap().to_string();
     assert_ne!(other, plan);
-    let r = meta(&mut s, &other, "tool_invoke", json!({"name": "stocks_quote", "params": {"symbol": "ACME"}}), &mut silent);
-    assert!(text(&r).contains("declare function stocks_quote("), "not inspected in the other plan: {r}");
     let mut executed = Vec::new();
-    let r = meta(&mut s, &plan, "tool_invoke", json!({"name": "stocks_quote", "params": {"symbol": "ACME"}}), &mut runner(&mut executed));
+    for id in [&plan, &other] {
+        let r = meta(&mut s, id, "tool_invoke", json!({"name": "stocks_quote", "params": {"symbol": "ACME"}}), &mut runner(&mut executed));
+        assert_eq!(r["isError"], false, "{id}: {r}");
+    }
+    assert_eq!(executed.len(), 2);
+    // late_tool was registered between the two plans: only the later one reaches it.
+    let r = meta(&mut s, &plan, "tool_invoke", json!({"name": "late_tool", "params": {}}), &mut silent);
+    assert!(text(&r).contains("not available in this request"), "{r}");
+    let r = meta(&mut s, &other, "tool_invoke", json!({"name": "late_tool", "params": {}}), &mut runner(&mut executed));
     assert_eq!(r["isError"], false, "{r}");
-    assert_eq!(executed.len(), 1);
+    assert_eq!(executed.len(), 3);
     s.shutdown();
 }
 

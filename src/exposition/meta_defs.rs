@@ -113,9 +113,8 @@ If nothing matches, try other words or a namespace before concluding that no too
         ToolDefinition {
             name: INSPECT.into(),
             description: "Show the full signature of one tool found with tool_search: every \
-parameter with its type, whether it is required, allowed values and its description. Always \
-inspect a tool before the first tool_invoke of it in this conversation, and build the params \
-from the signature exactly."
+parameter with its type, whether it is required, allowed values and its description. Inspect \
+a tool before you first invoke it and build the params from the signature exactly."
                 .into(),
             input_schema: json!({
                 "type": "object",
@@ -129,9 +128,10 @@ from the signature exactly."
         ToolDefinition {
             name: INVOKE.into(),
             description: "Run one tool found with tool_search, by its exact name, with params that \
-match the signature tool_inspect showed, and return the tool's result. A tool that was not \
-inspected yet answers with its signature instead of running: read it and call again. Tools \
-listed directly in your tool definitions must be called directly, not through tool_invoke."
+match its signature (tool_inspect shows it), and return the tool's result. Params that do not \
+match are not run: the answer says what was wrong and shows the signature, so you can call \
+again. Tools listed directly in your tool definitions must be called directly, not through \
+tool_invoke."
                 .into(),
             input_schema: json!({
                 "type": "object",

@@ -2,8 +2,8 @@
 //!
 //! Each call is scoped to a plan (its deferred pool and inspect ledger, shared by the steps of
 //! one request). They refuse what the plan does not allow, never run an approval-gated tool
-//! ("call it directly"), and answer an uninspected tool or bad params with its signature so
-//! the model can retry.
+//! ("call it directly"), and answer bad params with the tool's signature so the model can
+//! retry. Inspection gates nothing: the ledger only records what the model was shown.
 //!
 //! `route` calls in here; `tool_invoke` reaches execution only through the `Execute` port,
 //! never back through the router. Search and signatures are CPU work (an index over thousands
@@ -375,7 +375,7 @@ fn search(registry: &Registry, plan: &Arc<PlanScope>, a: SearchArgs, cold: &[Str
     if plan.render.defers_natively() {
         text.push_str("\nThese tools are loaded: call them directly.");
     } else if !a.verbose {
-        text.push_str("\nInspect a tool with tool_inspect before calling it with tool_invoke.");
+        text.push_str("\nRead a tool's parameters with tool_inspect, then call it with tool_invoke.");
     }
     (Invoked::text(text.trim_end().to_string(), Some(with_coverage(json!({"hits": raw_hits})))), found)
 }
@@ -446,22 +446,21 @@ pub fn invalid_arguments(entry: &crate::registry::ToolEntry, errors: &[String]) 
     Invoked::error(format!("Invalid arguments for {}; it was not run.\n{}\nExpected:\n{sig}", entry.name, errors.join("\n")))
 }
 
-/// The tool `tool_invoke` may run now, or the result that says why not. The first call of an
-/// uninspected tool answers its signature and counts as its inspection.
+/// The tool `tool_invoke` may run now, or the result that says why not. Whether it was
+/// inspected gates nothing: a client may open a new process for every call, so only the
+/// arguments' validation (and approval, pins, repair) decide.
 fn invoke_gate(registry: &Registry, plan: &PlanScope, name: &str) -> Result<Arc<Registered>, Invoked> {
-    if let Some(why) = refusal(registry, plan, name) {
-        return Err(Invoked::error(why));
+    match refusal(registry, plan, name) {
+        Some(why) => Err(Invoked::error(why)),
+        None => Ok(registry.get(name).expect("checked by refusal").clone()),
     }
-    let tool = registry.get(name).expect("checked by refusal").clone();
-    let first_time = plan.ledger.lock().unwrap_or_else(|e| e.into_inner()).insert(name.to_string());
-    if first_time {
-        let e = &tool.entry;
-        return Err(Invoked::error(format!(
-            "{name} has not been inspected in this conversation, so it was not run. Its signature:\n{}\nCall tool_invoke again with params that match it.",
-            inspect::signature(&e.name, &e.description, &e.input_schema)
-        )));
-    }
-    Ok(tool)
+}
+
+/// What `tool_invoke` answers for params that do not validate: what was wrong and the
+/// signature, inspected before or not (the model may have lost it, or never seen it).
+fn invalid_params(e: &ToolEntry, errors: &[String]) -> Invoked {
+    let sig = inspect::signature(&e.name, &e.description, &e.input_schema);
+    Invoked::error(format!("Invalid params for {}; it was not run.\n{}\nSignature:\n{sig}", e.name, errors.join("\n")))
 }
 
 async fn invoke_tool(exec: &impl Execute, registry: Arc<Registry>, plan: Arc<PlanScope>, a: NameArgs, outer_call_id: &str) -> Result<Invoked, InvokeError> {
@@ -479,18 +478,7 @@ async fn invoke_tool(exec: &impl Execute, registry: Arc<Registry>, plan: Arc<Pla
     let (arguments, repaired) = match exec.prepare(&tool, a.params).await? {
         Prepared::Ready { arguments, repaired } => (arguments, repaired),
         Prepared::BadSchema { error } => return Ok(invoke::bad_schema(&tool.entry, &error)),
-        Prepared::Invalid { errors } => {
-            return off_reactor(exec.cancel(), move || {
-                let e = &tool.entry;
-                Invoked::error(format!(
-                    "Invalid params for {}; it was not run.\n{}\nSignature:\n{}",
-                    e.name,
-                    errors.join("\n"),
-                    inspect::signature(&e.name, &e.description, &e.input_schema)
-                ))
-            })
-            .await;
-        }
+        Prepared::Invalid { errors } => return off_reactor(exec.cancel(), move || invalid_params(&tool.entry, &errors)).await,
     };
     // Nested calls carry a derived id so the host can tell them apart.
     let call_id = format!("{outer_call_id}::{}", a.name);
