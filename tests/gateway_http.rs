@@ -1,7 +1,8 @@
 //! `toolreg mcp --http`: the loopback Streamable HTTP endpoint refuses requests without the
 //! bearer token (401) and requests from a foreign `Host` or `Origin` (403, DNS rebinding),
 //! and serves MCP to a request that has both right, statelessly to a 2026-07-28 request; a long
-//! call's SSE stream is closed and resumed with `Last-Event-ID`.
+//! call's SSE stream is closed and resumed with `Last-Event-ID`; `DELETE` ends a session with
+//! 204.
 
 mod support;
 
@@ -444,4 +445,39 @@ fn long_call(poll: Value) -> (String, impl Fn(&str) -> String) {
         resumed
     };
     (first, resume)
+}
+
+/// Ending a session (issue 64): `DELETE` with the session's id is 204 with no body (rmcp says
+/// 202, which the MCP Python SDK logs as a failure), and the session is gone: a request with
+/// its id is 404, and so is a second `DELETE`. A `DELETE` naming no session is 400, one without
+/// the token 401, and a 2026-07-28 one 405: that face has no sessions to end.
+#[test]
+fn delete_ends_a_session_with_204_and_its_id_is_refused_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_c, addr, token) = start(dir.path(), Some("s3cret-token"));
+    let bearer = format!("Bearer {token}");
+    let (status, init) = post(&addr, &[("Authorization", &bearer)]);
+    assert_eq!(status, 200, "{init}");
+    let session = init.lines().find_map(|l| l.strip_prefix("mcp-session-id: ")).unwrap_or_else(|| panic!("no session id: {init}")).trim().to_string();
+    let headers = [("Authorization", bearer.as_str()), ("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-11-25")];
+    let send = |method: &str, body: &Value, id: u64| exchange(&addr, method, &headers, &body.to_string(), id, Duration::from_secs(5));
+    let end = |headers: &[(&str, &str)]| exchange(&addr, "DELETE", headers, "", 0, Duration::from_secs(5));
+    assert_eq!(send("POST", &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), 0).0, 202);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}});
+    let (status, listed) = send("POST", &list, 2);
+    assert_eq!(status, 200, "{listed}");
+
+    let (status, ended) = end(&headers);
+    assert_eq!(status, 204, "{ended}");
+    let (head, body) = ended.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no end of headers: {ended:?}"));
+    assert_eq!(body, "", "a 204 has no body: {ended:?}");
+    assert!(!head.to_ascii_lowercase().contains("content-length: ") || head.to_ascii_lowercase().contains("content-length: 0"), "{head}");
+
+    let (status, refused) = send("POST", &list, 2);
+    assert_eq!(status, 404, "a request of the ended session: {refused}");
+    assert_eq!(end(&headers).0, 404, "a second DELETE of the ended session");
+    assert_eq!(end(&headers[..1]).0, 400, "a DELETE naming no session");
+    assert_eq!(end(&headers[1..]).0, 401, "a DELETE without the token");
+    let (status, stateless) = end(&[headers[0], ("MCP-Protocol-Version", "2026-07-28")]);
+    assert_eq!(status, 405, "a 2026-07-28 DELETE: no sessions on that face: {stateless}");
 }

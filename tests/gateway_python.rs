@@ -38,3 +38,8 @@ fn the_python_sdk_searches_invokes_and_answers_an_elicitation() {
 fn the_python_sdk_approves_for_a_session_and_for_good_and_sees_always_load() {
     run("python_grants.py", "python-grants: all checks passed", 14);
 }
+
+#[test]
+fn the_python_sdk_closes_its_http_sessions_without_a_warning() {
+    run("python_delete.py", "python-delete: all checks passed", 12);
+}

@@ -12,15 +12,22 @@
 //! any other path serves the whole gateway. The gateway's token opens every path; a profile's
 //! own token (`gateway.profiles.<name>.token`) opens that profile only. A path naming no
 //! profile is 404.
+//!
+//! `DELETE` of a session is rmcp's, answered as clients expect (`Face::end`): 204 for a session
+//! ended, 404 for one that is not there. rmcp answers 202 to both, and the MCP Python SDK
+//! logs "Session termination failed" for anything but 200, 204 or 405, on every session a
+//! per-call client (langchain's) closes.
 
 use super::session::Session;
+use super::sse_poll::Sessions;
 use super::{Gateway, Lens};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-type Service = StreamableHttpService<Session, super::sse_poll::Sessions>;
+type Service = StreamableHttpService<Session, Sessions>;
+type Response = hyper::Response<http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>>;
 
 /// The environment variable that supplies the bearer token.
 pub const TOKEN_ENV: &str = "TOOLREG_MCP_TOKEN";
@@ -40,49 +47,94 @@ fn authorized(header: Option<&hyper::header::HeaderValue>, tokens: &[&str]) -> b
     tokens.iter().fold(false, |any, t| same(t.as_bytes()) | any)
 }
 
+/// One path's HTTP service and its sessions.
+#[derive(Clone)]
+struct Face {
+    service: Service,
+    sessions: Arc<Sessions>,
+}
+
+impl Face {
+    fn new(gw: &Arc<Gateway>, lens: &Arc<Lens>, config: &StreamableHttpServerConfig) -> Face {
+        let (gw, lens) = (gw.clone(), Arc::downgrade(lens));
+        let sessions = Arc::new(Sessions::default());
+        let service = StreamableHttpService::new(
+            // A profile removed from the config takes no new sessions.
+            move || lens.upgrade().filter(|l| !l.is_gone()).map(|l| Session::over_http(gw.clone(), l)).ok_or_else(|| std::io::Error::other("the profile is no longer in the config")),
+            sessions.clone(),
+            config.clone(),
+        );
+        Face { service, sessions }
+    }
+
+    /// rmcp's answer to an authorized request; a `DELETE`'s through `end`.
+    async fn handle(&self, req: hyper::Request<hyper::body::Incoming>) -> Response {
+        if req.method() == hyper::Method::DELETE {
+            return self.end(req).await;
+        }
+        // A listen's `taskIds`, which rmcp would drop (`listen_tasks`).
+        self.service.handle(super::listen_tasks::read(req).await).await
+    }
+
+    /// A session's end. rmcp checks the request (Host and Origin, the session header, the
+    /// protocol version; a 2026-07-28 request, which has no session, is 405) and closes the
+    /// session; its 202 becomes 204 with no body, or 404 when no such session was open (the
+    /// spec's answer for a session that ended or never was). Two `DELETE`s racing for one
+    /// session may both get 204: either way it is gone.
+    async fn end(&self, req: hyper::Request<hyper::body::Incoming>) -> Response {
+        use rmcp::transport::streamable_http_server::session::SessionManager;
+        let id = req.headers().get(rmcp::transport::common::http_header::HEADER_SESSION_ID).and_then(|v| v.to_str().ok()).map(Arc::<str>::from);
+        let open = match &id {
+            Some(id) => self.sessions.has_session(id).await.unwrap_or(false),
+            None => false,
+        };
+        let answer = self.service.handle(req).await;
+        if answer.status() != hyper::StatusCode::ACCEPTED {
+            return answer;
+        }
+        if !open {
+            return status(hyper::StatusCode::NOT_FOUND, "Not Found: Session not found");
+        }
+        use http_body_util::BodyExt;
+        let mut ended = hyper::Response::new(http_body_util::Empty::new().boxed());
+        *ended.status_mut() = hyper::StatusCode::NO_CONTENT;
+        ended
+    }
+}
+
 /// The HTTP services: the whole gateway's, and one per profile, made when first asked for.
 struct Routes {
     gw: Arc<Gateway>,
     config: StreamableHttpServerConfig,
-    whole: Service,
-    profiles: Mutex<HashMap<String, (Arc<Lens>, Service)>>,
+    whole: Face,
+    profiles: Mutex<HashMap<String, (Arc<Lens>, Face)>>,
 }
 
 impl Routes {
-    fn service(gw: &Arc<Gateway>, lens: &Arc<Lens>, config: &StreamableHttpServerConfig) -> Service {
-        let (gw, lens) = (gw.clone(), Arc::downgrade(lens));
-        StreamableHttpService::new(
-            // A profile removed from the config takes no new sessions.
-            move || lens.upgrade().filter(|l| !l.is_gone()).map(|l| Session::over_http(gw.clone(), l)).ok_or_else(|| std::io::Error::other("the profile is no longer in the config")),
-            Arc::new(super::sse_poll::Sessions::default()),
-            config.clone(),
-        )
-    }
-
-    /// The service for `path` and the profile's own token, if any; `None`: no such profile.
-    fn route(&self, path: &str) -> Option<(Service, Option<crate::secret::Secret>)> {
+    /// The face for `path` and the profile's own token, if any; `None`: no such profile.
+    fn route(&self, path: &str) -> Option<(Face, Option<crate::secret::Secret>)> {
         let Some(name) = path.strip_prefix("/mcp/").map(|p| p.trim_end_matches('/')).filter(|p| !p.is_empty()) else {
             return Some((self.whole.clone(), None));
         };
         let lens = self.gw.profile(name)?;
         let token = lens.token();
         let mut profiles = super::lock(&self.profiles);
-        let fresh = |(l, _): &(Arc<Lens>, Service)| Arc::ptr_eq(l, &lens);
+        let fresh = |(l, _): &(Arc<Lens>, Face)| Arc::ptr_eq(l, &lens);
         if !profiles.get(name).is_some_and(fresh) {
-            profiles.insert(name.to_string(), (lens.clone(), Routes::service(&self.gw, &lens, &self.config)));
+            profiles.insert(name.to_string(), (lens.clone(), Face::new(&self.gw, &lens, &self.config)));
         }
         Some((profiles[name].1.clone(), token))
     }
 }
 
-fn status(code: hyper::StatusCode, text: &'static str) -> hyper::Response<http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>> {
+fn status(code: hyper::StatusCode, text: &'static str) -> Response {
     use http_body_util::BodyExt;
     let mut r = hyper::Response::new(http_body_util::Full::new(bytes::Bytes::from_static(text.as_bytes())).boxed());
     *r.status_mut() = code;
     r
 }
 
-fn unauthorized() -> hyper::Response<http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>> {
+fn unauthorized() -> Response {
     let text = "Unauthorized: send Authorization: Bearer <token> (printed by toolreg mcp at start, or $TOOLREG_MCP_TOKEN; a profile's own token opens only /mcp/<profile>)\n";
     let mut r = status(hyper::StatusCode::UNAUTHORIZED, text);
     r.headers_mut().insert(hyper::header::WWW_AUTHENTICATE, hyper::header::HeaderValue::from_static("Bearer"));
@@ -105,7 +157,7 @@ pub async fn serve(gw: Arc<Gateway>, addr: SocketAddr, token: String) -> i32 {
             return 2;
         }
     }
-    let whole = Routes::service(&gw, &gw.whole, &config);
+    let whole = Face::new(&gw, &gw.whole, &config);
     let routes = Arc::new(Routes { gw: gw.clone(), config, whole, profiles: Mutex::default() });
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(l) => l,
@@ -138,7 +190,7 @@ pub async fn serve(gw: Arc<Gateway>, addr: SocketAddr, token: String) -> i32 {
                 let handler = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                     let (routes, token) = (routes.clone(), token.clone());
                     async move {
-                        let Some((service, own)) = routes.route(req.uri().path()) else {
+                        let Some((face, own)) = routes.route(req.uri().path()) else {
                             // Only a holder of the gateway's token learns which profiles exist.
                             let known = authorized(req.headers().get(hyper::header::AUTHORIZATION), &[token.as_str()]);
                             return Ok(if known { status(hyper::StatusCode::NOT_FOUND, "Not Found: no such profile in gateway.profiles\n") } else { unauthorized() });
@@ -148,10 +200,9 @@ pub async fn serve(gw: Arc<Gateway>, addr: SocketAddr, token: String) -> i32 {
                         // page learns nothing from a 401; but rmcp runs them only inside
                         // `handle`, so a request failing both gets the Host/Origin refusal.
                         let response = if authorized(req.headers().get(hyper::header::AUTHORIZATION), &tokens) {
-                            // A listen's `taskIds`, which rmcp would drop (`listen_tasks`).
-                            service.handle(super::listen_tasks::read(req).await).await
+                            face.handle(req).await
                         } else {
-                            let probe = service.handle(strip(req)).await;
+                            let probe = face.service.handle(strip(req)).await;
                             if probe.status() == hyper::StatusCode::FORBIDDEN || probe.status() == hyper::StatusCode::MISDIRECTED_REQUEST {
                                 probe
                             } else {
