@@ -77,7 +77,9 @@ const MAX_UPSTREAM_PAGES: usize = 100;
 /// The upstream's first result, with the children of all its pages.
 async fn whole_directory(gw: &Gateway, route: &Route, mut params: Value) -> Result<Value, ErrorData> {
     let method = Ask::ReadDirectory.method();
-    params.as_object_mut().map(|p| p.remove("cursor"));
+    if let Some(p) = params.as_object_mut() {
+        p.remove("cursor");
+    }
     let mut first: Option<Value> = None;
     let mut seen = std::collections::HashSet::new();
     for _ in 0..MAX_UPSTREAM_PAGES {
