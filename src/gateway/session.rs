@@ -600,12 +600,12 @@ fn name_media(raw: &mut Value) {
     }
 }
 
-/// Serves one client on stdin/stdout until it closes stdin or a signal arrives.
 /// The cursor of a list request, if any.
 fn cursor(request: Option<PaginatedRequestParams>) -> Option<String> {
     request.and_then(|r| r.cursor)
 }
 
+/// Serves one client on stdin/stdout until it closes stdin or a signal arrives.
 pub async fn serve_stdio(gw: Arc<Gateway>, lens: Arc<Lens>) -> i32 {
     let service = match super::traced::Traced::new(Session::new(gw, lens), "pipe").serve(rmcp::transport::stdio_pipes()).await {
         Ok(s) => s,
