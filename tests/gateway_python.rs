@@ -4,7 +4,9 @@
 //! tests/gateway/python_grants.py (issue 54): the approval form offers `approveSession` and
 //! `approveAlways`; a session's approval spares that session's next question and not another
 //! session's; `toolreg approvals` shows and revokes the lasting one; every listed tool carries
-//! `anthropic/alwaysLoad`, none with `gateway.alwaysLoad: false`. `mcp` is pinned in
+//! `anthropic/alwaysLoad`, none with `gateway.alwaysLoad: false`. tests/gateway/python_pages.py
+//! (issue 64): 2,000 tools listed in pages over HTTP and stdio, no event past the SDK's 1 MiB,
+//! cursors stable across sessions and processes, forged ones -32602. `mcp` is pinned in
 //! tests/reference-servers/requirements.txt, which scripts/test-all.sh installs.
 
 mod support;
@@ -42,4 +44,9 @@ fn the_python_sdk_approves_for_a_session_and_for_good_and_sees_always_load() {
 #[test]
 fn the_python_sdk_closes_its_http_sessions_without_a_warning() {
     run("python_delete.py", "python-delete: all checks passed", 12);
+}
+
+#[test]
+fn the_python_sdk_follows_pages_of_a_2000_tool_listing() {
+    run("python_pages.py", "python-pages: all checks passed", 15);
 }

@@ -3,7 +3,8 @@
 //! `skill://code-review/SKILL.md`, listed a page a skill) reach the gateway's client. The
 //! gateway declares the extension with `directoryRead`, lists and gets the skills from the
 //! upstream's last-known-good listing, reads their files through `resources/read` (each
-//! file's bytes the listed digest and size), routes `resources/directory/read`, answers
+//! file's bytes the listed digest and size), routes `resources/directory/read` (reading every
+//! page of the upstream's answer into the gateway's own pages), answers
 //! -32602 for an unknown skill or a file read as a directory, qualifies a skill two upstreams
 //! share (every URI of its entry) and shows a profile only its servers' skills.
 //! The conformance suite's `sep-2640-skills-*` scenarios check the wire shapes
@@ -80,7 +81,8 @@ fn read_every_file(c: &mut McpClient, skill: &Value) -> Vec<String> {
 #[test]
 fn one_upstreams_skills_are_listed_got_read_and_their_directories_walked() {
     let dir = tempfile::tempdir().unwrap();
-    let path = config(dir.path(), json!([fixture("a", &["--conformance"]), fixture("plain", &["--tools", "1"])]));
+    // `--page-size 1`: the upstream pages its directories a child at a time.
+    let path = config(dir.path(), json!([fixture("a", &["--conformance", "--page-size", "1"]), fixture("plain", &["--tools", "1"])]));
     let (mut c, caps) = start(&path, &[]);
     assert_eq!(caps["extensions"][SKILLS], json!({"directoryRead": true}), "{caps}");
     assert!(caps["resources"].is_object(), "skills are resources: {caps}");
@@ -104,12 +106,14 @@ fn one_upstreams_skills_are_listed_got_read_and_their_directories_walked() {
     let md = listed["resources"].as_array().unwrap().iter().find(|r| r["uri"] == "skill://release-notes/SKILL.md").unwrap_or_else(|| panic!("{listed}"));
     assert_eq!((&md["name"], &md["description"]), (&notes["frontmatter"]["name"], &notes["frontmatter"]["description"]), "{md}");
 
-    // The skill's directory, and its subdirectory.
+    // The skill's directory (both of the upstream's pages, as the gateway's one), and its
+    // subdirectory.
     let top = c.ok("resources/directory/read", json!({"uri": "skill://release-notes"}));
     assert_eq!(top["resources"], json!([
         {"uri": "skill://release-notes/SKILL.md", "name": "SKILL.md", "mimeType": "text/markdown"},
         {"uri": "skill://release-notes/templates", "name": "templates", "mimeType": "inode/directory"}
     ]), "{top}");
+    assert!(top.get("nextCursor").is_none(), "{top}");
     let sub = c.ok("resources/directory/read", json!({"uri": "skill://release-notes/templates"}));
     assert_eq!(uris(sub["resources"].as_array().unwrap()), ["skill://release-notes/templates/entry.md"], "{sub}");
 

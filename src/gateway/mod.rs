@@ -33,6 +33,7 @@ pub mod config;
 mod http;
 mod listen_tasks;
 mod listing;
+mod pages;
 mod passthru;
 mod add_cli;
 mod approvals_cli;

@@ -196,25 +196,29 @@ pub(super) fn parse<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> Res
     serde_json::from_value(v).map_err(|e| ErrorData::internal_error(format!("the upstream's {what} result could not be read: {e}"), None))
 }
 
-/// A list result from the shelf, after the warm-up wait of `tools/list`: all in one page,
+/// A page of a list from the shelf (`pages.rs`), after the warm-up wait of `tools/list`:
 /// complete, `ttlMs: 0, cacheScope: private` as `tools/list` says (answered from memory, a
 /// change is announced, what is listed depends on the gateway's config).
-pub(super) async fn listed<T: serde::de::DeserializeOwned>(gw: &Gateway, lens: &Lens, field: &str, pick: fn(&Shelf) -> &[Value]) -> Result<T, ErrorData> {
+pub(super) async fn listed<T: serde::de::DeserializeOwned>(gw: &Gateway, lens: &Lens, (method, field): (&'static str, &str), pick: fn(&Shelf) -> &[Value], cursor: Option<String>) -> Result<T, ErrorData> {
     gw.listing_when_warm(lens).await;
-    let shelf = lens.shelf();
-    parse(field, json!({field: pick(&shelf), "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}))
+    let (entries, next) = super::pages::cut(method, lens.shelf(), pick, cursor).await?;
+    let mut result = json!({field: entries, "resultType": "complete", "ttlMs": 0, "cacheScope": "private"});
+    if let Some(next) = next {
+        result["nextCursor"] = json!(next);
+    }
+    parse(field, result)
 }
 
-pub(crate) async fn list_resources(gw: &Gateway, lens: &Lens) -> Result<ListResourcesResult, ErrorData> {
-    listed(gw, lens, "resources", |s| &s.resources).await
+pub(crate) async fn list_resources(gw: &Gateway, lens: &Lens, cursor: Option<String>) -> Result<ListResourcesResult, ErrorData> {
+    listed(gw, lens, ("resources/list", "resources"), |s| &s.resources, cursor).await
 }
 
-pub(crate) async fn list_resource_templates(gw: &Gateway, lens: &Lens) -> Result<ListResourceTemplatesResult, ErrorData> {
-    listed(gw, lens, "resourceTemplates", |s| &s.templates).await
+pub(crate) async fn list_resource_templates(gw: &Gateway, lens: &Lens, cursor: Option<String>) -> Result<ListResourceTemplatesResult, ErrorData> {
+    listed(gw, lens, ("resources/templates/list", "resourceTemplates"), |s| &s.templates, cursor).await
 }
 
-pub(crate) async fn list_prompts(gw: &Gateway, lens: &Lens) -> Result<ListPromptsResult, ErrorData> {
-    listed(gw, lens, "prompts", |s| &s.prompts).await
+pub(crate) async fn list_prompts(gw: &Gateway, lens: &Lens, cursor: Option<String>) -> Result<ListPromptsResult, ErrorData> {
+    listed(gw, lens, ("prompts/list", "prompts"), |s| &s.prompts, cursor).await
 }
 
 /// Who sent a `prompts/get` or `resources/read`, for the upstream's input requests.

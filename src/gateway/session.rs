@@ -11,7 +11,7 @@ use super::resources::{Caller, Subscribed};
 use super::review::{self, Review};
 use super::auth_round::{self, Authorized};
 use super::review_round::{self, Reviewed};
-use super::{passthru, rounds, Gateway, Lens};
+use super::{passthru, rounds, Gateway, Lens, Listing};
 use crate::service::Decision;
 use crate::service::{Call, HostAbilities, InvokeError, Invoked, Settings};
 use crate::service::CallAsk;
@@ -161,8 +161,8 @@ impl ServerHandler for Session {
         Ok(())
     }
 
-    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
-        self.traced("tools/list", &context, self.list_tools_now(&context)).await
+    async fn list_tools(&self, request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+        self.traced("tools/list", &context, self.list_tools_now(cursor(request), &context)).await
     }
 
     /// The listed tool, for rmcp to check a 2026 request's `Mcp-Param-*` headers against the
@@ -228,12 +228,12 @@ impl ServerHandler for Session {
         }
     }
 
-    async fn list_resources(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {
-        super::resources::list_resources(&self.gw, &self.lens).await
+    async fn list_resources(&self, request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {
+        super::resources::list_resources(&self.gw, &self.lens, cursor(request)).await
     }
 
-    async fn list_resource_templates(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourceTemplatesResult, ErrorData> {
-        super::resources::list_resource_templates(&self.gw, &self.lens).await
+    async fn list_resource_templates(&self, request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourceTemplatesResult, ErrorData> {
+        super::resources::list_resource_templates(&self.gw, &self.lens, cursor(request)).await
     }
 
     async fn read_resource(&self, request: ReadResourceRequestParams, context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
@@ -250,8 +250,8 @@ impl ServerHandler for Session {
         super::resources::unsubscribe(&self.gw, &self.lens, request.uri, Subscribed::Session(context.peer)).await
     }
 
-    async fn list_skills(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<rmcp::model::ListSkillsResult, ErrorData> {
-        super::skills::list(&self.gw, &self.lens).await
+    async fn list_skills(&self, request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<rmcp::model::ListSkillsResult, ErrorData> {
+        super::skills::list(&self.gw, &self.lens, cursor(request)).await
     }
 
     async fn get_skill(&self, request: rmcp::model::GetSkillRequestParams, _context: RequestContext<RoleServer>) -> Result<rmcp::model::GetSkillResult, ErrorData> {
@@ -262,8 +262,8 @@ impl ServerHandler for Session {
         super::skills::read_directory(&self.gw, &self.lens, request).await
     }
 
-    async fn list_prompts(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListPromptsResult, ErrorData> {
-        super::resources::list_prompts(&self.gw, &self.lens).await
+    async fn list_prompts(&self, request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListPromptsResult, ErrorData> {
+        super::resources::list_prompts(&self.gw, &self.lens, cursor(request)).await
     }
 
     async fn get_prompt(&self, request: GetPromptRequestParams, context: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
@@ -354,12 +354,14 @@ enum Step {
 }
 
 impl Session {
-    async fn list_tools_now(&self, context: &RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+    async fn list_tools_now(&self, cursor: Option<String>, context: &RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
         let listing = self.gw.listing_when_warm(&self.lens).await;
         // A client that renders MCP Apps views gets its own form (`views.rs`).
-        let tools = if self.renders(context) { &listing.rendering } else { &listing.tools };
+        let pick: fn(&Listing) -> &[Value] = if self.renders(context) { |l| &l.rendering } else { |l| &l.tools };
+        let (tools, next) = super::pages::cut("tools/list", listing, pick, cursor).await?;
         let mut result: ListToolsResult =
             serde_json::from_value(json!({"tools": tools})).map_err(|e| ErrorData::internal_error(format!("tool list: {e}"), None))?;
+        result.next_cursor = next;
         // Required from 2026-07-28; JSON without it reads as None. rmcp strips it for older peers.
         result.result_type = Some(ResultType::COMPLETE);
         result.ttl_ms = Some(0);
@@ -596,6 +598,11 @@ fn name_media(raw: &mut Value) {
             *part = json!({"type": "text", "text": crate::service::Service::part_text(part)});
         }
     }
+}
+
+/// The cursor of a list request, if any.
+fn cursor(request: Option<PaginatedRequestParams>) -> Option<String> {
+    request.and_then(|r| r.cursor)
 }
 
 /// Serves one client on stdin/stdout until it closes stdin or a signal arrives.
